@@ -1,0 +1,35 @@
+/**
+ * Coded domain errors. Storage, the engine and the config loader throw these; the single
+ * HTTP error handler maps each code to an ACP status and a string `ErrorResponse`.
+ * Nothing below `src/http/` knows about HTTP status codes.
+ */
+export type DomainErrorCode =
+  | "not_found" // → 404
+  | "conflict" // → 409
+  | "invalid" // → 422
+  | "too_large" // → 413
+  | "unsupported_media_type" // → 415
+  | "unauthorized" // → 401
+  | "forbidden" // → 403
+  | "overloaded"; // → 429 / 503
+
+export class DomainError extends Error {
+  readonly code: DomainErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: DomainErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = "DomainError";
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export const notFound = (what: string, id: string) => new DomainError("not_found", `${what} ${id} not found`);
+export const conflict = (message: string) => new DomainError("conflict", message);
+export const invalid = (message: string, details?: Record<string, unknown>) =>
+  new DomainError("invalid", message, details);
+
+export function isDomainError(err: unknown, code?: DomainErrorCode): err is DomainError {
+  return err instanceof DomainError && (code === undefined || err.code === code);
+}

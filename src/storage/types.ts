@@ -1,0 +1,256 @@
+/**
+ * The storage contract. Every backend (SQLite now, PostgreSQL later) implements `Storage`;
+ * one shared test suite (test/storage/suite.ts) runs against each of them.
+ *
+ * Rules every implementation follows:
+ * - All methods are async, even where the backend is synchronous, so callers never depend on it.
+ * - Methods return data or `null`; they throw `DomainError` (src/errors.ts) with codes
+ *   `not_found` / `conflict` / `invalid`, never HTTP errors.
+ * - JSON columns round-trip exactly: objects stay objects, `null` stays `null`, keys order kept.
+ * - Timestamps are ISO-8601 strings in UTC with milliseconds (`new Date().toISOString()`).
+ * - Field names are ACP's (snake_case); AG-UI payloads stored inside JSON keep camelCase.
+ * - Several server replicas may share one database: anything that decides "who runs what"
+ *   (`claimRun`, `insertRun` busy checks) is atomic in the database, not in process memory.
+ */
+
+export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
+export type RunStatus = "pending" | "error" | "success" | "timeout" | "interrupted";
+export type RunKind = "stateful" | "stateless";
+
+/** An ACP `Message` (role + content, optional id and metadata, open for more keys). */
+export type AcpMessage = Record<string, unknown> & { role: string; content: unknown };
+
+export interface ThreadRecord {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  metadata: Record<string, unknown>;
+  status: ThreadStatus;
+  /** Current values (AG-UI state). `null` when nothing was ever written. Any JSON value. */
+  values: unknown;
+  /** Current messages, ACP form. `null` when nothing was ever written. */
+  messages: AcpMessage[] | null;
+  /** Latest checkpoint id, or null for a thread without checkpoints. */
+  checkpoint_id: string | null;
+  /** True for the hidden thread a stateless run gets; hidden threads never show in thread search. */
+  hidden: boolean;
+}
+
+export interface CheckpointRecord {
+  checkpoint_id: string;
+  thread_id: string;
+  parent_checkpoint_id: string | null;
+  created_at: string;
+  values: unknown;
+  messages: AcpMessage[] | null;
+  /** `run_id`, `step`, `source` ("run" | "step" | "patch" | "copy" | "branch"), anything else. */
+  metadata: Record<string, unknown>;
+}
+
+export interface CreateThreadInput {
+  thread_id: string;
+  metadata: Record<string, unknown>;
+  hidden?: boolean;
+  /** "raise" → conflict error when it exists; "do_nothing" → return the existing thread. */
+  if_exists: "raise" | "do_nothing";
+}
+
+export interface ThreadSearch {
+  /** Containment: every key given must be present with a deep-equal value. */
+  metadata?: Record<string, unknown>;
+  /** Containment on the thread's current values (top-level keys, deep-equal values). */
+  values?: Record<string, unknown>;
+  status?: ThreadStatus;
+  limit: number;
+  offset: number;
+}
+
+export interface NewCheckpoint {
+  checkpoint_id: string;
+  values: unknown;
+  messages: AcpMessage[] | null;
+  metadata: Record<string, unknown>;
+  /** Defaults to the thread's current checkpoint (linear history); set for branches. */
+  parent_checkpoint_id?: string | null;
+}
+
+export interface SegmentRecord {
+  /** AG-UI runId of this segment (first start, then one per resume). */
+  agui_run_id: string;
+  started_at: string;
+  ended_at: string | null;
+}
+
+export interface RunRecord {
+  run_id: string;
+  /** The thread (for stateless runs: the hidden thread). Null only when that thread was deleted. */
+  thread_id: string | null;
+  agent_id: string;
+  kind: RunKind;
+  status: RunStatus;
+  created_at: string;
+  updated_at: string;
+  /** The RunCreateStateful / RunCreateStateless body as received (defaults not written in). */
+  creation: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  /** ACP RunOutput once the run has a terminal or interrupted outcome. */
+  output: Record<string, unknown> | null;
+  /** Open AG-UI interrupts (camelCase objects) while status is `interrupted`. */
+  interrupts: Record<string, unknown>[];
+  /** AG-UI resume entries to hand to the next segment; cleared when that segment starts. */
+  resume: Record<string, unknown>[] | null;
+  segments: SegmentRecord[];
+  /** Earliest time the engine may start it (after_seconds). */
+  start_after: string;
+  /** Thread checkpoint before the run started, for rollback. */
+  checkpoint_before: string | null;
+  /** Replica currently executing the run and until when its lease holds. Null when not executing. */
+  owner: string | null;
+  lease_expires_at: string | null;
+  /** Set by cancel from any replica; the executing replica notices and stops. */
+  cancel_requested: "interrupt" | "rollback" | null;
+  /** Sequence number of the last stored frame (0 = none). */
+  last_seq: number;
+}
+
+export interface NewRun {
+  run_id: string;
+  thread_id: string;
+  agent_id: string;
+  kind: RunKind;
+  creation: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  start_after: string;
+}
+
+export interface InsertRunOptions {
+  /**
+   * When true, insertion fails with a `conflict` error if the thread already has a pending run.
+   * The check and the insert are one atomic step (two replicas racing: exactly one wins).
+   */
+  reject_if_busy: boolean;
+}
+
+export interface RunSearch {
+  agent_id?: string;
+  status?: RunStatus;
+  metadata?: Record<string, unknown>;
+  kind?: RunKind;
+  thread_id?: string;
+  limit: number;
+  offset: number;
+}
+
+export type RunPatch = Partial<
+  Pick<
+    RunRecord,
+    | "status"
+    | "output"
+    | "interrupts"
+    | "resume"
+    | "segments"
+    | "start_after"
+    | "checkpoint_before"
+    | "owner"
+    | "lease_expires_at"
+    | "cancel_requested"
+  >
+>;
+
+/** One SSE frame of a run, as stored. `data` is the serialized JSON payload (one line). */
+export interface RunFrame {
+  run_id: string;
+  seq: number;
+  /** "values" | "custom" | "final": which stream modes the frame belongs to. */
+  mode: "values" | "custom" | "final";
+  data: string;
+}
+
+export interface WebhookDelivery {
+  delivery_id: string;
+  run_id: string;
+  url: string;
+  /** Serialized JSON body (the `Run`). */
+  body: string;
+  attempts: number;
+  next_attempt_at: string;
+  state: "pending" | "delivered" | "failed";
+  last_error: string | null;
+  created_at: string;
+}
+
+export interface Storage {
+  /** Backend name for logs and readiness ("sqlite", "postgres"). */
+  readonly kind: string;
+  /** Applies migrations; idempotent. */
+  open(): Promise<void>;
+  close(): Promise<void>;
+  /** True while open and answering. */
+  ping(): Promise<boolean>;
+
+  // Threads
+  createThread(input: CreateThreadInput): Promise<{ thread: ThreadRecord; created: boolean }>;
+  getThread(threadId: string): Promise<ThreadRecord | null>;
+  searchThreads(search: ThreadSearch): Promise<ThreadRecord[]>;
+  /** Shallow-merges metadata into the thread's metadata. */
+  mergeThreadMetadata(threadId: string, metadata: Record<string, unknown>): Promise<ThreadRecord>;
+  setThreadStatus(threadId: string, status: ThreadStatus): Promise<void>;
+  /**
+   * Deletes the thread, its checkpoints, and its runs' thread link (runs of a hidden thread stay
+   * readable with `thread_id: null`). Conflict when the thread has a pending run.
+   */
+  deleteThread(threadId: string): Promise<void>;
+  /** Copies the thread under a new id with all checkpoints (new checkpoint ids, same order). */
+  copyThread(threadId: string, newThreadId: string): Promise<ThreadRecord>;
+
+  // Checkpoints
+  /** Appends a checkpoint and makes it the thread's current values/messages. */
+  addCheckpoint(threadId: string, checkpoint: NewCheckpoint): Promise<CheckpointRecord>;
+  getCheckpoint(threadId: string, checkpointId: string): Promise<CheckpointRecord | null>;
+  /** Newest first. `before`: only checkpoints older than that checkpoint id. */
+  listCheckpoints(
+    threadId: string,
+    options: { limit: number; before?: string },
+  ): Promise<CheckpointRecord[]>;
+  /** Makes an existing checkpoint the thread's current one again (rollback). */
+  restoreCheckpoint(threadId: string, checkpointId: string | null): Promise<void>;
+
+  // Runs
+  insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord>;
+  getRun(runId: string): Promise<RunRecord | null>;
+  searchRuns(search: RunSearch): Promise<RunRecord[]>;
+  /** Pending runs of a thread, oldest first. */
+  pendingRunsOfThread(threadId: string): Promise<RunRecord[]>;
+  updateRun(runId: string, patch: RunPatch): Promise<RunRecord>;
+  /** Deletes the run and its frames. Conflict when pending. */
+  deleteRun(runId: string): Promise<void>;
+  /**
+   * Atomically claims the next runnable run for `owner`: status pending, no owner (or an expired
+   * lease), start_after <= now, and no older pending run on the same thread that is claimed or
+   * still waiting (runs on one thread execute one at a time, oldest first). Sets owner and
+   * lease; returns it, or null when nothing is runnable. `agentIds` limits the claim to agents
+   * that still have free concurrency on this replica.
+   */
+  claimRun(owner: string, leaseMs: number, now: Date, agentIds?: string[]): Promise<RunRecord | null>;
+  /** Extends the lease of every run `owner` holds; returns the run ids still held. */
+  renewLeases(owner: string, leaseMs: number, now: Date): Promise<string[]>;
+  /** Runs whose lease expired before `now` (their owner died). */
+  expiredRuns(now: Date): Promise<RunRecord[]>;
+  /** Earliest start_after among pending unclaimed runs, to schedule the next wake-up. */
+  nextStartAfter(): Promise<string | null>;
+
+  // Frames (the per-run event log behind stream, wait, replay)
+  appendFrames(frames: RunFrame[]): Promise<void>;
+  /** Frames with seq > afterSeq, ascending. */
+  readFrames(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]>;
+
+  // Webhooks
+  enqueueWebhook(delivery: WebhookDelivery): Promise<void>;
+  /** Claims due pending deliveries (next_attempt_at <= now), pushing their next attempt out by leaseMs. */
+  claimDueWebhooks(now: Date, leaseMs: number, limit: number): Promise<WebhookDelivery[]>;
+  updateWebhook(
+    deliveryId: string,
+    patch: Partial<Pick<WebhookDelivery, "attempts" | "next_attempt_at" | "state" | "last_error">>,
+  ): Promise<void>;
+  getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]>;
+}
