@@ -1,0 +1,418 @@
+/**
+ * The config file: its JSON Schema (what the loader validates, and what an editor can use for
+ * completion) and the TypeScript shapes of the file as written and of the config once loaded.
+ *
+ * Every object in the schema is closed (`additionalProperties: false`) so that a misspelt key is
+ * an error rather than a silently ignored setting. The only open objects are user JSON Schemas
+ * under `specs` and the `headers` map.
+ *
+ * `x-expected` is our own annotation: a human phrase for what a value must be, used by the
+ * loader's error messages where Ajv's own wording would be unhelpful (patterns, `anyOf`).
+ */
+
+export const ADAPTER_TYPES = ["echo", "scripted", "agui-http", "openai", "module"] as const;
+export type AdapterType = (typeof ADAPTER_TYPES)[number];
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const nonNegativeInteger = { type: "integer", minimum: 0 } as const;
+const positiveInteger = { type: "integer", minimum: 1 } as const;
+const httpUrl = {
+  type: "string",
+  format: "uri",
+  pattern: "^https?://",
+  "x-expected": "an http:// or https:// URL",
+} as const;
+/** A user JSON Schema (OpenAPI 3.1 schema object): any object, checked later by the registry. */
+const userSchema = { type: "object", "x-expected": "a JSON Schema object" } as const;
+
+const eventList = {
+  type: "array",
+  items: {
+    type: "object",
+    required: ["type"],
+    properties: { type: { type: "string" } },
+    "x-expected": "an AG-UI event object with a `type`",
+  },
+} as const;
+
+const scriptSource = {
+  "x-expected":
+    "a file path, an array of AG-UI events, or an object with a `stream` array of AG-UI events",
+  anyOf: [
+    { type: "string", minLength: 1 },
+    eventList,
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["stream"],
+      properties: { stream: eventList },
+    },
+  ],
+} as const;
+
+/** The options of each adapter type, each closed and including its own `type`. */
+export const adapterOptionSchemas = {
+  echo: {
+    type: "object",
+    additionalProperties: false,
+    properties: { type: { const: "echo" }, delayMs: nonNegativeInteger },
+  },
+  scripted: {
+    type: "object",
+    additionalProperties: false,
+    properties: {
+      type: { const: "scripted" },
+      script: scriptSource,
+      segments: { type: "array", minItems: 1, items: scriptSource },
+      delayMs: nonNegativeInteger,
+    },
+  },
+  "agui-http": {
+    type: "object",
+    additionalProperties: false,
+    required: ["url"],
+    properties: {
+      type: { const: "agui-http" },
+      url: httpUrl,
+      headers: { type: "object", additionalProperties: { type: "string" } },
+      connectTimeoutMs: nonNegativeInteger,
+      idleTimeoutMs: nonNegativeInteger,
+      protocol: { enum: ["sse", "proto"] },
+    },
+  },
+  openai: {
+    type: "object",
+    additionalProperties: false,
+    required: ["baseUrl", "model"],
+    properties: {
+      type: { const: "openai" },
+      baseUrl: httpUrl,
+      model: { type: "string", minLength: 1 },
+      apiKeyEnv: {
+        type: "string",
+        pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+        "x-expected": "an environment variable name (letters, digits, _)",
+      },
+      systemPrompt: { type: "string" },
+      temperature: { type: "number", minimum: 0, maximum: 2 },
+      maxTokens: positiveInteger,
+      topP: { type: "number", minimum: 0, maximum: 1 },
+    },
+  },
+  module: {
+    type: "object",
+    additionalProperties: false,
+    required: ["path"],
+    properties: {
+      type: { const: "module" },
+      path: { type: "string", minLength: 1 },
+      export: { type: "string", minLength: 1 },
+    },
+  },
+} as const satisfies Record<AdapterType, object>;
+
+/**
+ * `type` is checked first (enum), then exactly one `if`/`then` applies the options of that
+ * type. Unlike a `oneOf`, this yields errors from the matching branch only.
+ */
+const adapterSchema = {
+  type: "object",
+  required: ["type"],
+  properties: { type: { enum: ADAPTER_TYPES } },
+  allOf: ADAPTER_TYPES.map((type) => ({
+    if: { required: ["type"], properties: { type: { const: type } } },
+    // biome-ignore lint/suspicious/noThenProperty: `then` is the JSON Schema keyword, not a thenable.
+    then: adapterOptionSchemas[type],
+  })),
+};
+
+const capabilitiesSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    threads: { type: "boolean" },
+    interrupts: { type: "boolean" },
+    callbacks: { type: "boolean" },
+    streaming: {
+      type: "object",
+      additionalProperties: false,
+      properties: { values: { type: "boolean" }, custom: { type: "boolean" } },
+    },
+  },
+} as const;
+
+const specsSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    capabilities: capabilitiesSchema,
+    input: userSchema,
+    output: userSchema,
+    config: userSchema,
+    thread_state: userSchema,
+    custom_streaming_update: userSchema,
+    interrupt_payload: userSchema,
+    resume_payload: userSchema,
+    interrupts: {
+      type: "array",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["interrupt_type"],
+        properties: {
+          interrupt_type: { type: "string", minLength: 1 },
+          interrupt_payload: userSchema,
+          resume_payload: userSchema,
+        },
+      },
+    },
+  },
+} as const;
+
+const agentSchema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["name", "version", "description", "adapter"],
+  properties: {
+    name: {
+      type: "string",
+      pattern: "^[^\\s@/]+$",
+      "x-expected": "a non-empty name without whitespace, '@' or '/'",
+    },
+    version: {
+      type: "string",
+      pattern: "^\\S+$",
+      "x-expected": "a non-empty version without whitespace, such as 1.0.0",
+    },
+    description: { type: "string" },
+    adapter: adapterSchema,
+    specs: specsSchema,
+    limits: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        runTimeoutSeconds: { type: "number", minimum: 0 },
+        maxConcurrentRuns: positiveInteger,
+        maxQueuedRuns: nonNegativeInteger,
+      },
+    },
+    retryOnRestart: { type: "boolean" },
+  },
+};
+
+/** JSON Schema (2020-12) of the whole config file. */
+export const configFileSchema = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  title: "acp-agui config file",
+  type: "object",
+  additionalProperties: false,
+  required: ["agents"],
+  properties: {
+    server: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        port: { type: "integer", minimum: 0, maximum: 65535 },
+        host: { type: "string", minLength: 1 },
+        database: { type: "string", minLength: 1 },
+        keepAliveSeconds: { type: "number", minimum: 0 },
+        maxConcurrentRuns: positiveInteger,
+        webhooks: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            allowPrivateTargets: { type: "boolean" },
+            maxAttempts: positiveInteger,
+          },
+        },
+        logLevel: { enum: LOG_LEVELS },
+      },
+    },
+    agents: { type: "array", minItems: 1, items: agentSchema },
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// The file as written (after schema validation).
+
+/** A JSON Schema / OpenAPI 3.1 schema object, as given by the user. */
+export type JsonSchemaObject = Record<string, unknown>;
+
+/** One AG-UI event as written in a script (only `type` is checked at load time). */
+export type ScriptEvent = Record<string, unknown> & { type: string };
+export type ScriptSourceInput = string | ScriptEvent[] | { stream: ScriptEvent[] };
+
+export interface CapabilityOverrides {
+  threads?: boolean;
+  interrupts?: boolean;
+  callbacks?: boolean;
+  streaming?: { values?: boolean; custom?: boolean };
+}
+
+/** `specs` as written: every key optional, deep-merged over the defaults by the registry. */
+export interface AgentSpecsOverrides {
+  capabilities?: CapabilityOverrides;
+  input?: JsonSchemaObject;
+  output?: JsonSchemaObject;
+  config?: JsonSchemaObject;
+  thread_state?: JsonSchemaObject;
+  custom_streaming_update?: JsonSchemaObject;
+  /** Shorthand: the interrupt payload schema of every interrupt type. */
+  interrupt_payload?: JsonSchemaObject;
+  /** Shorthand: the resume payload schema of every interrupt type. */
+  resume_payload?: JsonSchemaObject;
+  /** ACP's own form: one entry per interrupt type (AG-UI `reason`). */
+  interrupts?: {
+    interrupt_type: string;
+    interrupt_payload?: JsonSchemaObject;
+    resume_payload?: JsonSchemaObject;
+  }[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The config once loaded: defaults filled, paths resolved, env references expanded.
+
+export interface ServerConfig {
+  port: number;
+  host: string;
+  /** As written: a SQLite path (relative to the working directory), ":memory:" or a URL. */
+  database: string;
+  /** SSE keep-alive comment interval; 0 turns keep-alives off. */
+  keepAliveSeconds: number;
+  /** Runs executing at once across all agents. */
+  maxConcurrentRuns: number;
+  webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
+  logLevel: LogLevel;
+}
+
+export const SERVER_DEFAULTS: ServerConfig = {
+  port: 8000,
+  host: "127.0.0.1",
+  database: "./data/acp-agui.db",
+  keepAliveSeconds: 15,
+  maxConcurrentRuns: 64,
+  webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
+  logLevel: "info",
+};
+
+export interface AgentLimits {
+  /** Wall-clock limit of one run (all its segments' execution); 0 = no limit. */
+  runTimeoutSeconds: number;
+  /** Runs of this agent executing at once. */
+  maxConcurrentRuns: number;
+  /** Runs of this agent waiting for a slot; beyond this, new runs are refused. */
+  maxQueuedRuns: number;
+}
+
+export const LIMIT_DEFAULTS: AgentLimits = {
+  runTimeoutSeconds: 300,
+  maxConcurrentRuns: 8,
+  maxQueuedRuns: 1000,
+};
+
+/** A script: a file (absolute path; JSON, checked to exist and parse) or events given inline. */
+export type ScriptSource =
+  | { kind: "file"; path: string }
+  | { kind: "inline"; events: ScriptEvent[] };
+
+export interface EchoAdapterConfig {
+  type: "echo";
+  delayMs: number;
+}
+
+export interface ScriptedAdapterConfig {
+  type: "scripted";
+  /**
+   * One script per AG-UI run segment: the first start plays `segments[0]`, each resume the
+   * next. A config `script: X` is loaded as `segments: [X]`.
+   */
+  segments: ScriptSource[];
+  delayMs: number;
+}
+
+export interface AguiHttpAdapterConfig {
+  type: "agui-http";
+  url: string;
+  /** `${ENV}` references already expanded. */
+  headers: Record<string, string>;
+  connectTimeoutMs: number;
+  /** Longest silence between events before the run fails; 0 = no limit. */
+  idleTimeoutMs: number;
+  protocol: "sse" | "proto";
+}
+
+export interface OpenAiAdapterConfig {
+  type: "openai";
+  baseUrl: string;
+  model: string;
+  /** Name of the environment variable holding the API key (read by the adapter, not here). */
+  apiKeyEnv?: string;
+  systemPrompt?: string;
+  temperature?: number;
+  maxTokens?: number;
+  topP?: number;
+}
+
+export interface ModuleAdapterConfig {
+  type: "module";
+  /** As written in the config. */
+  path: string;
+  /** What to `import()`: a `file://` URL for a file path, else the package name as written. */
+  specifier: string;
+  /** The named export holding the adapter (default `"default"`). */
+  export: string;
+}
+
+export type AdapterConfig =
+  | EchoAdapterConfig
+  | ScriptedAdapterConfig
+  | AguiHttpAdapterConfig
+  | OpenAiAdapterConfig
+  | ModuleAdapterConfig;
+
+export const ADAPTER_DEFAULTS = {
+  delayMs: 0,
+  connectTimeoutMs: 10_000,
+  idleTimeoutMs: 300_000,
+  protocol: "sse",
+  export: "default",
+} as const;
+
+export interface AgentConfig {
+  name: string;
+  version: string;
+  description: string;
+  adapter: AdapterConfig;
+  /** As written (`{}` when absent); the registry merges it over the defaults. */
+  specs: AgentSpecsOverrides;
+  limits: AgentLimits;
+  /** Re-queue this agent's runs interrupted by a server restart instead of failing them. */
+  retryOnRestart: boolean;
+  /** Position in the config's `agents` list (for messages). */
+  index: number;
+}
+
+/** A path of keys and indexes into the config document. */
+export type KeyPath = readonly (string | number)[];
+
+export interface SourcePosition {
+  line: number;
+  column: number;
+}
+
+export interface LoadedConfig {
+  /** The file name as given to the loader, used in messages. */
+  file: string;
+  /** Absolute directory that relative paths under `agents` were resolved against. */
+  baseDir: string;
+  server: ServerConfig;
+  agents: AgentConfig[];
+  /**
+   * Line and column (1-based) of a key path in the file (the nearest existing ancestor when
+   * the path itself is absent), or null when positions are unknown. The registry uses it for
+   * errors it finds after loading.
+   */
+  locate(path: KeyPath, at?: "key" | "value"): SourcePosition | null;
+}
