@@ -231,7 +231,19 @@ export interface Storage {
    * lease; returns it, or null when nothing is runnable. `agentIds` limits the claim to agents
    * that still have free concurrency on this replica.
    */
-  claimRun(owner: string, leaseMs: number, now: Date, agentIds?: string[]): Promise<RunRecord | null>;
+  claimRun(
+    owner: string,
+    leaseMs: number,
+    now: Date,
+    agentIds?: string[],
+  ): Promise<RunRecord | null>;
+  /**
+   * Atomically claims one specific run for `owner` when it is pending and not held by a live
+   * lease (ignoring queue order), or when it is `interrupted` (not executing anywhere). Used to
+   * end a queued or interrupted run without racing a scheduler that might start it. Returns the
+   * claimed run, or null when someone else holds it or it is finished.
+   */
+  claimRunById(runId: string, owner: string, leaseMs: number, now: Date): Promise<RunRecord | null>;
   /** Extends the lease of every run `owner` holds; returns the run ids still held. */
   renewLeases(owner: string, leaseMs: number, now: Date): Promise<string[]>;
   /** Runs whose lease expired before `now` (their owner died). */

@@ -1,0 +1,24 @@
+// Copies the non-TypeScript files the compiled server reads at runtime into dist/.
+// tsc only emits .js, so without this step a built server cannot find its SQL migrations.
+import { cpSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** [source dir under src/, file-name filter] pairs; each lands at the same path under dist/. */
+const assets = [["storage/sqlite/migrations", /\.sql$/]];
+
+for (const [dir, pattern] of assets) {
+  const from = join(root, "src", dir);
+  const to = join(root, "dist", dir);
+  if (!existsSync(from)) throw new Error(`asset directory missing: ${from}`);
+  mkdirSync(to, { recursive: true });
+  let copied = 0;
+  for (const file of readdirSync(from)) {
+    if (!pattern.test(file)) continue;
+    cpSync(join(from, file), join(to, file));
+    copied += 1;
+  }
+  console.log(`copy-assets: ${copied} file(s) ${join("src", dir)} → ${join("dist", dir)}`);
+}

@@ -1,0 +1,170 @@
+import { randomUUID } from "node:crypto";
+import type Database from "better-sqlite3";
+import { conflict, notFound } from "../../errors.js";
+import type { CheckpointRecord, NewCheckpoint } from "../types.js";
+import { assertObject, toJson } from "./json.js";
+import { type CheckpointRow, nowIso, sqliteCode, toCheckpoint } from "./mapping.js";
+
+interface ThreadPointer {
+  checkpoint_id: string | null;
+}
+
+/** Checkpoints of a thread and the thread's "current checkpoint" pointer (values, messages). */
+export class CheckpointRepository {
+  readonly #threadPointer: Database.Statement<[string], ThreadPointer>;
+  readonly #select: Database.Statement<[string, string], CheckpointRow>;
+  readonly #insert: Database.Statement;
+  readonly #setCurrent: Database.Statement;
+  readonly #setPointer: Database.Statement;
+  readonly #listNewest: Database.Statement<[string, number], CheckpointRow>;
+  readonly #listBefore: Database.Statement<[string, number, number], CheckpointRow>;
+  readonly #listAllOldest: Database.Statement<[string], CheckpointRow>;
+  readonly #addTx: Database.Transaction<
+    (threadId: string, checkpoint: NewCheckpoint) => CheckpointRecord
+  >;
+  readonly #restoreTx: Database.Transaction<
+    (threadId: string, checkpointId: string | null) => void
+  >;
+  readonly #listTx: Database.Transaction<
+    (threadId: string, limit: number, before: string | undefined) => CheckpointRecord[]
+  >;
+
+  constructor(db: Database.Database) {
+    this.#threadPointer = db.prepare("SELECT checkpoint_id FROM threads WHERE thread_id = ?");
+    this.#select = db.prepare(
+      "SELECT * FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?",
+    );
+    this.#insert = db.prepare(
+      `INSERT INTO checkpoints
+         (checkpoint_id, thread_id, parent_checkpoint_id, created_at, "values", messages, metadata)
+       VALUES
+         (@checkpoint_id, @thread_id, @parent_checkpoint_id, @created_at, @values, @messages, @metadata)`,
+    );
+    this.#setCurrent = db.prepare(
+      `UPDATE threads SET "values" = ?, messages = ?, checkpoint_id = ?, updated_at = ?
+       WHERE thread_id = ?`,
+    );
+    this.#setPointer = db.prepare("UPDATE threads SET checkpoint_id = ? WHERE thread_id = ?");
+    this.#listNewest = db.prepare(
+      "SELECT * FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?",
+    );
+    this.#listBefore = db.prepare(
+      "SELECT * FROM checkpoints WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+    );
+    this.#listAllOldest = db.prepare("SELECT * FROM checkpoints WHERE thread_id = ? ORDER BY seq");
+    this.#addTx = db.transaction((threadId, checkpoint) => this.#add(threadId, checkpoint));
+    this.#restoreTx = db.transaction((threadId, checkpointId) =>
+      this.#restore(threadId, checkpointId),
+    );
+    this.#listTx = db.transaction((threadId, limit, before) => this.#list(threadId, limit, before));
+  }
+
+  add(threadId: string, checkpoint: NewCheckpoint): CheckpointRecord {
+    return this.#addTx.immediate(threadId, checkpoint);
+  }
+
+  get(threadId: string, checkpointId: string): CheckpointRecord | null {
+    const row = this.#select.get(threadId, checkpointId);
+    return row === undefined ? null : toCheckpoint(row);
+  }
+
+  /** Newest first. Throws not_found for an unknown thread or an unknown `before` checkpoint. */
+  list(threadId: string, options: { limit: number; before?: string }): CheckpointRecord[] {
+    // A read transaction, so the `before` lookup and the page come from one snapshot.
+    return this.#listTx.deferred(threadId, options.limit, options.before);
+  }
+
+  restore(threadId: string, checkpointId: string | null): void {
+    this.#restoreTx.immediate(threadId, checkpointId);
+  }
+
+  /**
+   * Copies every checkpoint of `fromThread` to `toThread` in creation order, with new ids and
+   * parent links remapped. Returns old id → new id. Runs inside the caller's transaction.
+   */
+  copyAll(fromThread: string, toThread: string): Map<string, string> {
+    const idMap = new Map<string, string>();
+    for (const row of this.#listAllOldest.all(fromThread)) {
+      const newId = randomUUID();
+      idMap.set(row.checkpoint_id, newId);
+      this.#insert.run({
+        checkpoint_id: newId,
+        thread_id: toThread,
+        parent_checkpoint_id:
+          row.parent_checkpoint_id === null ? null : (idMap.get(row.parent_checkpoint_id) ?? null),
+        created_at: row.created_at,
+        values: row.values,
+        messages: row.messages,
+        metadata: row.metadata,
+      });
+    }
+    return idMap;
+  }
+
+  /** Points the thread at a checkpoint without touching its values (used by copy). */
+  setCurrentPointer(threadId: string, checkpointId: string | null): void {
+    this.#setPointer.run(checkpointId, threadId);
+  }
+
+  #requirePointer(threadId: string): ThreadPointer {
+    const pointer = this.#threadPointer.get(threadId);
+    if (pointer === undefined) throw notFound("thread", threadId);
+    return pointer;
+  }
+
+  #requireRow(threadId: string, checkpointId: string): CheckpointRow {
+    const row = this.#select.get(threadId, checkpointId);
+    if (row === undefined) throw notFound("checkpoint", checkpointId);
+    return row;
+  }
+
+  #add(threadId: string, checkpoint: NewCheckpoint): CheckpointRecord {
+    const pointer = this.#requirePointer(threadId);
+    assertObject(checkpoint.metadata, "checkpoint metadata");
+    const parent =
+      checkpoint.parent_checkpoint_id === undefined
+        ? pointer.checkpoint_id
+        : checkpoint.parent_checkpoint_id;
+    if (parent !== null) this.#requireRow(threadId, parent);
+    const now = nowIso();
+    const values = toJson(checkpoint.values);
+    const messages = toJson(checkpoint.messages);
+    try {
+      this.#insert.run({
+        checkpoint_id: checkpoint.checkpoint_id,
+        thread_id: threadId,
+        parent_checkpoint_id: parent,
+        created_at: now,
+        values,
+        messages,
+        metadata: toJson(checkpoint.metadata),
+      });
+    } catch (err) {
+      if (sqliteCode(err) === "SQLITE_CONSTRAINT_UNIQUE") {
+        throw conflict(`checkpoint ${checkpoint.checkpoint_id} already exists`);
+      }
+      throw err;
+    }
+    this.#setCurrent.run(values, messages, checkpoint.checkpoint_id, now, threadId);
+    return toCheckpoint(this.#requireRow(threadId, checkpoint.checkpoint_id));
+  }
+
+  #list(threadId: string, limit: number, before: string | undefined): CheckpointRecord[] {
+    this.#requirePointer(threadId);
+    const rows =
+      before === undefined
+        ? this.#listNewest.all(threadId, limit)
+        : this.#listBefore.all(threadId, this.#requireRow(threadId, before).seq, limit);
+    return rows.map(toCheckpoint);
+  }
+
+  #restore(threadId: string, checkpointId: string | null): void {
+    this.#requirePointer(threadId);
+    if (checkpointId === null) {
+      this.#setCurrent.run("null", "null", null, nowIso(), threadId);
+      return;
+    }
+    const row = this.#requireRow(threadId, checkpointId);
+    this.#setCurrent.run(row.values, row.messages, row.checkpoint_id, nowIso(), threadId);
+  }
+}

@@ -1,0 +1,51 @@
+import type Database from "better-sqlite3";
+import { conflict, notFound } from "../../errors.js";
+import type { RunFrame } from "../types.js";
+import { rethrowCheck, sqliteCode, toFrame } from "./mapping.js";
+
+/** The per-run frame log behind stream, wait and Last-Event-ID replay. */
+export class FrameRepository {
+  readonly #insert: Database.Statement<[string, number, string, string]>;
+  readonly #bumpLastSeq: Database.Statement<[number, string]>;
+  readonly #read: Database.Statement<[string, number, number], RunFrame>;
+  readonly #appendTx: Database.Transaction<(frames: RunFrame[]) => void>;
+
+  constructor(db: Database.Database) {
+    this.#insert = db.prepare(
+      "INSERT INTO run_frames (run_id, seq, mode, data) VALUES (?, ?, ?, ?)",
+    );
+    this.#bumpLastSeq = db.prepare("UPDATE runs SET last_seq = max(last_seq, ?) WHERE run_id = ?");
+    // LIMIT -1 is SQLite's "no limit", so one statement serves both forms.
+    this.#read = db.prepare(
+      "SELECT run_id, seq, mode, data FROM run_frames WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+    );
+    this.#appendTx = db.transaction((frames) => this.#append(frames));
+  }
+
+  /** One transaction per call: many small frames cost one commit, not one each. */
+  append(frames: RunFrame[]): void {
+    if (frames.length > 0) this.#appendTx.immediate(frames);
+  }
+
+  read(runId: string, afterSeq: number, limit?: number): RunFrame[] {
+    return this.#read.all(runId, afterSeq, limit ?? -1).map(toFrame);
+  }
+
+  #append(frames: RunFrame[]): void {
+    const lastSeq = new Map<string, number>();
+    for (const frame of frames) {
+      try {
+        this.#insert.run(frame.run_id, frame.seq, frame.mode, frame.data);
+      } catch (err) {
+        const code = sqliteCode(err);
+        if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") throw notFound("run", frame.run_id);
+        if (code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+          throw conflict(`frame ${frame.seq} of run ${frame.run_id} already exists`);
+        }
+        rethrowCheck(err, "frame");
+      }
+      lastSeq.set(frame.run_id, Math.max(lastSeq.get(frame.run_id) ?? 0, frame.seq));
+    }
+    for (const [runId, seq] of lastSeq) this.#bumpLastSeq.run(seq, runId);
+  }
+}

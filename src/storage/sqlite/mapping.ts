@@ -1,0 +1,173 @@
+/** Rows as SQLite returns them, and their conversion to the contract's records. */
+import { invalid } from "../../errors.js";
+import type {
+  AcpMessage,
+  CheckpointRecord,
+  RunFrame,
+  RunRecord,
+  SegmentRecord,
+  ThreadRecord,
+  ThreadStatus,
+  WebhookDelivery,
+} from "../types.js";
+import { fromJson } from "./json.js";
+
+export interface ThreadRow {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  metadata: string;
+  status: string;
+  values: string;
+  messages: string;
+  checkpoint_id: string | null;
+  hidden: number;
+}
+
+export interface CheckpointRow {
+  seq: number;
+  checkpoint_id: string;
+  thread_id: string;
+  parent_checkpoint_id: string | null;
+  created_at: string;
+  values: string;
+  messages: string;
+  metadata: string;
+}
+
+export interface RunRow {
+  seq: number;
+  run_id: string;
+  thread_id: string | null;
+  agent_id: string;
+  kind: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+  creation: string;
+  metadata: string;
+  output: string;
+  interrupts: string;
+  resume: string;
+  segments: string;
+  start_after: string;
+  checkpoint_before: string | null;
+  owner: string | null;
+  lease_expires_at: string | null;
+  cancel_requested: string | null;
+  last_seq: number;
+}
+
+export interface WebhookRow {
+  seq: number;
+  delivery_id: string;
+  run_id: string;
+  url: string;
+  body: string;
+  attempts: number;
+  next_attempt_at: string;
+  state: string;
+  last_error: string | null;
+  created_at: string;
+}
+
+export function toThread(row: ThreadRow): ThreadRecord {
+  return {
+    thread_id: row.thread_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    metadata: fromJson<Record<string, unknown>>(row.metadata),
+    status: row.status as ThreadStatus,
+    values: fromJson<unknown>(row.values),
+    messages: fromJson<AcpMessage[] | null>(row.messages),
+    checkpoint_id: row.checkpoint_id,
+    hidden: row.hidden === 1,
+  };
+}
+
+export function toCheckpoint(row: CheckpointRow): CheckpointRecord {
+  return {
+    checkpoint_id: row.checkpoint_id,
+    thread_id: row.thread_id,
+    parent_checkpoint_id: row.parent_checkpoint_id,
+    created_at: row.created_at,
+    values: fromJson<unknown>(row.values),
+    messages: fromJson<AcpMessage[] | null>(row.messages),
+    metadata: fromJson<Record<string, unknown>>(row.metadata),
+  };
+}
+
+export function toRun(row: RunRow): RunRecord {
+  return {
+    run_id: row.run_id,
+    thread_id: row.thread_id,
+    agent_id: row.agent_id,
+    kind: row.kind as RunRecord["kind"],
+    status: row.status as RunRecord["status"],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    creation: fromJson<Record<string, unknown>>(row.creation),
+    metadata: fromJson<Record<string, unknown>>(row.metadata),
+    output: fromJson<Record<string, unknown> | null>(row.output),
+    interrupts: fromJson<Record<string, unknown>[]>(row.interrupts),
+    resume: fromJson<Record<string, unknown>[] | null>(row.resume),
+    segments: fromJson<SegmentRecord[]>(row.segments),
+    start_after: row.start_after,
+    checkpoint_before: row.checkpoint_before,
+    owner: row.owner,
+    lease_expires_at: row.lease_expires_at,
+    cancel_requested: row.cancel_requested as RunRecord["cancel_requested"],
+    last_seq: row.last_seq,
+  };
+}
+
+export function toFrame(row: RunFrame): RunFrame {
+  return { run_id: row.run_id, seq: row.seq, mode: row.mode, data: row.data };
+}
+
+export function toWebhook(row: WebhookRow): WebhookDelivery {
+  return {
+    delivery_id: row.delivery_id,
+    run_id: row.run_id,
+    url: row.url,
+    body: row.body,
+    attempts: row.attempts,
+    next_attempt_at: row.next_attempt_at,
+    state: row.state as WebhookDelivery["state"],
+    last_error: row.last_error,
+    created_at: row.created_at,
+  };
+}
+
+export const nowIso = (): string => new Date().toISOString();
+
+export const addMs = (date: Date, ms: number): string =>
+  new Date(date.getTime() + ms).toISOString();
+
+/**
+ * Normalizes a caller-given timestamp to `toISOString()` form. Timestamps are compared as text in
+ * SQL, which is only correct when every stored value has exactly this shape.
+ */
+export function isoTimestamp(value: string, field: string): string {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw invalid(`${field} is not a valid timestamp: ${value}`);
+  return date.toISOString();
+}
+
+export function nullableIso(value: string | null, field: string): string | null {
+  return value === null ? null : isoTimestamp(value, field);
+}
+
+/** better-sqlite3 reports constraint failures as `SqliteError` with a `code` such as this. */
+export function sqliteCode(err: unknown): string | undefined {
+  if (err instanceof Error && "code" in err && typeof err.code === "string") return err.code;
+  return undefined;
+}
+
+/** Rethrows CHECK failures (a bad enum value from a caller) as `invalid`. */
+export function rethrowCheck(err: unknown, what: string): never {
+  if (sqliteCode(err) === "SQLITE_CONSTRAINT_CHECK") {
+    throw invalid(`${what}: a field has a value outside its allowed set`);
+  }
+  throw err;
+}

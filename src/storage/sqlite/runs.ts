@@ -1,0 +1,282 @@
+import type Database from "better-sqlite3";
+import { conflict, notFound } from "../../errors.js";
+import type { InsertRunOptions, NewRun, RunPatch, RunRecord, RunSearch } from "../types.js";
+import { assertObject, toJson } from "./json.js";
+import {
+  addMs,
+  isoTimestamp,
+  nowIso,
+  nullableIso,
+  type RunRow,
+  rethrowCheck,
+  toRun,
+} from "./mapping.js";
+import { MetadataIndex } from "./metadata-index.js";
+import { StatementCache } from "./statements.js";
+
+/**
+ * The claim query. A run is claimable when it is pending, unowned (or its owner's lease ran
+ * out), due, and its thread is free: no older pending run on that thread (claimed or still
+ * waiting) and no other pending run on it under a live lease (a resumed older run must not
+ * start while a newer one executes).
+ */
+const CLAIM_SQL = `
+  SELECT r.* FROM runs r
+  WHERE r.status = 'pending'
+    AND (r.owner IS NULL OR r.lease_expires_at <= @now)
+    AND r.start_after <= @now
+    AND (@agents IS NULL OR r.agent_id IN (SELECT value FROM json_each(@agents)))
+    AND NOT EXISTS (
+      SELECT 1 FROM runs o
+      WHERE o.thread_id = r.thread_id AND o.status = 'pending'
+        AND (o.created_at < r.created_at OR (o.created_at = r.created_at AND o.seq < r.seq))
+    )
+    AND NOT EXISTS (
+      SELECT 1 FROM runs o
+      WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND o.seq <> r.seq
+        AND o.owner IS NOT NULL AND o.lease_expires_at > @now
+    )
+  ORDER BY r.created_at, r.seq
+  LIMIT 1`;
+
+/** Runs: insertion with the busy check, search, updates, and the claim/lease protocol. */
+export class RunRepository {
+  readonly #cache: StatementCache;
+  readonly #metadata: MetadataIndex;
+  readonly #select: Database.Statement<[string], RunRow>;
+  readonly #threadCheckpoint: Database.Statement<[string], { checkpoint_id: string | null }>;
+  readonly #hasPending: Database.Statement<[string], { one: number }>;
+  readonly #insert: Database.Statement;
+  readonly #update: Database.Statement;
+  readonly #delete: Database.Statement;
+  readonly #pendingOfThread: Database.Statement<[string], RunRow>;
+  readonly #claimCandidate: Database.Statement<[{ now: string; agents: string | null }], RunRow>;
+  readonly #setLease: Database.Statement;
+  readonly #claimById: Database.Statement<
+    [{ run_id: string; owner: string; lease: string; now: string }],
+    RunRow
+  >;
+  readonly #renew: Database.Statement<[string, string], { run_id: string }>;
+  readonly #expired: Database.Statement<[string], RunRow>;
+  readonly #nextStart: Database.Statement<[], { next: string | null }>;
+  readonly #insertTx: Database.Transaction<(run: NewRun, options: InsertRunOptions) => RunRecord>;
+  readonly #updateTx: Database.Transaction<(runId: string, patch: RunPatch) => RunRecord>;
+  readonly #deleteTx: Database.Transaction<(runId: string) => void>;
+  readonly #claimTx: Database.Transaction<
+    (owner: string, leaseMs: number, now: Date, agents: string | null) => RunRecord | null
+  >;
+
+  constructor(db: Database.Database) {
+    this.#cache = new StatementCache(db);
+    this.#metadata = new MetadataIndex(db, "run_metadata");
+    this.#select = db.prepare("SELECT * FROM runs WHERE run_id = ?");
+    this.#threadCheckpoint = db.prepare("SELECT checkpoint_id FROM threads WHERE thread_id = ?");
+    this.#hasPending = db.prepare(
+      "SELECT 1 AS one FROM runs WHERE thread_id = ? AND status = 'pending' LIMIT 1",
+    );
+    this.#insert = db.prepare(
+      `INSERT INTO runs
+         (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
+          output, interrupts, resume, segments, start_after, checkpoint_before)
+       VALUES
+         (@run_id, @thread_id, @agent_id, @kind, 'pending', @now, @now, @creation, @metadata,
+          'null', '[]', 'null', '[]', @start_after, @checkpoint_before)`,
+    );
+    this.#update = db.prepare(
+      `UPDATE runs SET
+         status = @status, updated_at = @updated_at, output = @output, interrupts = @interrupts,
+         resume = @resume, segments = @segments, start_after = @start_after,
+         checkpoint_before = @checkpoint_before, owner = @owner,
+         lease_expires_at = @lease_expires_at, cancel_requested = @cancel_requested
+       WHERE run_id = @run_id`,
+    );
+    this.#delete = db.prepare("DELETE FROM runs WHERE run_id = ?");
+    this.#pendingOfThread = db.prepare(
+      "SELECT * FROM runs WHERE thread_id = ? AND status = 'pending' ORDER BY created_at, seq",
+    );
+    this.#claimCandidate = db.prepare(CLAIM_SQL);
+    this.#setLease = db.prepare("UPDATE runs SET owner = ?, lease_expires_at = ? WHERE seq = ?");
+    // One statement, so the check and the claim are atomic without a transaction.
+    this.#claimById = db.prepare(
+      `UPDATE runs SET owner = @owner, lease_expires_at = @lease
+       WHERE run_id = @run_id AND status IN ('pending', 'interrupted')
+         AND (owner IS NULL OR lease_expires_at <= @now)
+       RETURNING *`,
+    );
+    this.#renew = db.prepare(
+      `UPDATE runs SET lease_expires_at = ? WHERE owner = ? AND status = 'pending'
+       RETURNING run_id`,
+    );
+    this.#expired = db.prepare(
+      `SELECT * FROM runs
+       WHERE status = 'pending' AND owner IS NOT NULL AND lease_expires_at <= ?
+       ORDER BY created_at, seq`,
+    );
+    this.#nextStart = db.prepare(
+      "SELECT min(start_after) AS next FROM runs WHERE status = 'pending' AND owner IS NULL",
+    );
+    this.#insertTx = db.transaction((run, options) => this.#insertRun(run, options));
+    this.#updateTx = db.transaction((runId, patch) => this.#updateRun(runId, patch));
+    this.#deleteTx = db.transaction((runId) => this.#deleteRun(runId));
+    this.#claimTx = db.transaction((owner, leaseMs, now, agents) =>
+      this.#claim(owner, leaseMs, now, agents),
+    );
+  }
+
+  insert(run: NewRun, options: InsertRunOptions): RunRecord {
+    return this.#insertTx.immediate(run, options);
+  }
+
+  get(runId: string): RunRecord | null {
+    const row = this.#select.get(runId);
+    return row === undefined ? null : toRun(row);
+  }
+
+  search(search: RunSearch): RunRecord[] {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
+      const value = search[field];
+      if (value !== undefined) {
+        where.push(`${field} = ?`);
+        params.push(value);
+      }
+    }
+    if (search.metadata !== undefined) {
+      assertObject(search.metadata, "metadata filter");
+      const clauses = this.#metadata.clauses(
+        "runs.run_id",
+        search.metadata,
+        search.limit + search.offset,
+      );
+      if (clauses === null) return [];
+      where.push(...clauses.where);
+      params.push(...clauses.params);
+    }
+    const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
+    const sql = `SELECT * FROM runs ${filter} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`;
+    params.push(search.limit, search.offset);
+    return (this.#cache.get(sql).all(...params) as RunRow[]).map(toRun);
+  }
+
+  pendingOfThread(threadId: string): RunRecord[] {
+    return this.#pendingOfThread.all(threadId).map(toRun);
+  }
+
+  update(runId: string, patch: RunPatch): RunRecord {
+    return this.#updateTx.immediate(runId, patch);
+  }
+
+  delete(runId: string): void {
+    this.#deleteTx.immediate(runId);
+  }
+
+  claim(owner: string, leaseMs: number, now: Date, agentIds?: string[]): RunRecord | null {
+    if (agentIds !== undefined && agentIds.length === 0) return null;
+    const agents = agentIds === undefined ? null : JSON.stringify(agentIds);
+    return this.#claimTx.immediate(owner, leaseMs, now, agents);
+  }
+
+  /**
+   * Claims one run regardless of queue order when it is pending or interrupted and nobody holds a
+   * live lease on it. An interrupted run is exclusive too: a second caller gets null.
+   */
+  claimById(runId: string, owner: string, leaseMs: number, now: Date): RunRecord | null {
+    const row = this.#claimById.get({
+      run_id: runId,
+      owner,
+      lease: addMs(now, leaseMs),
+      now: now.toISOString(),
+    });
+    return row === undefined ? null : toRun(row);
+  }
+
+  renewLeases(owner: string, leaseMs: number, now: Date): string[] {
+    return this.#renew.all(addMs(now, leaseMs), owner).map((row) => row.run_id);
+  }
+
+  expired(now: Date): RunRecord[] {
+    return this.#expired.all(now.toISOString()).map(toRun);
+  }
+
+  nextStartAfter(): string | null {
+    return this.#nextStart.get()?.next ?? null;
+  }
+
+  #insertRun(run: NewRun, options: InsertRunOptions): RunRecord {
+    const thread = this.#threadCheckpoint.get(run.thread_id);
+    if (thread === undefined) throw notFound("thread", run.thread_id);
+    if (this.#select.get(run.run_id) !== undefined) {
+      throw conflict(`run ${run.run_id} already exists`);
+    }
+    if (options.reject_if_busy && this.#hasPending.get(run.thread_id) !== undefined) {
+      throw conflict(`thread ${run.thread_id} is busy`);
+    }
+    assertObject(run.creation, "run creation");
+    assertObject(run.metadata, "run metadata");
+    try {
+      this.#insert.run({
+        run_id: run.run_id,
+        thread_id: run.thread_id,
+        agent_id: run.agent_id,
+        kind: run.kind,
+        now: nowIso(),
+        creation: toJson(run.creation),
+        metadata: toJson(run.metadata),
+        start_after: isoTimestamp(run.start_after, "start_after"),
+        checkpoint_before: thread.checkpoint_id,
+      });
+    } catch (err) {
+      rethrowCheck(err, "run");
+    }
+    this.#metadata.put(run.run_id, run.metadata);
+    return this.#require(run.run_id);
+  }
+
+  #updateRun(runId: string, patch: RunPatch): RunRecord {
+    const current = this.#require(runId);
+    const next: RunRecord = { ...current };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = value;
+    }
+    try {
+      this.#update.run({
+        run_id: runId,
+        status: next.status,
+        updated_at: nowIso(),
+        output: toJson(next.output),
+        interrupts: toJson(next.interrupts),
+        resume: toJson(next.resume),
+        segments: toJson(next.segments),
+        start_after: isoTimestamp(next.start_after, "start_after"),
+        checkpoint_before: next.checkpoint_before,
+        owner: next.owner,
+        lease_expires_at: nullableIso(next.lease_expires_at, "lease_expires_at"),
+        cancel_requested: next.cancel_requested,
+      });
+    } catch (err) {
+      rethrowCheck(err, "run patch");
+    }
+    return this.#require(runId);
+  }
+
+  #deleteRun(runId: string): void {
+    const run = this.#require(runId);
+    if (run.status === "pending") throw conflict(`run ${runId} is pending`);
+    // Frames and webhook deliveries go with it (ON DELETE CASCADE).
+    this.#delete.run(runId);
+  }
+
+  #claim(owner: string, leaseMs: number, now: Date, agents: string | null): RunRecord | null {
+    const row = this.#claimCandidate.get({ now: now.toISOString(), agents });
+    if (row === undefined) return null;
+    this.#setLease.run(owner, addMs(now, leaseMs), row.seq);
+    return this.#require(row.run_id);
+  }
+
+  #require(runId: string): RunRecord {
+    const run = this.get(runId);
+    if (run === null) throw notFound("run", runId);
+    return run;
+  }
+}

@@ -1,0 +1,255 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import Database from "better-sqlite3";
+import type {
+  CheckpointRecord,
+  CreateThreadInput,
+  InsertRunOptions,
+  NewCheckpoint,
+  NewRun,
+  RunFrame,
+  RunPatch,
+  RunRecord,
+  RunSearch,
+  Storage,
+  ThreadRecord,
+  ThreadSearch,
+  ThreadStatus,
+  WebhookDelivery,
+} from "../types.js";
+import { CheckpointRepository } from "./checkpoints.js";
+import { FrameRepository } from "./frames.js";
+import { makeContainsFunction } from "./json.js";
+import { migrate } from "./migrate.js";
+import { RunRepository } from "./runs.js";
+import { ThreadRepository } from "./threads.js";
+import { type WebhookPatch, WebhookRepository } from "./webhooks.js";
+
+export interface SqliteStorageOptions {
+  /** A file path (parent directories are created) or `:memory:`. */
+  path: string;
+}
+
+interface Repositories {
+  db: Database.Database;
+  threads: ThreadRepository;
+  checkpoints: CheckpointRepository;
+  runs: RunRepository;
+  frames: FrameRepository;
+  webhooks: WebhookRepository;
+}
+
+/**
+ * The embedded backend. better-sqlite3 is synchronous; every method is still async (the contract
+ * says so) and multi-statement operations run in one immediate transaction each, so replicas
+ * sharing the file serialize on the write lock instead of failing on a lock upgrade.
+ */
+export class SqliteStorage implements Storage {
+  readonly kind = "sqlite";
+  readonly path: string;
+  /** Names of the migrations the last `open()` applied (empty when the schema was current). */
+  appliedMigrations: string[] = [];
+  #repos: Repositories | null = null;
+
+  constructor(options: SqliteStorageOptions) {
+    this.path = options.path;
+  }
+
+  async open(): Promise<void> {
+    if (this.#repos !== null) return;
+    const inMemory = this.path === ":memory:";
+    if (!inMemory) mkdirSync(dirname(resolve(this.path)), { recursive: true });
+    const db = new Database(this.path);
+    try {
+      // Set before anything else touches the file: other replicas may hold the lock right now.
+      db.pragma("busy_timeout = 5000");
+      if (!inMemory) db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("foreign_keys = ON");
+      // Bounds the ANALYZE that `PRAGMA optimize` (at close) may run on a large database.
+      db.pragma("analysis_limit = 1000");
+      db.function("acp_json_contains", { deterministic: true }, makeContainsFunction());
+      this.appliedMigrations = migrate(db);
+      const checkpoints = new CheckpointRepository(db);
+      this.#repos = {
+        db,
+        checkpoints,
+        threads: new ThreadRepository(db, checkpoints),
+        runs: new RunRepository(db),
+        frames: new FrameRepository(db),
+        webhooks: new WebhookRepository(db),
+      };
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    const repos = this.#repos;
+    if (repos === null) return;
+    this.#repos = null;
+    // Lets SQLite refresh planner statistics for the queries this connection ran.
+    repos.db.pragma("optimize");
+    repos.db.close();
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.#repos === null) return false;
+    try {
+      return this.#repos.db.prepare("SELECT 1 AS one").get() !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The open connection, for tests and maintenance scripts. */
+  get database(): Database.Database {
+    return this.#open().db;
+  }
+
+  // Threads
+
+  async createThread(
+    input: CreateThreadInput,
+  ): Promise<{ thread: ThreadRecord; created: boolean }> {
+    return this.#open().threads.create(input);
+  }
+
+  async getThread(threadId: string): Promise<ThreadRecord | null> {
+    return this.#open().threads.get(threadId);
+  }
+
+  async searchThreads(search: ThreadSearch): Promise<ThreadRecord[]> {
+    return this.#open().threads.search(search);
+  }
+
+  async mergeThreadMetadata(
+    threadId: string,
+    metadata: Record<string, unknown>,
+  ): Promise<ThreadRecord> {
+    return this.#open().threads.mergeMetadata(threadId, metadata);
+  }
+
+  async setThreadStatus(threadId: string, status: ThreadStatus): Promise<void> {
+    this.#open().threads.setStatus(threadId, status);
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    this.#open().threads.delete(threadId);
+  }
+
+  async copyThread(threadId: string, newThreadId: string): Promise<ThreadRecord> {
+    return this.#open().threads.copy(threadId, newThreadId);
+  }
+
+  // Checkpoints
+
+  async addCheckpoint(threadId: string, checkpoint: NewCheckpoint): Promise<CheckpointRecord> {
+    return this.#open().checkpoints.add(threadId, checkpoint);
+  }
+
+  async getCheckpoint(threadId: string, checkpointId: string): Promise<CheckpointRecord | null> {
+    return this.#open().checkpoints.get(threadId, checkpointId);
+  }
+
+  async listCheckpoints(
+    threadId: string,
+    options: { limit: number; before?: string },
+  ): Promise<CheckpointRecord[]> {
+    return this.#open().checkpoints.list(threadId, options);
+  }
+
+  async restoreCheckpoint(threadId: string, checkpointId: string | null): Promise<void> {
+    this.#open().checkpoints.restore(threadId, checkpointId);
+  }
+
+  // Runs
+
+  async insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
+    return this.#open().runs.insert(run, options);
+  }
+
+  async getRun(runId: string): Promise<RunRecord | null> {
+    return this.#open().runs.get(runId);
+  }
+
+  async searchRuns(search: RunSearch): Promise<RunRecord[]> {
+    return this.#open().runs.search(search);
+  }
+
+  async pendingRunsOfThread(threadId: string): Promise<RunRecord[]> {
+    return this.#open().runs.pendingOfThread(threadId);
+  }
+
+  async updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
+    return this.#open().runs.update(runId, patch);
+  }
+
+  async deleteRun(runId: string): Promise<void> {
+    this.#open().runs.delete(runId);
+  }
+
+  async claimRun(
+    owner: string,
+    leaseMs: number,
+    now: Date,
+    agentIds?: string[],
+  ): Promise<RunRecord | null> {
+    return this.#open().runs.claim(owner, leaseMs, now, agentIds);
+  }
+
+  async claimRunById(
+    runId: string,
+    owner: string,
+    leaseMs: number,
+    now: Date,
+  ): Promise<RunRecord | null> {
+    return this.#open().runs.claimById(runId, owner, leaseMs, now);
+  }
+
+  async renewLeases(owner: string, leaseMs: number, now: Date): Promise<string[]> {
+    return this.#open().runs.renewLeases(owner, leaseMs, now);
+  }
+
+  async expiredRuns(now: Date): Promise<RunRecord[]> {
+    return this.#open().runs.expired(now);
+  }
+
+  async nextStartAfter(): Promise<string | null> {
+    return this.#open().runs.nextStartAfter();
+  }
+
+  // Frames
+
+  async appendFrames(frames: RunFrame[]): Promise<void> {
+    this.#open().frames.append(frames);
+  }
+
+  async readFrames(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]> {
+    return this.#open().frames.read(runId, afterSeq, limit);
+  }
+
+  // Webhooks
+
+  async enqueueWebhook(delivery: WebhookDelivery): Promise<void> {
+    this.#open().webhooks.enqueue(delivery);
+  }
+
+  async claimDueWebhooks(now: Date, leaseMs: number, limit: number): Promise<WebhookDelivery[]> {
+    return this.#open().webhooks.claimDue(now, leaseMs, limit);
+  }
+
+  async updateWebhook(deliveryId: string, patch: WebhookPatch): Promise<void> {
+    this.#open().webhooks.update(deliveryId, patch);
+  }
+
+  async getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]> {
+    return this.#open().webhooks.ofRun(runId);
+  }
+
+  #open(): Repositories {
+    if (this.#repos === null) throw new Error("SQLite storage is not open: call open() first");
+    return this.#repos;
+  }
+}

@@ -1,0 +1,275 @@
+import { describe, expect, it } from "vitest";
+import type { RunSearch } from "../../../src/storage/types.js";
+import {
+  expectDomainError,
+  ISO_UTC_MS,
+  id,
+  makeRun,
+  makeThread,
+  PAST,
+  type StorageFactory,
+  tick,
+  trickyJson,
+  useStorage,
+} from "./helpers.js";
+
+const page = (search: Partial<RunSearch> = {}): RunSearch => ({ limit: 100, offset: 0, ...search });
+
+export function describeRuns(factory: StorageFactory): void {
+  const context = useStorage(factory);
+
+  describe("insertRun", () => {
+    it("inserts a pending run with empty outcome fields", async () => {
+      const thread = await makeThread(context.storage);
+      const cp = await context.storage.addCheckpoint(thread.thread_id, {
+        checkpoint_id: id(),
+        values: {},
+        messages: null,
+        metadata: {},
+      });
+      const creation = { input: trickyJson(), config: { tags: ["a"] }, stream_mode: null };
+      const run = await makeRun(context.storage, thread.thread_id, {
+        run_id: "run-1",
+        agent_id: "agent-x",
+        creation,
+        metadata: { who: "me" },
+        start_after: "2030-01-02T03:04:05Z",
+      });
+      expect(run).toEqual({
+        run_id: "run-1",
+        thread_id: thread.thread_id,
+        agent_id: "agent-x",
+        kind: "stateful",
+        status: "pending",
+        created_at: expect.stringMatching(ISO_UTC_MS),
+        updated_at: run.created_at,
+        creation,
+        metadata: { who: "me" },
+        output: null,
+        interrupts: [],
+        resume: null,
+        segments: [],
+        start_after: "2030-01-02T03:04:05.000Z",
+        checkpoint_before: cp.checkpoint_id,
+        owner: null,
+        lease_expires_at: null,
+        cancel_requested: null,
+        last_seq: 0,
+      });
+      expect(JSON.stringify(run.creation)).toBe(JSON.stringify(creation));
+      expect(await context.storage.getRun("run-1")).toEqual(run);
+    });
+
+    it("fails with not_found for an unknown thread", async () => {
+      await expectDomainError(makeRun(context.storage, id()), "not_found");
+    });
+
+    it("raises a conflict for a duplicate run id", async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id);
+      await context.storage.updateRun(run.run_id, { status: "success" });
+      await expectDomainError(
+        makeRun(context.storage, thread.thread_id, { run_id: run.run_id }),
+        "conflict",
+      );
+    });
+
+    it("queues behind a pending run unless reject_if_busy", async () => {
+      const thread = await makeThread(context.storage);
+      await makeRun(context.storage, thread.thread_id);
+      const queued = await makeRun(context.storage, thread.thread_id, {}, false);
+      expect(queued.status).toBe("pending");
+      await expectDomainError(makeRun(context.storage, thread.thread_id, {}, true), "conflict");
+      expect(await context.storage.pendingRunsOfThread(thread.thread_id)).toHaveLength(2);
+    });
+
+    it("accepts reject_if_busy once the earlier runs have finished", async () => {
+      const thread = await makeThread(context.storage);
+      const first = await makeRun(context.storage, thread.thread_id, {}, true);
+      await context.storage.updateRun(first.run_id, { status: "interrupted" });
+      const second = await makeRun(context.storage, thread.thread_id, {}, true);
+      expect(second.status).toBe("pending");
+    });
+
+    it("lets exactly one of two racing reject_if_busy inserts win", async () => {
+      const thread = await makeThread(context.storage);
+      const results = await Promise.allSettled([
+        makeRun(context.storage, thread.thread_id, {}, true),
+        makeRun(context.storage, thread.thread_id, {}, true),
+      ]);
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      expect(await context.storage.pendingRunsOfThread(thread.thread_id)).toHaveLength(1);
+    });
+
+    it("returns null for an unknown run", async () => {
+      expect(await context.storage.getRun(id())).toBeNull();
+    });
+  });
+
+  describe("searchRuns", () => {
+    it("filters by agent, status, kind, thread and metadata, newest first", async () => {
+      const t1 = await makeThread(context.storage);
+      const t2 = await makeThread(context.storage, {}, true);
+      const r1 = await makeRun(context.storage, t1.thread_id, {
+        agent_id: "a",
+        metadata: { env: "prod", cfg: { x: [1] }, "a.b": true },
+      });
+      await tick();
+      const r2 = await makeRun(context.storage, t2.thread_id, {
+        agent_id: "b",
+        kind: "stateless",
+        metadata: { env: "dev" },
+      });
+      await tick();
+      const r3 = await makeRun(context.storage, t1.thread_id, {
+        agent_id: "a",
+        metadata: { env: "prod" },
+      });
+      await context.storage.updateRun(r1.run_id, { status: "success" });
+      const ids = async (search: Partial<RunSearch>) =>
+        (await context.storage.searchRuns(page(search))).map((r) => r.run_id);
+
+      expect(await ids({})).toEqual([r3.run_id, r2.run_id, r1.run_id]);
+      expect(await ids({ agent_id: "a" })).toEqual([r3.run_id, r1.run_id]);
+      expect(await ids({ status: "pending" })).toEqual([r3.run_id, r2.run_id]);
+      expect(await ids({ kind: "stateless" })).toEqual([r2.run_id]);
+      expect(await ids({ thread_id: t1.thread_id })).toEqual([r3.run_id, r1.run_id]);
+      expect(await ids({ metadata: { env: "prod" } })).toEqual([r3.run_id, r1.run_id]);
+      expect(await ids({ metadata: { cfg: { x: [1] }, "a.b": true } })).toEqual([r1.run_id]);
+      expect(await ids({ metadata: { cfg: { x: [2] } } })).toEqual([]);
+      expect(await ids({ metadata: { env: "prod" }, status: "pending", agent_id: "a" })).toEqual([
+        r3.run_id,
+      ]);
+      expect(await ids({ limit: 1, offset: 1 })).toEqual([r2.run_id]);
+      expect(await ids({ agent_id: "nobody" })).toEqual([]);
+    });
+
+    it("orders runs created within one millisecond by insertion, newest first", async () => {
+      const thread = await makeThread(context.storage);
+      const runs = [];
+      for (let i = 0; i < 5; i++) runs.push(await makeRun(context.storage, thread.thread_id));
+      const found = await context.storage.searchRuns(page({ thread_id: thread.thread_id }));
+      expect(found.map((r) => r.run_id)).toEqual(runs.map((r) => r.run_id).reverse());
+    });
+  });
+
+  describe("pendingRunsOfThread", () => {
+    it("lists the thread's pending runs oldest first", async () => {
+      const thread = await makeThread(context.storage);
+      const other = await makeThread(context.storage);
+      const a = await makeRun(context.storage, thread.thread_id);
+      const b = await makeRun(context.storage, thread.thread_id);
+      const c = await makeRun(context.storage, thread.thread_id);
+      await makeRun(context.storage, other.thread_id);
+      await context.storage.updateRun(b.run_id, { status: "error" });
+      const pending = await context.storage.pendingRunsOfThread(thread.thread_id);
+      expect(pending.map((r) => r.run_id)).toEqual([a.run_id, c.run_id]);
+      expect(await context.storage.pendingRunsOfThread(id())).toEqual([]);
+    });
+  });
+
+  describe("updateRun", () => {
+    it("changes only the fields given and bumps updated_at", async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id, { metadata: { m: 1 } });
+      await tick();
+      const output = { type: "interrupt", interrupt: { approval: { id: "i1", message: "ok?" } } };
+      const interrupts = [{ id: "i1", reason: "approval", responseSchema: { type: "object" } }];
+      const segments = [{ agui_run_id: "seg-1", started_at: PAST, ended_at: null }];
+      const updated = await context.storage.updateRun(run.run_id, {
+        status: "interrupted",
+        output,
+        interrupts,
+        segments,
+      });
+      expect(updated).toEqual({
+        ...run,
+        status: "interrupted",
+        output,
+        interrupts,
+        segments,
+        updated_at: expect.stringMatching(ISO_UTC_MS),
+      });
+      expect(updated.updated_at > run.updated_at).toBe(true);
+
+      const resumed = await context.storage.updateRun(run.run_id, {
+        status: "pending",
+        resume: [{ interruptId: "i1", status: "resolved", payload: { ok: true } }],
+        interrupts: [],
+        cancel_requested: "rollback",
+        checkpoint_before: "cp-x",
+        start_after: "2031-01-01T00:00:00Z",
+      });
+      expect(resumed.output).toEqual(output);
+      expect(resumed.resume).toEqual([
+        { interruptId: "i1", status: "resolved", payload: { ok: true } },
+      ]);
+      expect(resumed.cancel_requested).toBe("rollback");
+      expect(resumed.checkpoint_before).toBe("cp-x");
+      expect(resumed.start_after).toBe("2031-01-01T00:00:00.000Z");
+      expect(resumed.segments).toEqual(segments);
+      expect(resumed.metadata).toEqual({ m: 1 });
+
+      const cleared = await context.storage.updateRun(run.run_id, {
+        resume: null,
+        cancel_requested: null,
+        output: null,
+      });
+      expect(cleared.resume).toBeNull();
+      expect(cleared.cancel_requested).toBeNull();
+      expect(cleared.output).toBeNull();
+      expect(await context.storage.getRun(run.run_id)).toEqual(cleared);
+    });
+
+    it("fails with not_found for an unknown run", async () => {
+      await expectDomainError(context.storage.updateRun(id(), { status: "success" }), "not_found");
+    });
+
+    it("rejects a status outside the contract as invalid", async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id);
+      await expectDomainError(
+        context.storage.updateRun(run.run_id, { status: "running" as never }),
+        "invalid",
+      );
+      expect((await context.storage.getRun(run.run_id))?.status).toBe("pending");
+    });
+  });
+
+  describe("deleteRun", () => {
+    it("deletes a finished run with its frames and webhook deliveries", async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id);
+      await context.storage.appendFrames([
+        { run_id: run.run_id, seq: 1, mode: "final", data: "{}" },
+      ]);
+      await context.storage.enqueueWebhook({
+        delivery_id: id(),
+        run_id: run.run_id,
+        url: "https://example.com/hook",
+        body: "{}",
+        attempts: 0,
+        next_attempt_at: PAST,
+        state: "pending",
+        last_error: null,
+        created_at: PAST,
+      });
+      await context.storage.updateRun(run.run_id, { status: "success" });
+      await context.storage.deleteRun(run.run_id);
+      expect(await context.storage.getRun(run.run_id)).toBeNull();
+      expect(await context.storage.readFrames(run.run_id, 0)).toEqual([]);
+      expect(await context.storage.getWebhooksOfRun(run.run_id)).toEqual([]);
+    });
+
+    it("refuses with a conflict while the run is pending", async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id);
+      await expectDomainError(context.storage.deleteRun(run.run_id), "conflict");
+      expect(await context.storage.getRun(run.run_id)).not.toBeNull();
+    });
+
+    it("fails with not_found for an unknown run", async () => {
+      await expectDomainError(context.storage.deleteRun(id()), "not_found");
+    });
+  });
+}

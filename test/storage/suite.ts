@@ -1,0 +1,22 @@
+/**
+ * The storage contract suite: every backend runs these same tests (the langgraphjs
+ * checkpoint-validation pattern). A backend's test file calls `describeStorageContract` with a
+ * factory that returns a fresh, opened, empty storage; the suite closes it after each test.
+ */
+import { describe } from "vitest";
+import type { Storage } from "../../src/storage/types.js";
+import { describeCheckpoints } from "./contract/checkpoints.js";
+import { describeClaims } from "./contract/claims.js";
+import { describeFramesAndWebhooks } from "./contract/frames-webhooks.js";
+import { describeRuns } from "./contract/runs.js";
+import { describeThreads } from "./contract/threads.js";
+
+export function describeStorageContract(name: string, factory: () => Promise<Storage>): void {
+  describe(`${name} storage contract`, () => {
+    describe("threads", () => describeThreads(factory));
+    describe("checkpoints", () => describeCheckpoints(factory));
+    describe("runs", () => describeRuns(factory));
+    describe("run claims and leases", () => describeClaims(factory));
+    describe("frames and webhooks", () => describeFramesAndWebhooks(factory));
+  });
+}
