@@ -1,0 +1,26 @@
+/**
+ * The AG-UI event pipeline: validate → expand chunks → verify order → accumulate.
+ * Engine-agnostic (no HTTP, storage or ACP routes). See segment.ts for the usage contract.
+ */
+export {
+  type AcpContentBlock,
+  type AcpMessage,
+  acpToAguiMessage,
+  acpToAguiMessages,
+  aguiToAcpMessage,
+  aguiToAcpMessages,
+} from "./acp-messages.js";
+export { upgradeMessageContent } from "./compat.js";
+export { type SegmentOptions, SegmentPipeline } from "./segment.js";
+export {
+  type AgUiEvent,
+  type AgUiMessage,
+  type EndResult,
+  type FaultRule,
+  PipelineFault,
+  type PipelineLogger,
+  type PushResult,
+  type TerminalInfo,
+} from "./types.js";
+export type { AguiValidation, ValidateFunction } from "./validate.js";
+export { AGUI_PROTOCOL_VERSION, compareDeclaredProtocol } from "./version.js";

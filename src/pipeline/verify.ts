@@ -1,0 +1,525 @@
+/**
+ * Stage 2b: verify order — the AG-UI 1.0 sequencing MUSTs, as @ag-ui/client's
+ * `verifyEvents` enforces them (messages below follow its wording), plus what a server
+ * bridging to ACP must also hold:
+ *
+ * - lifecycle: the first event is RUN_STARTED or RUN_ERROR; no RUN_STARTED while a run is
+ *   open; after RUN_FINISHED only RUN_STARTED or RUN_ERROR, after RUN_ERROR only
+ *   RUN_STARTED (a stream may carry sequential runs; the last terminal decides the segment);
+ * - ids: the first RUN_STARTED carries the threadId and runId the segment was started with
+ *   (later runs keep the threadId), and RUN_FINISHED names the run it finishes;
+ * - streaming: TEXT_MESSAGE_*, TOOL_CALL_*, REASONING_MESSAGE_* and REASONING_START/END are
+ *   opened before they are continued or closed, never opened twice at once, and everything
+ *   (plus steps and announced subagents) is closed before RUN_FINISHED;
+ * - steps: STEP_FINISHED closes a step the same owner started;
+ * - subagents: SUBAGENT_FINISHED/ERROR close an announced, open invocation; an id is never
+ *   reused within a run; a continuation's `subagentRunId`, when present, agrees with the
+ *   owner its entity was opened under (attribution without SUBAGENT_STARTED is legal);
+ * - interrupts: the ids of an interrupt outcome are unique.
+ */
+import type { EventRecord, FaultRule } from "./types.js";
+
+/** Thrown for an ordering violation; the pipeline turns it into a PipelineFault. */
+export class VerifyError extends Error {
+  constructor(
+    readonly rule: FaultRule,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Owner of an entity: a subagentRunId, or PARENT for the parent agent. */
+const PARENT: unique symbol = Symbol("parent agent");
+type Owner = string | typeof PARENT;
+
+const ownerOf = (tag: string | undefined): Owner => (tag === undefined ? PARENT : tag);
+const ownerLabel = (owner: Owner | undefined): string =>
+  owner === PARENT || owner === undefined ? "(the parent agent)" : owner;
+
+const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+
+export interface VerifierIds {
+  threadId: string;
+  runId: string;
+}
+
+export class OrderVerifier {
+  private seenFirst = false;
+  private runOpen = false;
+  private finished = false;
+  private errored = false;
+  private runs = 0;
+  private currentRunId: string | undefined;
+
+  private readonly activeMessages = new Set<string>();
+  private readonly activeToolCalls = new Set<string>();
+  private readonly activeSpans = new Set<string>();
+  private readonly activeReasoning = new Set<string>();
+  private readonly owners = {
+    message: new Map<string, Owner>(),
+    toolCall: new Map<string, Owner>(),
+    activity: new Map<string, Owner>(),
+    reasoning: new Map<string, Owner>(),
+  };
+  private readonly steps = new Map<Owner, Set<string>>();
+  private readonly activeSubagents = new Set<string>();
+  private readonly closedSubagents = new Set<string>();
+
+  constructor(private readonly ids: VerifierIds) {}
+
+  /** The runId of the run in progress (or last run), if any. */
+  get runId(): string | undefined {
+    return this.currentRunId;
+  }
+
+  /** Whether a run has started and not yet finished or errored. */
+  get inRun(): boolean {
+    return this.runOpen;
+  }
+
+  /** Whether the stream has reached a terminal event and nothing reopened it. */
+  get ended(): boolean {
+    return this.seenFirst && !this.runOpen;
+  }
+
+  /** Checks `event` against the sequence so far and records it. Throws {@link VerifyError}. */
+  verify(event: EventRecord): void {
+    const type = event.type;
+    if (this.errored && type !== "RUN_STARTED") {
+      throw new VerifyError(
+        "after-terminal",
+        `Cannot send event type '${type}': The run has already errored with 'RUN_ERROR'. No further events can be sent.`,
+      );
+    }
+    if (this.finished && type !== "RUN_STARTED" && type !== "RUN_ERROR") {
+      throw new VerifyError(
+        "after-terminal",
+        `Cannot send event type '${type}': The run has already finished with 'RUN_FINISHED'. Start a new run with 'RUN_STARTED'.`,
+      );
+    }
+    if (!this.seenFirst) {
+      this.seenFirst = true;
+      if (type !== "RUN_STARTED" && type !== "RUN_ERROR") {
+        throw new VerifyError(
+          "first-event",
+          "First event must be 'RUN_STARTED' (or 'RUN_ERROR' for a run that failed before it began)",
+        );
+      }
+    }
+
+    switch (type) {
+      case "TEXT_MESSAGE_START":
+        this.open("message", this.activeMessages, event, "text message", "TEXT_MESSAGE_END");
+        return;
+      case "TEXT_MESSAGE_CONTENT":
+      case "TEXT_MESSAGE_END":
+        this.continue(
+          "message",
+          this.activeMessages,
+          event,
+          `No active text message found with ID '${str(event.messageId)}'. Start a text message with 'TEXT_MESSAGE_START' first.`,
+          type === "TEXT_MESSAGE_END",
+          "text-message",
+        );
+        return;
+      case "TOOL_CALL_START":
+        this.toolCallStart(event);
+        return;
+      case "TOOL_CALL_ARGS":
+      case "TOOL_CALL_END": {
+        const id = event.toolCallId as string;
+        if (!this.activeToolCalls.has(id)) {
+          throw new VerifyError(
+            "tool-call",
+            `Cannot send '${type}' event: No active tool call found with ID '${id}'. Start a tool call with 'TOOL_CALL_START' first.`,
+          );
+        }
+        this.checkTag(type, event, this.owners.toolCall.get(id), "tool call", id);
+        if (type === "TOOL_CALL_END") this.activeToolCalls.delete(id);
+        return;
+      }
+      case "TOOL_CALL_RESULT":
+        this.owners.message.set(event.messageId as string, ownerOf(str(event.subagentRunId)));
+        return;
+      case "REASONING_START":
+        this.open("reasoning", this.activeSpans, event, "reasoning span", "REASONING_END");
+        return;
+      case "REASONING_MESSAGE_START":
+        this.open(
+          "reasoning",
+          this.activeReasoning,
+          event,
+          "reasoning message",
+          "REASONING_MESSAGE_END",
+        );
+        return;
+      case "REASONING_MESSAGE_CONTENT":
+      case "REASONING_MESSAGE_END":
+        this.continue(
+          "reasoning",
+          this.activeReasoning,
+          event,
+          `No active reasoning message found with ID '${str(event.messageId)}'. Start a reasoning message with 'REASONING_MESSAGE_START' first.`,
+          type === "REASONING_MESSAGE_END",
+          "reasoning",
+        );
+        return;
+      case "REASONING_END":
+        this.continue(
+          "reasoning",
+          this.activeSpans,
+          event,
+          `No active reasoning span found with ID '${str(event.messageId)}'. A 'REASONING_START' event must be sent first.`,
+          true,
+          "reasoning",
+        );
+        return;
+      case "REASONING_ENCRYPTED_VALUE": {
+        const id = event.entityId as string;
+        const owner =
+          event.subtype === "tool-call"
+            ? this.owners.toolCall.get(id)
+            : (this.owners.message.get(id) ?? this.owners.reasoning.get(id));
+        this.checkTag(
+          type,
+          event,
+          owner,
+          event.subtype === "tool-call" ? "tool call" : "message",
+          id,
+        );
+        return;
+      }
+      case "ACTIVITY_SNAPSHOT": {
+        const id = event.messageId as string;
+        if (!this.owners.activity.has(id) || event.replace !== false) {
+          this.owners.activity.set(id, ownerOf(str(event.subagentRunId)));
+        }
+        return;
+      }
+      case "ACTIVITY_DELTA": {
+        const id = event.messageId as string;
+        this.checkTag(type, event, this.owners.activity.get(id), "activity", id);
+        return;
+      }
+      case "STEP_STARTED":
+        this.stepStarted(event);
+        return;
+      case "STEP_FINISHED":
+        this.stepFinished(event);
+        return;
+      case "SUBAGENT_STARTED":
+        this.subagentStarted(event);
+        return;
+      case "SUBAGENT_FINISHED":
+      case "SUBAGENT_ERROR": {
+        const id = event.subagentRunId as string;
+        if (!this.activeSubagents.has(id)) {
+          throw new VerifyError(
+            "subagent",
+            `Cannot send '${type}': no active subagent found with ID '${id}'. A 'SUBAGENT_STARTED' event must be sent first.`,
+          );
+        }
+        this.activeSubagents.delete(id);
+        this.closedSubagents.add(id);
+        return;
+      }
+      case "MESSAGES_SNAPSHOT":
+        this.seedOwners(event.messages, true);
+        return;
+      case "RUN_STARTED":
+        this.runStarted(event);
+        return;
+      case "RUN_FINISHED":
+        this.runFinished(event);
+        return;
+      case "RUN_ERROR":
+        this.errored = true;
+        this.finished = false;
+        this.runOpen = false;
+        return;
+      default:
+        return;
+    }
+  }
+
+  private checkTag(
+    type: string,
+    event: EventRecord,
+    owner: Owner | undefined,
+    kind: string,
+    id: string,
+  ): void {
+    const tag = event.subagentRunId;
+    if (tag === undefined || owner === undefined || owner === tag) return;
+    throw new VerifyError(
+      "attribution",
+      `Cannot send '${type}': subagentRunId '${String(tag)}' does not match the ${kind} '${id}' opener's subagent '${ownerLabel(owner)}'.`,
+    );
+  }
+
+  private open(
+    bucket: "message" | "reasoning",
+    active: Set<string>,
+    event: EventRecord,
+    kind: string,
+    closer: string,
+  ): void {
+    const id = event.messageId as string;
+    if (active.has(id)) {
+      throw new VerifyError(
+        bucket === "message" ? "text-message" : "reasoning",
+        `Cannot send '${event.type}' event: A ${kind} with ID '${id}' is already in progress. Complete it with '${closer}' first.`,
+      );
+    }
+    const owners = this.owners[bucket];
+    const existing = owners.get(id);
+    if (existing !== undefined) {
+      this.checkTag(event.type, event, existing, bucket === "message" ? "message" : kind, id);
+    } else {
+      owners.set(id, ownerOf(str(event.subagentRunId)));
+    }
+    active.add(id);
+  }
+
+  private continue(
+    bucket: "message" | "reasoning",
+    active: Set<string>,
+    event: EventRecord,
+    missing: string,
+    closes: boolean,
+    rule: FaultRule,
+  ): void {
+    const id = event.messageId as string;
+    if (!active.has(id)) {
+      throw new VerifyError(rule, `Cannot send '${event.type}' event: ${missing}`);
+    }
+    if (event.subagentRunId !== undefined) {
+      const kind = bucket === "message" ? "message" : "reasoning message";
+      this.checkTag(event.type, event, this.owners[bucket].get(id), kind, id);
+    }
+    if (closes) active.delete(id);
+  }
+
+  private toolCallStart(event: EventRecord): void {
+    const id = event.toolCallId as string;
+    if (this.activeToolCalls.has(id)) {
+      throw new VerifyError(
+        "tool-call",
+        `Cannot send 'TOOL_CALL_START' event: A tool call with ID '${id}' is already in progress. Complete it with 'TOOL_CALL_END' first.`,
+      );
+    }
+    const tag = str(event.subagentRunId);
+    const parentId = str(event.parentMessageId);
+    let inherited: Owner | undefined;
+    if (parentId !== undefined) {
+      const parentOwner = this.owners.message.get(parentId);
+      if (parentOwner !== undefined) {
+        if (tag !== undefined && tag !== parentOwner) {
+          throw new VerifyError(
+            "attribution",
+            `Cannot send 'TOOL_CALL_START': subagentRunId '${tag}' does not match its parent message '${parentId}' owner '${ownerLabel(parentOwner)}'. A tool call belongs to the message that carries it.`,
+          );
+        }
+        inherited = parentOwner;
+      }
+    }
+    const existing = this.owners.toolCall.get(id);
+    if (existing !== undefined) {
+      this.checkTag("TOOL_CALL_START", event, existing, "tool call", id);
+      if (tag === undefined && inherited !== undefined && inherited !== existing) {
+        throw new VerifyError(
+          "attribution",
+          `Cannot send 'TOOL_CALL_START': tool call '${id}' is owned by '${ownerLabel(existing)}' but its parent message '${parentId}' is owned by '${ownerLabel(inherited)}'. A tool call belongs to the message that carries it.`,
+        );
+      }
+    } else {
+      this.owners.toolCall.set(id, tag !== undefined ? tag : (inherited ?? PARENT));
+    }
+    this.activeToolCalls.add(id);
+  }
+
+  private stepsOf(owner: Owner): Set<string> {
+    let set = this.steps.get(owner);
+    if (!set) {
+      set = new Set();
+      this.steps.set(owner, set);
+    }
+    return set;
+  }
+
+  private stepStarted(event: EventRecord): void {
+    const name = event.stepName as string;
+    const owner = ownerOf(str(event.subagentRunId));
+    const steps = this.stepsOf(owner);
+    if (steps.has(name)) {
+      throw new VerifyError(
+        "step",
+        `Step "${name}" is already active for 'STEP_STARTED'${owner === PARENT ? "" : ` in subagent '${owner}'`}`,
+      );
+    }
+    steps.add(name);
+  }
+
+  private stepFinished(event: EventRecord): void {
+    const name = event.stepName as string;
+    const owner = ownerOf(str(event.subagentRunId));
+    const steps = this.stepsOf(owner);
+    if (steps.delete(name)) return;
+    for (const [other, names] of this.steps) {
+      if (other !== owner && names.has(name)) {
+        throw new VerifyError(
+          "step",
+          `Cannot send 'STEP_FINISHED' for step "${name}" attributed to ${owner === PARENT ? "the parent agent" : `subagent '${owner}'`}: that step is open under ${other === PARENT ? "the parent agent" : `subagent '${other}'`}. A step must be finished by whoever started it.`,
+        );
+      }
+    }
+    throw new VerifyError(
+      "step",
+      `Cannot send 'STEP_FINISHED' for step "${name}" that was not started`,
+    );
+  }
+
+  private subagentStarted(event: EventRecord): void {
+    const id = event.subagentRunId as string;
+    if (this.activeSubagents.has(id)) {
+      throw new VerifyError(
+        "subagent",
+        `Cannot send 'SUBAGENT_STARTED': subagent '${id}' is already active. Finish it with 'SUBAGENT_FINISHED' first.`,
+      );
+    }
+    if (this.closedSubagents.has(id)) {
+      throw new VerifyError(
+        "subagent",
+        `Cannot send 'SUBAGENT_STARTED': subagent '${id}' has already finished in this run. Subagent IDs are per-invocation and cannot be reused.`,
+      );
+    }
+    const parent = str(event.parentSubagentRunId);
+    if (
+      parent !== undefined &&
+      !this.activeSubagents.has(parent) &&
+      !this.closedSubagents.has(parent)
+    ) {
+      throw new VerifyError(
+        "subagent",
+        `Cannot send 'SUBAGENT_STARTED': parentSubagentRunId '${parent}' has not been started in this run.`,
+      );
+    }
+    this.activeSubagents.add(id);
+  }
+
+  /** Records the owners of replayed messages (snapshot: authoritative; input echo: not). */
+  private seedOwners(messages: unknown, authoritative: boolean): void {
+    if (!Array.isArray(messages)) return;
+    for (const m of messages as Array<Record<string, unknown>>) {
+      const id = str(m.id);
+      if (id === undefined) continue;
+      const owner = ownerOf(str(m.subagentRunId));
+      const bucket =
+        m.role === "reasoning"
+          ? this.owners.reasoning
+          : m.role === "activity"
+            ? this.owners.activity
+            : this.owners.message;
+      if (authoritative || !bucket.has(id)) bucket.set(id, owner);
+      if (!Array.isArray(m.toolCalls)) continue;
+      for (const tc of m.toolCalls as Array<{ id?: unknown }>) {
+        const tcId = str(tc.id);
+        if (tcId !== undefined && (authoritative || !this.owners.toolCall.has(tcId))) {
+          this.owners.toolCall.set(tcId, owner);
+        }
+      }
+    }
+  }
+
+  private runStarted(event: EventRecord): void {
+    if (this.runOpen) {
+      throw new VerifyError(
+        "nested-run",
+        "Cannot send 'RUN_STARTED' while a run is still active. The previous run must be finished with 'RUN_FINISHED' before starting a new run.",
+      );
+    }
+    const threadId = event.threadId as string;
+    const runId = event.runId as string;
+    if (threadId !== this.ids.threadId) {
+      throw new VerifyError(
+        "run-ids",
+        `RUN_STARTED threadId '${threadId}' does not match the run input's threadId '${this.ids.threadId}'`,
+      );
+    }
+    if (this.runs === 0 && runId !== this.ids.runId) {
+      throw new VerifyError(
+        "run-ids",
+        `RUN_STARTED runId '${runId}' does not match the run input's runId '${this.ids.runId}'`,
+      );
+    }
+    this.reset();
+    this.runs++;
+    this.runOpen = true;
+    this.currentRunId = runId;
+    const input = event.input as { messages?: unknown } | undefined;
+    if (input) this.seedOwners(input.messages, false);
+  }
+
+  private reset(): void {
+    this.activeMessages.clear();
+    this.activeToolCalls.clear();
+    this.activeSpans.clear();
+    this.activeReasoning.clear();
+    for (const map of Object.values(this.owners)) map.clear();
+    this.steps.clear();
+    this.activeSubagents.clear();
+    this.closedSubagents.clear();
+    this.finished = false;
+    this.errored = false;
+  }
+
+  private runFinished(event: EventRecord): void {
+    const threadId = event.threadId as string;
+    const runId = event.runId as string;
+    if (threadId !== this.ids.threadId || runId !== this.currentRunId) {
+      throw new VerifyError(
+        "run-ids",
+        `RUN_FINISHED names thread '${threadId}' run '${runId}', but the run in progress is thread '${this.ids.threadId}' run '${this.currentRunId}'`,
+      );
+    }
+    const openSteps: string[] = [];
+    for (const [owner, names] of this.steps) {
+      for (const name of names) {
+        openSteps.push(owner === PARENT ? name : `${name} (subagent '${owner}')`);
+      }
+    }
+    const stillOpen: Array<[string, Iterable<string>]> = [
+      ["steps", openSteps],
+      ["text messages", this.activeMessages],
+      ["reasoning messages", this.activeReasoning],
+      ["reasoning spans", this.activeSpans],
+      ["tool calls", this.activeToolCalls],
+      ["subagents", this.activeSubagents],
+    ];
+    for (const [what, ids] of stillOpen) {
+      const list = [...ids];
+      if (list.length > 0) {
+        throw new VerifyError(
+          "open-at-finish",
+          `Cannot send 'RUN_FINISHED' while ${what} are still active: ${list.join(", ")}`,
+        );
+      }
+    }
+    const outcome = event.outcome as { type?: string; interrupts?: Array<{ id: string }> };
+    if (outcome?.type === "interrupt" && Array.isArray(outcome.interrupts)) {
+      const seen = new Set<string>();
+      for (const interrupt of outcome.interrupts) {
+        if (seen.has(interrupt.id)) {
+          throw new VerifyError(
+            "interrupt-ids",
+            `interrupt id '${interrupt.id}' appears more than once in the interrupt outcome; interrupt ids must be unique`,
+          );
+        }
+        seen.add(interrupt.id);
+      }
+    }
+    this.finished = true;
+    this.runOpen = false;
+  }
+}
