@@ -25,7 +25,8 @@ export class DomainError extends Error {
   }
 }
 
-export const notFound = (what: string, id: string) => new DomainError("not_found", `${what} ${id} not found`);
+export const notFound = (what: string, id: string) =>
+  new DomainError("not_found", `${what} ${id} not found`);
 export const conflict = (message: string) => new DomainError("conflict", message);
 export const invalid = (message: string, details?: Record<string, unknown>) =>
   new DomainError("invalid", message, details);

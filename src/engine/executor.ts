@@ -1,0 +1,226 @@
+import type { Interrupt, Message, RunAgentInput } from "@ag-ui/core";
+import { PROTOCOL_VERSION } from "@ag-ui/core";
+import type { Logger } from "pino";
+import { v4 as uuidv4 } from "uuid";
+import type { AgentAdapter, RunConfig } from "../adapters/types.js";
+import {
+  acpToAguiMessages as fromAcpMessages,
+  aguiToAcpMessages as toAcpMessages,
+} from "../pipeline/acp-messages.js";
+import { SegmentPipeline } from "../pipeline/index.js";
+import type { TerminalInfo } from "../pipeline/types.js";
+import type { RunRecord, Storage, ThreadRecord } from "../storage/types.js";
+import { asValues } from "./acp-mapping.js";
+import type { FrameBus } from "./frame-bus.js";
+import { FrameWriter } from "./frame-writer.js";
+import { toAcpInterrupt } from "./interrupts.js";
+import { ERRCODE, errcodeOf, type SegmentEnd } from "./outcomes.js";
+
+/** Why the engine aborted a segment; carried as the AbortSignal's reason. */
+export class StopReason extends Error {
+  constructor(
+    readonly kind: "cancel" | "rollback" | "timeout" | "shutdown",
+    message: string,
+  ) {
+    super(message);
+    this.name = "StopReason";
+  }
+}
+
+export interface SegmentOutcome {
+  end: SegmentEnd;
+  values: unknown;
+  messages: Message[];
+  writer: FrameWriter;
+}
+
+export interface ExecuteSegmentOptions {
+  storage: Storage;
+  bus: FrameBus;
+  adapter: AdapterLike;
+  run: RunRecord;
+  thread: ThreadRecord;
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+type AdapterLike = Pick<AgentAdapter, "run">;
+
+/**
+ * Runs one segment of an ACP run (the first start, or one resume): builds the AG-UI input,
+ * drives the adapter, passes every event through the pipeline, stores and publishes frames and
+ * step checkpoints. Returns how the segment ended; the caller records the outcome.
+ */
+export async function executeSegment(options: ExecuteSegmentOptions): Promise<SegmentOutcome> {
+  const { storage, bus, adapter, run, thread, signal, logger } = options;
+  const segment = run.segments.length - 1;
+  const aguiRunId = run.segments[segment]!.agui_run_id;
+  const input = buildRunInput(run, thread, aguiRunId);
+  const writer = new FrameWriter(storage, bus, run.run_id, run.last_seq);
+  const pipeline = new SegmentPipeline({
+    threadId: input.threadId,
+    runId: input.runId,
+    initialState: input.state,
+    initialMessages: input.messages,
+    logger,
+  });
+
+  // The adapter gets its own controller: a protocol fault aborts it without aborting the run's.
+  const adapterAbort = new AbortController();
+  const onAbort = () => adapterAbort.abort(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+
+  const renderValues = () =>
+    JSON.stringify({
+      type: "values",
+      run_id: run.run_id,
+      status: "pending",
+      values: asValues(pipeline.state),
+      messages: toAcpMessages(pipeline.messages),
+    });
+
+  let end: SegmentEnd | undefined;
+  let terminal: TerminalInfo | undefined;
+  try {
+    const config = (run.creation.config ?? {}) as RunConfig;
+    const events = adapter.run(input, { signal: adapterAbort.signal, config, segment, logger });
+    for await (const raw of events) {
+      if (signal.aborted) break;
+      const pushed = pipeline.push(raw);
+      for (const event of pushed.events) {
+        writer.custom(
+          `{"type":"custom","run_id":"${run.run_id}","status":"pending","update":${JSON.stringify(event)}}`,
+        );
+      }
+      if (pushed.stateChanged || pushed.messagesChanged) writer.values(renderValues);
+      if (pushed.fault) {
+        end = {
+          kind: "error",
+          errcode: ERRCODE.protocolViolation,
+          description: pushed.fault.message,
+        };
+        adapterAbort.abort(pushed.fault);
+        break;
+      }
+      if (pushed.checkpoint === "step") {
+        await writer.flush();
+        await storage.addCheckpoint(run.thread_id!, {
+          checkpoint_id: uuidv4(),
+          values: asValues(pipeline.state),
+          messages: toAcpMessages(pipeline.messages),
+          metadata: { run_id: run.run_id, step: pushed.stepName ?? null, source: "step" },
+        });
+      }
+      if (pushed.terminal) terminal = pushed.terminal;
+    }
+  } catch (err) {
+    if (!signal.aborted && !end) {
+      const message = err instanceof Error ? err.message : String(err);
+      end = { kind: "error", errcode: ERRCODE.agentError, description: `agent failed: ${message}` };
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+
+  if (signal.aborted) end = stoppedEnd(signal.reason);
+  if (!end) {
+    const ended = pipeline.end();
+    if (ended.fault) {
+      end = { kind: "error", errcode: ERRCODE.protocolViolation, description: ended.fault.message };
+    } else {
+      end = terminalEnd(ended.terminal ?? terminal);
+    }
+  }
+  return { end, values: pipeline.state, messages: [...pipeline.messages], writer };
+}
+
+function stoppedEnd(reason: unknown): SegmentEnd {
+  if (reason instanceof StopReason) {
+    if (reason.kind === "timeout") return { kind: "timeout", description: reason.message };
+    if (reason.kind === "shutdown") {
+      return { kind: "error", errcode: ERRCODE.shutdown, description: reason.message };
+    }
+    return { kind: "cancelled", description: reason.message, rollback: reason.kind === "rollback" };
+  }
+  const message = reason instanceof Error ? reason.message : String(reason);
+  return { kind: "cancelled", description: `run was cancelled: ${message}`, rollback: false };
+}
+
+function terminalEnd(terminal: TerminalInfo | undefined): SegmentEnd {
+  if (!terminal) {
+    return {
+      kind: "error",
+      errcode: ERRCODE.protocolViolation,
+      description: "end of stream: the agent ended without RUN_FINISHED or RUN_ERROR",
+    };
+  }
+  if (terminal.kind === "error") {
+    const code = terminal.code !== undefined ? ` (code ${terminal.code})` : "";
+    return {
+      kind: "error",
+      errcode: errcodeOf(terminal.code),
+      description: `${terminal.message}${code}`,
+    };
+  }
+  if (terminal.outcome === "interrupt") {
+    return {
+      kind: "interrupt",
+      interrupts: terminal.interrupts as unknown as Record<string, unknown>[],
+    };
+  }
+  if (terminal.outcome === "cancelled") {
+    return { kind: "cancelled", description: "the agent cancelled the run", rollback: false };
+  }
+  return terminal.result === undefined
+    ? { kind: "success" }
+    : { kind: "success", result: terminal.result };
+}
+
+/** The bridge page's table "ACP run → AG-UI run input". */
+export function buildRunInput(
+  run: RunRecord,
+  thread: ThreadRecord,
+  aguiRunId: string,
+): RunAgentInput {
+  const input = (run.creation.input ?? {}) as Record<string, unknown>;
+  const firstSegment = run.segments.length <= 1;
+  const history = fromAcpMessages(thread.messages ?? []);
+  const added =
+    firstSegment && Array.isArray(input.messages) ? fromAcpMessages(input.messages) : [];
+  const config = run.creation.config as RunConfig | undefined;
+
+  const result: RunAgentInput = {
+    threadId: thread.thread_id,
+    runId: aguiRunId,
+    protocolVersion: PROTOCOL_VERSION,
+    messages: [...history, ...added],
+    state: threadState(thread, input),
+    tools: Array.isArray(input.tools) ? (input.tools as RunAgentInput["tools"]) : [],
+    context: Array.isArray(input.context) ? (input.context as RunAgentInput["context"]) : [],
+    forwardedProps: {
+      ...(isObject(input.forwardedProps) ? input.forwardedProps : {}),
+      ...(config ? { acp: { config } } : {}),
+    },
+  };
+  if (run.resume && run.resume.length > 0) result.resume = run.resume as RunAgentInput["resume"];
+  return result;
+}
+
+function threadState(thread: ThreadRecord, input: Record<string, unknown>): unknown {
+  const values = thread.values;
+  if (values !== null && values !== undefined) {
+    // Non-object AG-UI state is stored wrapped (see acp-mapping.ts); unwrap it for the agent.
+    if (isObject(values) && Object.keys(values).length === 1 && "$state" in values)
+      return values.$state;
+    if (!isObject(values) || Object.keys(values).length > 0) return values;
+  }
+  return input.state !== undefined ? input.state : {};
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function interruptOutput(interrupts: Record<string, unknown>[]): Record<string, unknown> {
+  return { type: "interrupt", interrupt: toAcpInterrupt(interrupts as unknown as Interrupt[]) };
+}

@@ -1,0 +1,485 @@
+import type { Logger } from "pino";
+import { v4 as uuidv4 } from "uuid";
+import type { AgentAdapter } from "../adapters/types.js";
+import { aguiToAcpMessages as toAcpMessages } from "../pipeline/acp-messages.js";
+import type { RunPatch, RunRecord, Storage } from "../storage/types.js";
+import { asValues, toAcpRun } from "./acp-mapping.js";
+import { executeSegment, interruptOutput, StopReason } from "./executor.js";
+import type { FrameBus } from "./frame-bus.js";
+import { FrameWriter } from "./frame-writer.js";
+import { ERRCODE, type SegmentEnd, statusesFor } from "./outcomes.js";
+
+/** What the engine needs to know of each configured agent. */
+export interface EngineAgent {
+  agentId: string;
+  name: string;
+  adapter: AgentAdapter;
+  runTimeoutSeconds: number;
+  maxConcurrentRuns: number;
+  /** Re-queue runs a restart interrupted instead of failing them. */
+  retryOnRestart: boolean;
+}
+
+export interface RunEngineOptions {
+  storage: Storage;
+  bus: FrameBus;
+  agents: EngineAgent[];
+  logger: Logger;
+  maxConcurrentRuns: number;
+  /** Called on every run status change (webhooks); errors are logged, never thrown. */
+  onStatusChange?: (run: RunRecord) => void | Promise<void>;
+  /** This replica's identity in run leases. */
+  owner?: string;
+  leaseMs?: number;
+  /** How often to look for work other replicas made runnable (and after_seconds starts). */
+  pollMs?: number;
+}
+
+interface Execution {
+  controller: AbortController;
+  done: Promise<void>;
+  agentId: string;
+}
+
+/**
+ * Executes runs off the request path. Runs wait in storage (status `pending`, no owner) until
+ * this engine claims them within the global and per-agent limits; nothing is held only in
+ * memory, so a queued run survives a restart and any replica may pick it up.
+ */
+export class RunEngine {
+  readonly owner: string;
+  private readonly agents: Map<string, EngineAgent>;
+  private readonly executing = new Map<string, Execution>();
+  private readonly activeByAgent = new Map<string, number>();
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private pumping = false;
+  private pumpAgain = false;
+  private stopped = true;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private leaseTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: RunEngineOptions) {
+    this.owner = options.owner ?? `replica-${uuidv4()}`;
+    this.agents = new Map(options.agents.map((agent) => [agent.agentId, agent]));
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.pollMs = options.pollMs ?? 1_000;
+  }
+
+  get storage(): Storage {
+    return this.options.storage;
+  }
+
+  get bus(): FrameBus {
+    return this.options.bus;
+  }
+
+  /** Resolves runs a dead process left behind, then starts claiming work. */
+  async start(options: { recoverAllOwned: boolean }): Promise<void> {
+    await this.recover(options.recoverAllOwned);
+    this.stopped = false;
+    this.pollTimer = setInterval(() => this.wake(), this.pollMs);
+    this.pollTimer.unref();
+    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(1000, this.leaseMs / 3));
+    this.leaseTimer.unref();
+    this.wake();
+  }
+
+  /**
+   * Stops claiming, gives running runs `graceMs` to finish, then aborts the rest; each ends as
+   * `error` with a description saying the server shut down.
+   */
+  async stop(graceMs = 0): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.pollTimer);
+    clearInterval(this.leaseTimer);
+    clearTimeout(this.wakeTimer);
+    const all = () => Promise.allSettled([...this.executing.values()].map((e) => e.done));
+    if (graceMs > 0 && this.executing.size > 0) {
+      await Promise.race([all(), new Promise((resolve) => setTimeout(resolve, graceMs))]);
+    }
+    for (const execution of this.executing.values()) {
+      execution.controller.abort(
+        new StopReason("shutdown", "the server shut down while the run was executing"),
+      );
+    }
+    await all();
+  }
+
+  /** Asks the engine to look for runnable runs now. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    void this.pump();
+  }
+
+  isExecutingHere(runId: string): boolean {
+    return this.executing.has(runId);
+  }
+
+  /** Aborts a run executing on this replica; resolves when it has stopped. False if not here. */
+  async abortLocal(runId: string, reason: StopReason): Promise<boolean> {
+    const execution = this.executing.get(runId);
+    if (!execution) return false;
+    execution.controller.abort(reason);
+    await execution.done;
+    return true;
+  }
+
+  /** Waits for a local execution to finish (no-op when not executing here). */
+  async settled(runId: string): Promise<void> {
+    await this.executing.get(runId)?.done;
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        while (!this.stopped && this.executing.size < this.options.maxConcurrentRuns) {
+          const eligible = this.eligibleAgents();
+          if (eligible.length === 0) break;
+          const run = await this.storage.claimRun(this.owner, this.leaseMs, new Date(), eligible);
+          if (!run) break;
+          this.launch(run);
+        }
+      } while (this.pumpAgain && !this.stopped);
+      await this.scheduleNextStart();
+    } catch (err) {
+      this.options.logger.error({ err }, "run scheduler failed to claim work");
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private eligibleAgents(): string[] {
+    const eligible: string[] = [];
+    for (const agent of this.agents.values()) {
+      if ((this.activeByAgent.get(agent.agentId) ?? 0) < agent.maxConcurrentRuns)
+        eligible.push(agent.agentId);
+    }
+    return eligible;
+  }
+
+  private async scheduleNextStart(): Promise<void> {
+    clearTimeout(this.wakeTimer);
+    const next = await this.storage.nextStartAfter();
+    if (!next || this.stopped) return;
+    const delay = Date.parse(next) - Date.now();
+    // Due already: it waits behind a running run of its thread, whose end wakes us. Far off:
+    // the poll catches it.
+    if (delay <= 0 || delay > this.pollMs) return;
+    this.wakeTimer = setTimeout(() => this.wake(), delay + 5);
+    this.wakeTimer.unref();
+  }
+
+  private launch(run: RunRecord): void {
+    const controller = new AbortController();
+    const agentId = run.agent_id;
+    this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 0) + 1);
+    const done = this.runSegment(run, controller)
+      .catch((err) =>
+        this.options.logger.error({ err, run_id: run.run_id }, "run execution failed"),
+      )
+      .finally(() => {
+        this.executing.delete(run.run_id);
+        this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 1) - 1);
+        this.wake();
+      });
+    this.executing.set(run.run_id, { controller, done, agentId });
+  }
+
+  private async runSegment(claimed: RunRecord, controller: AbortController): Promise<void> {
+    const { storage } = this;
+    const logger = this.options.logger.child({
+      run_id: claimed.run_id,
+      thread_id: claimed.thread_id,
+    });
+    const agent = this.agents.get(claimed.agent_id);
+    const thread = claimed.thread_id ? await storage.getThread(claimed.thread_id) : null;
+
+    if (claimed.cancel_requested) {
+      await this.finishWithoutSegment(claimed, cancelledEnd(claimed.cancel_requested));
+      return;
+    }
+    if (!agent || !thread) {
+      const description = !agent
+        ? `agent ${claimed.agent_id} is no longer configured on this server`
+        : "the run's thread no longer exists";
+      await this.finishWithoutSegment(claimed, {
+        kind: "error",
+        errcode: ERRCODE.agentError,
+        description,
+      });
+      return;
+    }
+
+    const segments = [
+      ...claimed.segments,
+      { agui_run_id: uuidv4(), started_at: now(), ended_at: null },
+    ];
+    const patch: RunPatch = { segments, resume: claimed.resume };
+    if (claimed.segments.length === 0) patch.checkpoint_before = thread.checkpoint_id;
+    const run = await storage.updateRun(claimed.run_id, patch);
+    await storage.setThreadStatus(thread.thread_id, "busy");
+    logger.debug({ segment: segments.length - 1, agent: agent.name }, "segment started");
+
+    // runTimeoutSeconds 0 means no limit (a 0 ms timer would time every run out at once).
+    const timeout =
+      agent.runTimeoutSeconds > 0
+        ? setTimeout(
+            () =>
+              controller.abort(
+                new StopReason(
+                  "timeout",
+                  `the run exceeded its time limit of ${agent.runTimeoutSeconds} s`,
+                ),
+              ),
+            agent.runTimeoutSeconds * 1000,
+          )
+        : undefined;
+    try {
+      const outcome = await executeSegment({
+        storage,
+        bus: this.bus,
+        adapter: agent.adapter,
+        run,
+        thread,
+        signal: controller.signal,
+        logger,
+      });
+      const reason: unknown = controller.signal.reason;
+      if (agent.retryOnRestart && reason instanceof StopReason && reason.kind === "shutdown") {
+        // Safe to retry: back to the queue for the next server to start over, as after a crash.
+        await outcome.writer.flush();
+        await storage.updateRun(run.run_id, {
+          owner: null,
+          lease_expires_at: null,
+          segments: claimed.segments,
+        });
+        logger.info("re-queued a run stopped by shutdown");
+        return;
+      }
+      await this.finishSegment(run, outcome.end, outcome.values, outcome.messages, outcome.writer);
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  /**
+   * Records how a segment ended: checkpoint (progress is kept unless rolled back), run status
+   * and output, thread status, the final frame, then webhooks and hidden-thread clean-up.
+   */
+  async finishSegment(
+    run: RunRecord,
+    end: SegmentEnd,
+    values: unknown,
+    messages: unknown[],
+    writer: FrameWriter,
+  ): Promise<void> {
+    const { storage } = this;
+    await writer.flush();
+    const acpValues = asValues(values);
+    const acpMessages = toAcpMessages(messages as never);
+    const threadId = run.thread_id;
+    const rollback = end.kind === "cancelled" && end.rollback;
+
+    if (threadId && !rollback) {
+      await storage.addCheckpoint(threadId, {
+        checkpoint_id: uuidv4(),
+        values: acpValues,
+        messages: acpMessages,
+        metadata: { run_id: run.run_id, step: `segment-${run.segments.length - 1}`, source: "run" },
+      });
+    }
+    await this.record(run, end, acpValues, acpMessages, writer);
+  }
+
+  /** Ends a run that never got to execute a segment (cancelled while queued, agent gone…). */
+  async finishWithoutSegment(run: RunRecord, end: SegmentEnd): Promise<void> {
+    const thread = run.thread_id ? await this.storage.getThread(run.thread_id) : null;
+    const writer = new FrameWriter(this.storage, this.bus, run.run_id, run.last_seq);
+    await this.record(run, end, asValues(thread?.values), thread?.messages ?? [], writer);
+  }
+
+  private async record(
+    run: RunRecord,
+    end: SegmentEnd,
+    values: Record<string, unknown>,
+    messages: unknown[],
+    writer: FrameWriter,
+  ): Promise<void> {
+    const { storage } = this;
+    const statuses = statusesFor(end);
+    const output = outputFor(run.run_id, end, values, messages);
+    const segments = run.segments.map((segment, index) =>
+      index === run.segments.length - 1 && segment.ended_at === null
+        ? { ...segment, ended_at: now() }
+        : segment,
+    );
+    const rollback = end.kind === "cancelled" && end.rollback;
+    const updated = await storage.updateRun(run.run_id, {
+      status: statuses.run,
+      output,
+      interrupts: end.kind === "interrupt" ? end.interrupts : [],
+      resume: null,
+      segments,
+      owner: null,
+      lease_expires_at: null,
+      cancel_requested: null,
+    });
+    if (run.thread_id) {
+      // Only a run that started changed the thread; one cancelled in the queue has nothing to undo.
+      if (rollback && run.segments.length > 0) {
+        await storage.restoreCheckpoint(run.thread_id, run.checkpoint_before);
+      }
+      const stillBusy = (await storage.pendingRunsOfThread(run.thread_id)).length > 0;
+      await storage.setThreadStatus(run.thread_id, stillBusy ? "busy" : statuses.thread);
+    }
+    // The hidden thread goes before the final frame and the webhook, so `wait`, a late GET and
+    // the webhook all show the same run (without `thread_id`).
+    let finished = updated;
+    const onCompletion = (run.creation.on_completion as string | undefined) ?? "delete";
+    if (
+      !rollback &&
+      run.kind === "stateless" &&
+      statuses.run !== "interrupted" &&
+      onCompletion === "delete" &&
+      run.thread_id
+    ) {
+      await storage.deleteThread(run.thread_id).catch((err) => {
+        this.options.logger.warn(
+          { err, run_id: run.run_id },
+          "could not delete the stateless run's thread",
+        );
+      });
+      finished = (await storage.getRun(run.run_id)) ?? updated;
+    }
+    await writer.final(
+      JSON.stringify({
+        type: "values",
+        run_id: run.run_id,
+        status: statuses.run,
+        values,
+        messages,
+        output,
+      }),
+    );
+    this.notify(finished);
+    if (rollback) {
+      await storage.deleteRun(run.run_id);
+      // Nothing can reach a deleted stateless run's hidden thread any more.
+      if (run.kind === "stateless" && run.thread_id) {
+        await storage.deleteThread(run.thread_id).catch((err) => {
+          this.options.logger.warn(
+            { err, run_id: run.run_id },
+            "could not delete the rolled-back stateless run's thread",
+          );
+        });
+      }
+    }
+  }
+
+  notify(run: RunRecord): void {
+    const hook = this.options.onStatusChange;
+    if (!hook) return;
+    Promise.resolve()
+      .then(() => hook(run))
+      .catch((err) =>
+        this.options.logger.warn({ err, run_id: run.run_id }, "status change hook failed"),
+      );
+  }
+
+  /**
+   * Runs whose executor died: with `recoverAllOwned` (a single-process embedded database) every
+   * owned run; otherwise those whose lease expired. Each is re-queued when its agent is marked
+   * safe to retry, else ended as `error` saying the server restarted.
+   */
+  private async recover(recoverAllOwned: boolean): Promise<void> {
+    const { storage } = this;
+    const orphans = recoverAllOwned
+      ? (await storage.searchRuns({ status: "pending", limit: 100_000, offset: 0 })).filter(
+          (r) => r.owner,
+        )
+      : await storage.expiredRuns(new Date());
+    for (const run of orphans) {
+      const agent = this.agents.get(run.agent_id);
+      if (agent?.retryOnRestart) {
+        // The segment that died starts over: left in place, the retry would count as a resume
+        // (the adapter would get the next segment's index and no input messages).
+        const segments = run.segments.filter((segment) => segment.ended_at !== null);
+        await storage.updateRun(run.run_id, { owner: null, lease_expires_at: null, segments });
+        this.options.logger.info(
+          { run_id: run.run_id },
+          "re-queued a run interrupted by a restart",
+        );
+        continue;
+      }
+      await this.finishWithoutSegment(run, {
+        kind: "error",
+        errcode: ERRCODE.serverRestart,
+        description: "the server restarted while the run was executing; the run did not complete",
+      });
+      this.options.logger.warn({ run_id: run.run_id }, "failed a run interrupted by a restart");
+    }
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.executing.size === 0) return;
+    try {
+      await this.storage.renewLeases(this.owner, this.leaseMs, new Date());
+    } catch (err) {
+      this.options.logger.error({ err }, "could not renew run leases");
+    }
+  }
+}
+
+function cancelledEnd(action: "interrupt" | "rollback"): SegmentEnd {
+  return {
+    kind: "cancelled",
+    description: "run was cancelled before it started",
+    rollback: action === "rollback",
+  };
+}
+
+function outputFor(
+  runId: string,
+  end: SegmentEnd,
+  values: Record<string, unknown>,
+  messages: unknown[],
+): Record<string, unknown> {
+  switch (end.kind) {
+    case "success":
+      return end.result === undefined
+        ? { type: "result", values, messages }
+        : { type: "result", values, messages, result: end.result };
+    case "interrupt":
+      return interruptOutput(end.interrupts);
+    case "cancelled":
+      return {
+        type: "error",
+        run_id: runId,
+        errcode: ERRCODE.cancelled,
+        description: end.description,
+      };
+    case "timeout":
+      return {
+        type: "error",
+        run_id: runId,
+        errcode: ERRCODE.timeout,
+        description: end.description,
+      };
+    case "error":
+      return { type: "error", run_id: runId, errcode: end.errcode, description: end.description };
+  }
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+export { toAcpRun };

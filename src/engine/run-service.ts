@@ -1,0 +1,275 @@
+import type { Interrupt } from "@ag-ui/core";
+import { v4 as uuidv4 } from "uuid";
+import { conflict, invalid, notFound } from "../errors.js";
+import { acpToAguiMessages } from "../pipeline/acp-messages.js";
+import type { RunFrame, RunKind, RunRecord, RunSearch, RunStatus } from "../storage/types.js";
+import { StopReason } from "./executor.js";
+import { type ResumeValidators, resumeEntries } from "./interrupts.js";
+import type { RunEngine } from "./run-engine.js";
+import { followRun } from "./run-stream.js";
+
+/** What run creation needs to know of an agent: its id and its descriptor's validators. */
+export interface RunnableAgent {
+  agentId: string;
+  /** Each returns null when valid, else a message naming the failing path. */
+  validateInput(data: unknown): string | null;
+  validateConfig(data: unknown): string | null;
+  validateResume(interruptType: string, data: unknown): string | null;
+}
+
+export interface AgentCatalog {
+  get(agentId: string): RunnableAgent | undefined;
+  /** The only agent, when exactly one is configured. */
+  defaultAgent(): RunnableAgent | null;
+}
+
+export interface RunServiceOptions {
+  engine: RunEngine;
+  catalog: AgentCatalog;
+  validateResumeEntry(entry: unknown): string | null;
+  /** Throws a 422 domain error when a webhook URL may not be used. */
+  checkWebhook(url: string): void;
+}
+
+/** 9999-12-31T23:59:59.999Z: the latest start a 4-digit ISO year can express. */
+const LATEST_START_MS = 253_402_300_799_999;
+
+export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
+
+/**
+ * The ACP run operations, HTTP-free: create (with multitask strategies), resume, cancel,
+ * delete, read, search, wait. Execution itself is the engine's; this validates and records.
+ */
+export class RunService {
+  constructor(private readonly options: RunServiceOptions) {}
+
+  get storage() {
+    return this.options.engine.storage;
+  }
+
+  get bus() {
+    return this.options.engine.bus;
+  }
+
+  async create(
+    kind: RunKind,
+    body: Record<string, unknown>,
+    threadId?: string,
+  ): Promise<RunRecord> {
+    const agent = this.resolveAgent(body.agent_id);
+    const input = body.input ?? {};
+    const inputProblem = agent.validateInput(input);
+    if (inputProblem) throw invalid(inputProblem);
+    const messages = (input as { messages?: unknown }).messages;
+    // Refuse now (422) what could not become AG-UI messages, rather than fail the run later.
+    if (Array.isArray(messages)) acpToAguiMessages(messages);
+    const configurable = (body.config as { configurable?: unknown } | undefined)?.configurable;
+    if (configurable !== undefined) {
+      const configProblem = agent.validateConfig(configurable);
+      if (configProblem) throw invalid(configProblem);
+    }
+    if (typeof body.webhook === "string") this.options.checkWebhook(body.webhook);
+    const afterSeconds =
+      typeof body.after_seconds === "number" ? Math.max(0, body.after_seconds) : 0;
+    const startAfter = Date.now() + afterSeconds * 1000;
+    // Beyond year 9999 the ISO timestamp gets a sign and 6 digits, which sorts before any
+    // 4-digit year (the run would start at once), and far beyond it Date throws.
+    if (!(startAfter <= LATEST_START_MS)) {
+      throw invalid(
+        `after_seconds ${body.after_seconds} is too large: the start would be after the year 9999`,
+      );
+    }
+
+    const targetThread =
+      kind === "stateful" ? await this.statefulThread(threadId!, body) : await this.hiddenThread();
+    const strategy = (body.multitask_strategy as MultitaskStrategy | undefined) ?? "reject";
+    if (kind === "stateful" && (strategy === "interrupt" || strategy === "rollback")) {
+      await this.stopPendingRuns(targetThread, strategy === "rollback" ? "rollback" : "cancel");
+    }
+
+    const run = await this.storage.insertRun(
+      {
+        run_id: uuidv4(),
+        thread_id: targetThread,
+        agent_id: agent.agentId,
+        kind,
+        creation: body,
+        metadata: (body.metadata as Record<string, unknown> | undefined) ?? {},
+        start_after: new Date(startAfter).toISOString(),
+      },
+      { reject_if_busy: kind === "stateful" && strategy === "reject" },
+    );
+    await this.storage.setThreadStatus(targetThread, "busy");
+    this.options.engine.notify(run);
+    this.options.engine.wake();
+    return run;
+  }
+
+  async get(runId: string, kind: RunKind, threadId?: string): Promise<RunRecord> {
+    const run = await this.storage.getRun(runId);
+    if (!run || run.kind !== kind || (threadId !== undefined && run.thread_id !== threadId)) {
+      throw notFound("run", runId);
+    }
+    return run;
+  }
+
+  search(search: Partial<RunSearch>): Promise<RunRecord[]> {
+    const query: RunSearch = { limit: search.limit ?? 10, offset: search.offset ?? 0 };
+    if (search.agent_id) query.agent_id = search.agent_id;
+    if (search.status) query.status = search.status as RunStatus;
+    if (search.metadata) query.metadata = search.metadata;
+    if (search.kind) query.kind = search.kind;
+    if (search.thread_id) query.thread_id = search.thread_id;
+    return this.storage.searchRuns(query);
+  }
+
+  async listThreadRuns(threadId: string, limit: number, offset: number): Promise<RunRecord[]> {
+    const thread = await this.storage.getThread(threadId);
+    if (!thread || thread.hidden) throw notFound("thread", threadId);
+    return this.search({ thread_id: threadId, kind: "stateful", limit, offset });
+  }
+
+  async resume(
+    runId: string,
+    kind: RunKind,
+    body: Record<string, unknown>,
+    threadId?: string,
+  ): Promise<RunRecord> {
+    const run = await this.get(runId, kind, threadId);
+    if (run.status !== "interrupted") {
+      throw conflict(
+        `run ${runId} is ${run.status}, not interrupted: only an interrupted run can be resumed`,
+      );
+    }
+    const agent = this.options.catalog.get(run.agent_id);
+    if (!agent) throw conflict(`agent ${run.agent_id} of run ${runId} is no longer configured`);
+    const validators: ResumeValidators = {
+      validatePayload: (type, payload) => agent.validateResume(type, payload),
+      validateEntry: (entry) => this.options.validateResumeEntry(entry),
+    };
+    const entries = resumeEntries(body, run.interrupts as unknown as Interrupt[], validators);
+    const resumed = await this.storage.updateRun(runId, {
+      status: "pending",
+      resume: entries as unknown as Record<string, unknown>[],
+      interrupts: [],
+      output: null,
+      start_after: new Date().toISOString(),
+    });
+    if (resumed.thread_id) await this.storage.setThreadStatus(resumed.thread_id, "busy");
+    this.options.engine.notify(resumed);
+    this.options.engine.wake();
+    return resumed;
+  }
+
+  /** Cancels a run. Finished runs are left as they are (cancel is idempotent). */
+  async cancel(
+    runId: string,
+    kind: RunKind,
+    options: { action: "interrupt" | "rollback"; wait: boolean },
+    threadId?: string,
+  ): Promise<void> {
+    const run = await this.get(runId, kind, threadId);
+    const stopping = this.stop(run, options.action === "rollback" ? "rollback" : "cancel");
+    if (options.wait) await stopping;
+    else stopping.catch(() => undefined);
+  }
+
+  async delete(runId: string, kind: RunKind, threadId?: string): Promise<void> {
+    const run = await this.get(runId, kind, threadId);
+    if (run.status === "pending")
+      throw conflict(`run ${runId} is pending: cancel it before deleting it`);
+    await this.storage.deleteRun(runId);
+  }
+
+  /** Blocks until the run is no longer pending (success, error, timeout or interrupted). */
+  async wait(
+    runId: string,
+    kind: RunKind,
+    signal: AbortSignal,
+    threadId?: string,
+  ): Promise<RunRecord> {
+    const run = await this.get(runId, kind, threadId);
+    if (run.status !== "pending") return run;
+    let last: RunFrame | undefined;
+    for await (const frame of followRun(this.storage, this.options.engine.bus, runId, {
+      afterSeq: run.last_seq,
+      signal,
+    })) {
+      // Only the end matters here; the stream's last frame is the run's final frame.
+      last = frame;
+    }
+    const ended = await this.storage.getRun(runId);
+    if (ended) return ended;
+    // Rolled back (deleted) meanwhile: its final frame still says how it ended.
+    if (last?.mode === "final") {
+      const final = JSON.parse(last.data) as { status: RunStatus; output: RunRecord["output"] };
+      return { ...run, status: final.status, output: final.output };
+    }
+    return run;
+  }
+
+  private resolveAgent(agentId: unknown) {
+    const { catalog } = this.options;
+    if (typeof agentId === "string") {
+      const agent = catalog.get(agentId);
+      if (!agent) throw notFound("agent", agentId);
+      return agent;
+    }
+    const agent = catalog.defaultAgent();
+    if (!agent) throw invalid("agent_id is required: this server has more than one agent");
+    return agent;
+  }
+
+  private async statefulThread(threadId: string, body: Record<string, unknown>): Promise<string> {
+    const thread = await this.storage.getThread(threadId);
+    if (thread && !thread.hidden) return threadId;
+    if (thread?.hidden || body.if_not_exists !== "create") throw notFound("thread", threadId);
+    await this.storage.createThread({ thread_id: threadId, metadata: {}, if_exists: "do_nothing" });
+    return threadId;
+  }
+
+  private async hiddenThread(): Promise<string> {
+    const { thread } = await this.storage.createThread({
+      thread_id: uuidv4(),
+      metadata: {},
+      hidden: true,
+      if_exists: "raise",
+    });
+    return thread.thread_id;
+  }
+
+  private async stopPendingRuns(threadId: string, kind: "cancel" | "rollback"): Promise<void> {
+    const pending = await this.storage.pendingRunsOfThread(threadId);
+    await Promise.all(pending.map((run) => this.stop(run, kind)));
+  }
+
+  /** Stops a run wherever it is: executing here, queued, or interrupted. Resolves when stopped. */
+  private async stop(run: RunRecord, kind: "cancel" | "rollback"): Promise<void> {
+    const { engine } = this.options;
+    const reason = new StopReason(
+      kind,
+      kind === "rollback" ? "run was cancelled and rolled back" : "run was cancelled",
+    );
+    if (await engine.abortLocal(run.run_id, reason)) return;
+    if (run.status !== "pending" && run.status !== "interrupted") return;
+    // Queued or interrupted: claim it so no scheduler starts it meanwhile, then end it here.
+    const claimed = await this.storage.claimRunById(run.run_id, engine.owner, 60_000, new Date());
+    if (claimed) {
+      await engine.finishWithoutSegment(claimed, {
+        kind: "cancelled",
+        description: reason.message,
+        rollback: kind === "rollback",
+      });
+      return;
+    }
+    // Claimed meanwhile: by this replica (just launched) or by another one.
+    if (await engine.abortLocal(run.run_id, reason)) return;
+    if ((await this.storage.getRun(run.run_id))?.status === "pending") {
+      // Executing on another replica: ask its owner to stop, then wait for it.
+      await this.storage.updateRun(run.run_id, {
+        cancel_requested: kind === "rollback" ? "rollback" : "interrupt",
+      });
+      await this.wait(run.run_id, run.kind, AbortSignal.timeout(60_000)).catch(() => undefined);
+    }
+  }
+}

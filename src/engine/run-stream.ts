@@ -1,0 +1,96 @@
+import type { RunFrame, Storage } from "../storage/types.js";
+import type { FrameBus } from "./frame-bus.js";
+
+export interface RunStreamOptions {
+  /** Frames with a larger seq are delivered (Last-Event-ID, or 0 for everything). */
+  afterSeq: number;
+  signal: AbortSignal;
+}
+
+/**
+ * A run's frames, replayed from storage and then followed live, with no gap and no duplicate.
+ * Ends after the frame that ends the run (a `final` frame that is the run's last), or when
+ * the signal aborts. Streams, `wait` and late joins are all this one mechanism.
+ */
+export async function* followRun(
+  storage: Storage,
+  bus: FrameBus,
+  runId: string,
+  options: RunStreamOptions,
+): AsyncGenerator<RunFrame> {
+  let lastSeq = options.afterSeq;
+  let live: RunFrame[] = [];
+  let lastWasFinal = false;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    const resolve = wake;
+    wake = null;
+    resolve?.();
+  };
+  // Subscribe before reading storage: a frame published in between is then buffered, not lost.
+  const unsubscribe = bus.subscribe(runId, (frames) => {
+    live.push(...frames);
+    notify();
+  });
+  options.signal.addEventListener("abort", notify, { once: true });
+
+  try {
+    while (!options.signal.aborted) {
+      // Catch up from storage when the live buffer does not continue where we are.
+      const first = live[0];
+      if (first === undefined || first.seq > lastSeq + 1) {
+        const stored = await storage.readFrames(runId, lastSeq, 1000);
+        if (stored.length > 0) {
+          for (const frame of stored) {
+            lastSeq = frame.seq;
+            yield frame;
+          }
+          lastWasFinal = stored[stored.length - 1]!.mode === "final";
+          if (lastWasFinal && (await endsRun(storage, runId, lastSeq))) return;
+          continue;
+        }
+      }
+      const batch = live;
+      live = [];
+      for (const frame of batch) {
+        if (frame.seq <= lastSeq) continue;
+        if (frame.seq > lastSeq + 1) {
+          // A hole (frames published before we subscribed): refill from storage next turn.
+          live = batch.filter((f) => f.seq > lastSeq);
+          break;
+        }
+        lastSeq = frame.seq;
+        yield frame;
+        lastWasFinal = frame.mode === "final";
+      }
+      if (live.length === 0 && !options.signal.aborted) {
+        // Idle after a final frame, or before any frame: the run may be over. (Every segment
+        // ends with a final frame, so after any other frame there is no need to look.)
+        if (
+          (lastWasFinal || lastSeq === options.afterSeq) &&
+          (await endsRun(storage, runId, lastSeq))
+        ) {
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          if (live.length > 0 || options.signal.aborted) notify();
+        });
+      }
+    }
+  } finally {
+    unsubscribe();
+    options.signal.removeEventListener("abort", notify);
+  }
+}
+
+/**
+ * True when the stream has delivered everything the run will ever produce: the run is no
+ * longer pending and nothing after `lastSeq` is stored. (An interrupted run that was resumed is
+ * pending again, so its earlier `final` frame does not end a replay.)
+ */
+async function endsRun(storage: Storage, runId: string, lastSeq: number): Promise<boolean> {
+  const run = await storage.getRun(runId);
+  if (!run) return true;
+  return run.status !== "pending" && run.last_seq <= lastSeq;
+}

@@ -1,0 +1,73 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
+import { type DomainErrorCode, isDomainError } from "../errors.js";
+
+/** HTTP status for each domain error code; the only place codes meet statuses. */
+const STATUS_BY_CODE: Record<DomainErrorCode, number> = {
+  not_found: 404,
+  conflict: 409,
+  invalid: 422,
+  too_large: 413,
+  unsupported_media_type: 415,
+  unauthorized: 401,
+  forbidden: 403,
+  overloaded: 429,
+};
+
+/**
+ * ACP's `ErrorResponse` is a JSON *string*: the body is `"thread … not found"` with an
+ * `application/json` content type. Sent pre-serialized so no serializer can alter it.
+ */
+export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply.code(status).type("application/json; charset=utf-8").send(JSON.stringify(message));
+}
+
+/** Fastify's own client-error codes, mapped to what the ACP client should see. */
+function clientErrorStatus(err: FastifyError): number | undefined {
+  switch (err.code) {
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return 400;
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return 413;
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+    case "FST_ERR_CTP_INVALID_TYPE":
+      return 415;
+    default:
+      return undefined;
+  }
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (isDomainError(err)) {
+      return sendError(reply, STATUS_BY_CODE[err.code], err.message);
+    }
+    if (err.validation) {
+      // Schema failures on body, params or query: the message already names the path.
+      return sendError(reply, 422, err.message);
+    }
+    const status = clientErrorStatus(err);
+    if (status !== undefined) {
+      return sendError(reply, status, describeClientError(err, status));
+    }
+    if (err.statusCode === 400) return sendError(reply, 400, err.message);
+    if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
+      return sendError(reply, err.statusCode, err.message);
+    }
+    // Anything else is our fault: log the details, tell the client nothing internal.
+    request.log.error({ err }, "unhandled error");
+    return sendError(reply, 500, "internal server error");
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`),
+  );
+}
+
+function describeClientError(err: FastifyError, status: number): string {
+  if (status === 400) return `body is not valid JSON: ${err.message}`;
+  if (status === 413) return "request body is too large";
+  if (status === 415) return `unsupported content type: ${err.message}`;
+  return err.message;
+}

@@ -1,0 +1,161 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { toAcpRun } from "../engine/acp-mapping.js";
+import type { RunService } from "../engine/run-service.js";
+import { followRun } from "../engine/run-stream.js";
+import { invalid } from "../errors.js";
+import type { RunKind, RunRecord } from "../storage/types.js";
+import type { AcpWaitResponse } from "../validation/acp-types.js";
+import { lastEventId, SseWriter } from "./sse.js";
+
+/**
+ * The run operations shared by the thread-run and stateless-run routes; the route files only
+ * declare paths and schemas. `threadId` is set for thread runs.
+ */
+export class RunHandlers {
+  constructor(
+    private readonly runs: RunService,
+    private readonly keepAliveSeconds: number,
+  ) {}
+
+  async create(kind: RunKind, body: Record<string, unknown>, threadId?: string) {
+    return toAcpRun(await this.runs.create(kind, body, threadId));
+  }
+
+  /** POST …/runs/stream: create, then stream from the first frame. */
+  async createAndStream(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    kind: RunKind,
+    body: Record<string, unknown>,
+    threadId?: string,
+  ): Promise<void> {
+    const run = await this.runs.create(kind, body, threadId);
+    await this.stream(request, reply, run, 0, streamModes(body.stream_mode), {
+      cancelOnDisconnect: body.on_disconnect !== "continue",
+    });
+  }
+
+  /** POST …/runs/wait: create, then block until the run stops. */
+  async createAndWait(
+    reply: FastifyReply,
+    kind: RunKind,
+    body: Record<string, unknown>,
+    threadId?: string,
+  ) {
+    const run = await this.runs.create(kind, body, threadId);
+    const cancelOnDisconnect = body.on_disconnect !== "continue";
+    const gone = disconnectSignal(reply);
+    const onGone = () => {
+      if (cancelOnDisconnect) {
+        void this.runs
+          .cancel(run.run_id, kind, { action: "interrupt", wait: false })
+          .catch(() => undefined);
+      }
+    };
+    gone.addEventListener("abort", onGone, { once: true });
+    try {
+      return waitResponse(await this.runs.wait(run.run_id, kind, gone));
+    } finally {
+      gone.removeEventListener("abort", onGone);
+    }
+  }
+
+  /** GET …/runs/{run_id}/stream: join a run, replaying from Last-Event-ID when given. */
+  async join(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    kind: RunKind,
+    runId: string,
+    threadId?: string,
+  ) {
+    const run = await this.runs.get(runId, kind, threadId);
+    const header = request.headers["last-event-id"];
+    const resumeFrom = lastEventId(request);
+    if (header !== undefined && resumeFrom === undefined) {
+      throw invalid(
+        "Last-Event-ID must be a non-negative integer (the id of the last frame received)",
+      );
+    }
+    // Without Last-Event-ID: a live run streams what comes next; a stopped run sends its final
+    // frame (always its last) and closes.
+    const afterSeq =
+      resumeFrom ?? (run.status === "pending" ? run.last_seq : Math.max(0, run.last_seq - 1));
+    await this.stream(request, reply, run, afterSeq, streamModes(run.creation.stream_mode), {
+      cancelOnDisconnect: false,
+    });
+  }
+
+  async wait(reply: FastifyReply, kind: RunKind, runId: string, threadId?: string) {
+    return waitResponse(await this.runs.wait(runId, kind, disconnectSignal(reply), threadId));
+  }
+
+  private async stream(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    run: RunRecord,
+    afterSeq: number,
+    modes: Set<string>,
+    options: { cancelOnDisconnect: boolean },
+  ): Promise<void> {
+    const location =
+      run.kind === "stateful"
+        ? `/threads/${run.thread_id}/runs/${run.run_id}`
+        : `/runs/${run.run_id}`;
+    const writer = new SseWriter(request, reply, {
+      keepAliveSeconds: this.keepAliveSeconds,
+      headers: { "content-location": location },
+    });
+    writer.open();
+    const signal = writer.aborted.signal;
+    if (options.cancelOnDisconnect) {
+      signal.addEventListener(
+        "abort",
+        () =>
+          void this.runs
+            .cancel(run.run_id, run.kind, { action: "interrupt", wait: false })
+            .catch(() => undefined),
+        { once: true },
+      );
+    }
+    try {
+      for await (const frame of followRun(this.runs.storage, this.runs.bus, run.run_id, {
+        afterSeq,
+        signal,
+      })) {
+        if (frame.mode !== "final" && !modes.has(frame.mode)) continue;
+        // A values frame is superseded by the next one (and the final frame carries values), so a
+        // client that cannot keep up skips it instead of growing our buffer.
+        if (frame.mode === "values" && writer.congested) continue;
+        writer.write(frame);
+        if (writer.congested) await writer.drain();
+      }
+    } finally {
+      writer.end();
+    }
+  }
+}
+
+export function streamModes(value: unknown): Set<string> {
+  if (Array.isArray(value) && value.length > 0) return new Set(value as string[]);
+  if (typeof value === "string") return new Set([value]);
+  return new Set(["values"]);
+}
+
+function waitResponse(run: RunRecord): AcpWaitResponse {
+  const response: AcpWaitResponse = { run: toAcpRun(run) };
+  if (run.output) response.output = run.output as AcpWaitResponse["output"];
+  return response;
+}
+
+/**
+ * Aborts when the client goes away before we answered. The response's `close` also fires after
+ * a normal answer (keep-alive sockets stay open, so the socket's own close is no signal);
+ * `writableFinished` tells the two apart.
+ */
+function disconnectSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error("client disconnected"));
+  });
+  return controller.signal;
+}

@@ -1,0 +1,51 @@
+import { Ajv } from "ajv";
+import addFormatsModule from "ajv-formats";
+import type { FastifyInstance, FastifySchema } from "fastify";
+import { describeErrors, validatorById } from "../validation/index.js";
+
+// ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+/**
+ * Bodies are checked by the precompiled validators of the bundled ACP document, looked up by
+ * the schema's `$id` ("acp:ThreadCreate"): no coercion, no property removal, no defaults
+ * written into the data. Path and query strings are the only coerced parts ("10" → 10); their
+ * schemas are small and ours, so compiling them here is cheap and compiles nothing of the
+ * bundled documents.
+ */
+export function registerValidatorCompiler(app: FastifyInstance): void {
+  const paramsAjv = new Ajv({
+    coerceTypes: true,
+    useDefaults: true,
+    allErrors: false,
+    strict: false,
+  });
+  addFormats(paramsAjv);
+
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === "body") {
+      const id = (schema as { $id?: string }).$id;
+      const precompiled = id ? validatorById(id) : undefined;
+      if (!precompiled) {
+        throw new Error(`no precompiled validator for body schema ${id ?? "(without $id)"}`);
+      }
+      return precompiled;
+    }
+    return paramsAjv.compile(schema);
+  });
+
+  // Response schemas document each status (and type the handlers), but Fastify's serializer
+  // would write every open `{type: "object"}` (values, metadata, input…) as `{}`. Plain
+  // JSON.stringify loses nothing; responses are validated against the spec in tests instead.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+}
+
+/** Fastify calls this with a validation failure; the message names the path and the problem. */
+export function schemaErrorFormatter(
+  errors: Parameters<typeof describeErrors>[0],
+  dataVar: string,
+): Error {
+  return new Error(describeErrors(errors, dataVar));
+}
+
+export type RouteSchema = FastifySchema;

@@ -1,0 +1,60 @@
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { buildApp } from "./app.js";
+import { loadConfig } from "./config/load.js";
+import { AgentRegistry } from "./config/registry.js";
+import { DEFAULT_SETTINGS, mergeSettings, type ServerSettings } from "./settings.js";
+import { createStorage } from "./storage/index.js";
+import type { Storage } from "./storage/types.js";
+
+export interface StartOptions {
+  configPath: string;
+  /** Overrides from the environment and flags, highest precedence last. */
+  overrides: Array<Partial<ServerSettings>>;
+  logger: Logger;
+  shutdownGraceMs: number;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  storage: Storage;
+  settings: ServerSettings;
+  url: string;
+  /** Stops accepting, lets runs finish within the grace period, closes storage. */
+  close(): Promise<void>;
+}
+
+/** Loads the config, opens storage, builds the app and listens. Used by the CLI and tests. */
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const config = await loadConfig(options.configPath);
+  const settings = mergeSettings(DEFAULT_SETTINGS, config.server, ...options.overrides);
+  const registry = new AgentRegistry(config);
+  const storage = createStorage(settings.database);
+  await storage.open();
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({
+      settings,
+      registry,
+      storage,
+      logger: options.logger,
+      shutdownGraceMs: options.shutdownGraceMs,
+    });
+    await app.listen({ port: settings.port, host: settings.host });
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : settings.port;
+  return {
+    app,
+    storage,
+    settings,
+    url: `http://${settings.host.includes(":") ? `[${settings.host}]` : settings.host}:${port}`,
+    async close() {
+      await app.close();
+      await storage.close();
+    },
+  };
+}
