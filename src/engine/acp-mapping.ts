@@ -13,7 +13,7 @@ export function toAcpThread(thread: ThreadRecord): AcpThread {
     updated_at: thread.updated_at,
     metadata: thread.metadata,
     status: thread.status,
-    values: asValues(thread.values),
+    values: storedValues(thread.values),
     messages: (thread.messages ?? []) as AcpThread["messages"],
   };
 }
@@ -21,7 +21,7 @@ export function toAcpThread(thread: ThreadRecord): AcpThread {
 export function toAcpThreadState(checkpoint: CheckpointRecord): AcpThreadState {
   return {
     checkpoint: { checkpoint_id: checkpoint.checkpoint_id },
-    values: asValues(checkpoint.values),
+    values: storedValues(checkpoint.values),
     messages: (checkpoint.messages ?? []) as AcpThreadState["messages"],
     metadata: checkpoint.metadata,
   };
@@ -41,9 +41,18 @@ export function toAcpRun(run: RunRecord): AcpRun {
   return acp;
 }
 
+/**
+ * AG-UI state as ACP values. `undefined` (no state at all) is `{}`; every other non-object,
+ * `null` included, is wrapped so it reaches the client unchanged.
+ */
 export function asValues(values: unknown): Record<string, unknown> {
-  if (values === null || values === undefined) return {};
-  if (typeof values === "object" && !Array.isArray(values))
+  if (values === undefined) return {};
+  if (typeof values === "object" && values !== null && !Array.isArray(values))
     return values as Record<string, unknown>;
   return { $state: values };
+}
+
+/** Values as stored: always an object the engine wrote, or null for "never written". */
+export function storedValues(values: unknown): Record<string, unknown> {
+  return values === null ? {} : asValues(values);
 }

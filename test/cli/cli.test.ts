@@ -1,0 +1,85 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+const root = resolve(import.meta.dirname, "../..");
+const children: ChildProcess[] = [];
+
+/** Starts the real CLI (through tsx, as `npm run dev` does) and collects its output. */
+function startCli(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk) => (stdout += chunk));
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+  const listening = new Promise<string>((done, fail) => {
+    const check = () => {
+      const line = stdout.split("\n").find((l) => l.includes('"acp-agui listening"'));
+      if (line) return done((JSON.parse(line) as { url: string }).url);
+    };
+    child.stdout!.on("data", check);
+    void exited.then((code) => fail(new Error(`exited with ${code}: ${stderr}${stdout}`)));
+  });
+  // Tests that expect a failed start never await `listening`; keep its rejection handled.
+  listening.catch(() => undefined);
+  return { child, exited, listening, output: () => ({ stdout, stderr }) };
+}
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
+describe("acp-agui serve", () => {
+  it("serves the sample config on the port given, then exits 0 on SIGTERM", async () => {
+    const db = join(mkdtempSync(join(tmpdir(), "acp-cli-")), "cli.db");
+    const cli = startCli(["serve", "--config", "config/sample.yaml", "--port", "0", "--db", db]);
+    const url = await cli.listening;
+    const agents = (await (
+      await fetch(`${url}/agents/search`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      })
+    ).json()) as Array<{ metadata: { ref: { name: string } } }>;
+    expect(agents.map((a) => a.metadata.ref.name).sort()).toEqual(["approval-demo", "echo", "scripted-demo"]);
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+
+    cli.child.kill("SIGTERM");
+    expect(await cli.exited).toBe(0);
+    expect(cli.output().stdout).toContain("shutting down");
+  });
+
+  it("takes the config path and port from the environment", async () => {
+    const cli = startCli(["serve"], { ACP_AGUI_CONFIG: "config/sample.yaml", PORT: "0", DATABASE_URL: ":memory:" });
+    const url = await cli.listening;
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    cli.child.kill("SIGINT");
+    expect(await cli.exited).toBe(0);
+  });
+
+  it("refuses to start on a bad config, naming the key path and line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-"));
+    const file = join(dir, "bad.yaml");
+    writeFileSync(
+      file,
+      ["agents:", "  - name: echo", "    version: 1.0.0", "    description: x", "    adapter: { type: ehco }", ""].join("\n"),
+    );
+    const cli = startCli(["serve", "--config", file, "--db", ":memory:"]);
+    expect(await cli.exited).toBe(1);
+    expect(cli.output().stderr).toMatch(/bad\.yaml:5:\d+: agents\[0\]\.adapter\.type must be one of/);
+  });
+
+  it("refuses to start without a config, saying how to give one", async () => {
+    const cli = startCli(["serve"], { ACP_AGUI_CONFIG: "" });
+    expect(await cli.exited).toBe(1);
+    expect(cli.output().stderr).toContain("--config FILE");
+  });
+});
