@@ -194,7 +194,7 @@ export function buildRunInput(
     runId: aguiRunId,
     protocolVersion: PROTOCOL_VERSION,
     messages: [...history, ...added],
-    state: threadState(thread, input),
+
     tools: Array.isArray(input.tools) ? (input.tools as RunAgentInput["tools"]) : [],
     context: Array.isArray(input.context) ? (input.context as RunAgentInput["context"]) : [],
     forwardedProps: {
@@ -202,6 +202,9 @@ export function buildRunInput(
       ...(config ? { acp: { config } } : {}),
     },
   };
+  // AG-UI forbids a null state; a thread whose state is null sends none.
+  const state = threadState(thread, input);
+  if (state !== null && state !== undefined) result.state = state;
   if (run.resume && run.resume.length > 0) result.resume = run.resume as RunAgentInput["resume"];
   return result;
 }

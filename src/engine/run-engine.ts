@@ -3,7 +3,7 @@ import { v4 as uuidv4 } from "uuid";
 import type { AgentAdapter } from "../adapters/types.js";
 import { aguiToAcpMessages as toAcpMessages } from "../pipeline/acp-messages.js";
 import type { RunPatch, RunRecord, Storage } from "../storage/types.js";
-import { asValues, toAcpRun } from "./acp-mapping.js";
+import { asValues, storedValues, toAcpRun } from "./acp-mapping.js";
 import { executeSegment, interruptOutput, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
 import { FrameWriter } from "./frame-writer.js";
@@ -303,7 +303,13 @@ export class RunEngine {
   async finishWithoutSegment(run: RunRecord, end: SegmentEnd): Promise<void> {
     const thread = run.thread_id ? await this.storage.getThread(run.thread_id) : null;
     const writer = new FrameWriter(this.storage, this.bus, run.run_id, run.last_seq);
-    await this.record(run, end, asValues(thread?.values), thread?.messages ?? [], writer);
+    await this.record(
+      run,
+      end,
+      storedValues(thread?.values ?? null),
+      thread?.messages ?? [],
+      writer,
+    );
   }
 
   private async record(
