@@ -9,12 +9,13 @@ import { RunEngine } from "./engine/run-engine.js";
 import { type AgentCatalog, RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
 import { registerErrorHandling } from "./http/errors.js";
+import { registerJsonBodyParser } from "./http/json-body.js";
 import { agentRoutes } from "./http/routes/agents.js";
+import { aguiRoutes } from "./http/routes/agui.js";
 import { metaRoutes } from "./http/routes/meta.js";
 import { statelessRunRoutes } from "./http/routes/stateless-runs.js";
 import { threadRunRoutes } from "./http/routes/thread-runs.js";
 import { threadRoutes } from "./http/routes/threads.js";
-import { registerJsonBodyParser } from "./http/json-body.js";
 import { RunHandlers } from "./http/run-handlers.js";
 import { registerValidatorCompiler, schemaErrorFormatter } from "./http/validator-compiler.js";
 import type { ServerSettings } from "./settings.js";
@@ -118,6 +119,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(threadRoutes);
   await app.register(threadRunRoutes);
   await app.register(statelessRunRoutes);
+  await app.register(aguiRoutes);
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();
@@ -135,6 +137,7 @@ function catalogOf(registry: AgentRegistry): AgentCatalog {
       validateInput: (data: unknown) => agent.validateInput(data),
       validateConfig: (data: unknown) => agent.validateConfig(data),
       validateResume: (type: string, data: unknown) => agent.validateResume(data, type),
+      maxPendingRuns: agent.config.limits.maxQueuedRuns + agent.config.limits.maxConcurrentRuns,
     };
   return {
     get: (agentId) => wrap(registry.get(agentId)) ?? undefined,

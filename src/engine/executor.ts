@@ -203,7 +203,9 @@ export function buildRunInput(
     },
   };
   // AG-UI forbids a null state; a thread whose state is null sends none.
-  const state = threadState(thread, input);
+  // An AG-UI client (the AG-UI face) owns its state: what it sends wins over the thread's.
+  const fromClient = run.creation.agui !== undefined && input.state !== undefined;
+  const state = fromClient ? input.state : threadState(thread, input);
   if (state !== null && state !== undefined) result.state = state;
   if (run.resume && run.resume.length > 0) result.resume = run.resume as RunAgentInput["resume"];
   return result;

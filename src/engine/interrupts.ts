@@ -109,7 +109,8 @@ function nativeEntries(
     if (answered.has(id)) throw invalid(`resume[${index}] answers interrupt "${id}" twice`);
     answered.add(id);
     const resolved = entry as ResumeEntry;
-    if (resolved.status === "resolved") {
+    // An answer without a payload (a plain "go ahead") has nothing to check against a schema.
+    if (resolved.status === "resolved" && resolved.payload !== undefined) {
       const interrupt = open.find((candidate) => candidate.id === id)!;
       const payloadProblem = validators.validatePayload(interruptType(interrupt), resolved.payload);
       if (payloadProblem) throw invalid(`resume[${index}].payload: ${payloadProblem}`);

@@ -117,6 +117,27 @@ export class RunEngine {
     void this.pump();
   }
 
+  /**
+   * AG-UI capabilities of an agent: what the server supplies to every agent (streaming,
+   * persistence, interrupts), refined by what its adapter declares.
+   */
+  capabilitiesOf(agentId: string): Record<string, unknown> {
+    const adapter = this.agents.get(agentId)?.adapter;
+    const declared = (adapter?.capabilities?.() ?? {}) as Record<
+      string,
+      Record<string, unknown> | undefined
+    >;
+    const supplied: Record<string, Record<string, unknown>> = {
+      transport: { streaming: true, httpBinary: true },
+      state: { snapshots: true, persistentState: true },
+      humanInTheLoop: { supported: true, interrupts: true },
+    };
+    const merged: Record<string, unknown> = { ...declared };
+    for (const [key, value] of Object.entries(supplied))
+      merged[key] = { ...declared[key], ...value };
+    return merged;
+  }
+
   isExecutingHere(runId: string): boolean {
     return this.executing.has(runId);
   }
@@ -228,20 +249,7 @@ export class RunEngine {
     await storage.setThreadStatus(thread.thread_id, "busy");
     logger.debug({ segment: segments.length - 1, agent: agent.name }, "segment started");
 
-    // runTimeoutSeconds 0 means no limit (a 0 ms timer would time every run out at once).
-    const timeout =
-      agent.runTimeoutSeconds > 0
-        ? setTimeout(
-            () =>
-              controller.abort(
-                new StopReason(
-                  "timeout",
-                  `the run exceeded its time limit of ${agent.runTimeoutSeconds} s`,
-                ),
-              ),
-            agent.runTimeoutSeconds * 1000,
-          )
-        : undefined;
+    const timeout = this.armTimeout(agent, claimed, controller);
     try {
       const outcome = await executeSegment({
         storage,
@@ -268,6 +276,32 @@ export class RunEngine {
     } finally {
       clearTimeout(timeout);
     }
+  }
+
+  /**
+   * The time limit covers the whole run: each resumed segment gets what the earlier segments
+   * left of it. `runTimeoutSeconds: 0` means no limit.
+   */
+  private armTimeout(agent: EngineAgent, run: RunRecord, controller: AbortController) {
+    if (agent.runTimeoutSeconds <= 0) return undefined;
+    const used = run.segments.reduce(
+      (sum, segment) =>
+        segment.ended_at
+          ? sum + (Date.parse(segment.ended_at) - Date.parse(segment.started_at))
+          : sum,
+      0,
+    );
+    const left = Math.max(0, agent.runTimeoutSeconds * 1000 - used);
+    return setTimeout(
+      () =>
+        controller.abort(
+          new StopReason(
+            "timeout",
+            `the run exceeded its time limit of ${agent.runTimeoutSeconds} s`,
+          ),
+        ),
+      left,
+    );
   }
 
   /**
@@ -341,7 +375,9 @@ export class RunEngine {
     if (run.thread_id) {
       // Only a run that started changed the thread; one cancelled in the queue has nothing to undo.
       if (rollback && run.segments.length > 0) {
-        await storage.restoreCheckpoint(run.thread_id, run.checkpoint_before);
+        await storage.restoreCheckpoint(run.thread_id, run.checkpoint_before, {
+          discardRunId: run.run_id,
+        });
       }
       const stillBusy = (await storage.pendingRunsOfThread(run.thread_id)).length > 0;
       await storage.setThreadStatus(run.thread_id, stillBusy ? "busy" : statuses.thread);

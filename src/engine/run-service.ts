@@ -1,6 +1,6 @@
 import type { Interrupt } from "@ag-ui/core";
 import { v4 as uuidv4 } from "uuid";
-import { conflict, invalid, notFound } from "../errors.js";
+import { conflict, DomainError, invalid, notFound } from "../errors.js";
 import { acpToAguiMessages } from "../pipeline/acp-messages.js";
 import type { RunFrame, RunKind, RunRecord, RunSearch, RunStatus } from "../storage/types.js";
 import { StopReason } from "./executor.js";
@@ -15,6 +15,8 @@ export interface RunnableAgent {
   validateInput(data: unknown): string | null;
   validateConfig(data: unknown): string | null;
   validateResume(interruptType: string, data: unknown): string | null;
+  /** Pending runs (executing or queued) beyond which new runs are refused with 429. */
+  maxPendingRuns?: number;
 }
 
 export interface AgentCatalog {
@@ -69,6 +71,7 @@ export class RunService {
       if (configProblem) throw invalid(configProblem);
     }
     if (typeof body.webhook === "string") this.options.checkWebhook(body.webhook);
+    await this.checkQueueRoom(agent);
     const afterSeconds =
       typeof body.after_seconds === "number" ? Math.max(0, body.after_seconds) : 0;
     const startAfter = Date.now() + afterSeconds * 1000;
@@ -206,6 +209,24 @@ export class RunService {
       return { ...run, status: final.status, output: final.output };
     }
     return run;
+  }
+
+  /** A bounded queue: past the agent's limit, refuse (429) rather than pile up work. */
+  private async checkQueueRoom(agent: RunnableAgent): Promise<void> {
+    const limit = agent.maxPendingRuns;
+    if (limit === undefined) return;
+    const pending = await this.storage.searchRuns({
+      agent_id: agent.agentId,
+      status: "pending",
+      limit: limit,
+      offset: 0,
+    });
+    if (pending.length >= limit) {
+      throw new DomainError(
+        "overloaded",
+        `agent ${agent.agentId} already has ${pending.length} pending runs (its limit); try again later`,
+      );
+    }
   }
 
   private resolveAgent(agentId: unknown) {

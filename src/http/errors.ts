@@ -41,6 +41,8 @@ function clientErrorStatus(err: FastifyError): number | undefined {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (isDomainError(err)) {
+      // Tell a refused client when trying again makes sense.
+      if (err.code === "overloaded") reply.header("retry-after", "1");
       return sendError(reply, STATUS_BY_CODE[err.code], err.message);
     }
     if (err.validation) {

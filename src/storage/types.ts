@@ -212,8 +212,16 @@ export interface Storage {
     threadId: string,
     options: { limit: number; before?: string },
   ): Promise<CheckpointRecord[]>;
-  /** Makes an existing checkpoint the thread's current one again (rollback). */
-  restoreCheckpoint(threadId: string, checkpointId: string | null): Promise<void>;
+  /**
+   * Makes an existing checkpoint the thread's current one again (rollback). With
+   * `discardRunId`, the checkpoints that run wrote (`metadata.run_id`) are deleted in the same
+   * transaction: a rolled-back run leaves no trace in history.
+   */
+  restoreCheckpoint(
+    threadId: string,
+    checkpointId: string | null,
+    options?: { discardRunId?: string },
+  ): Promise<void>;
 
   // Runs
   insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord>;

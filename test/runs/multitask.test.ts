@@ -192,10 +192,7 @@ describe("multitask strategies and cancel", () => {
     expect(thread).toMatchObject({ status: "idle", values: { base: 1 } });
   });
 
-  // Known gap, reported to the lead: storage can only move the thread's pointer back, so the
-  // history still lists the rolled-back run's checkpoints above the restored state. `it.fails`
-  // turns red once storage drops them, so this can become a plain `it`.
-  it.fails("POST …/cancel › after action=rollback, history starts at the restored state", async () => {
+  it("POST …/cancel › after action=rollback, history starts at the restored state", async () => {
     const threadId = await newThread(t);
     await t.call("PATCH", `/threads/${threadId}`, { values: { base: 2 } });
     const run = await startLong(threadId);

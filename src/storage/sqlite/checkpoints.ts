@@ -23,8 +23,9 @@ export class CheckpointRepository {
     (threadId: string, checkpoint: NewCheckpoint) => CheckpointRecord
   >;
   readonly #restoreTx: Database.Transaction<
-    (threadId: string, checkpointId: string | null) => void
+    (threadId: string, checkpointId: string | null, discardRunId: string | undefined) => void
   >;
+  readonly #deleteOfRun: Database.Statement<[string, string]>;
   readonly #listTx: Database.Transaction<
     (threadId: string, limit: number, before: string | undefined) => CheckpointRecord[]
   >;
@@ -53,8 +54,11 @@ export class CheckpointRepository {
     );
     this.#listAllOldest = db.prepare("SELECT * FROM checkpoints WHERE thread_id = ? ORDER BY seq");
     this.#addTx = db.transaction((threadId, checkpoint) => this.#add(threadId, checkpoint));
-    this.#restoreTx = db.transaction((threadId, checkpointId) =>
-      this.#restore(threadId, checkpointId),
+    this.#deleteOfRun = db.prepare(
+      "DELETE FROM checkpoints WHERE thread_id = ? AND json_extract(metadata, '$.run_id') = ?",
+    );
+    this.#restoreTx = db.transaction((threadId, checkpointId, discardRunId) =>
+      this.#restore(threadId, checkpointId, discardRunId),
     );
     this.#listTx = db.transaction((threadId, limit, before) => this.#list(threadId, limit, before));
   }
@@ -74,8 +78,8 @@ export class CheckpointRepository {
     return this.#listTx.deferred(threadId, options.limit, options.before);
   }
 
-  restore(threadId: string, checkpointId: string | null): void {
-    this.#restoreTx.immediate(threadId, checkpointId);
+  restore(threadId: string, checkpointId: string | null, discardRunId?: string): void {
+    this.#restoreTx.immediate(threadId, checkpointId, discardRunId);
   }
 
   /**
@@ -158,8 +162,9 @@ export class CheckpointRepository {
     return rows.map(toCheckpoint);
   }
 
-  #restore(threadId: string, checkpointId: string | null): void {
+  #restore(threadId: string, checkpointId: string | null, discardRunId: string | undefined): void {
     this.#requirePointer(threadId);
+    if (discardRunId !== undefined) this.#deleteOfRun.run(threadId, discardRunId);
     if (checkpointId === null) {
       this.#setCurrent.run("null", "null", null, nowIso(), threadId);
       return;

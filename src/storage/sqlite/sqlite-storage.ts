@@ -160,8 +160,12 @@ export class SqliteStorage implements Storage {
     return this.#open().checkpoints.list(threadId, options);
   }
 
-  async restoreCheckpoint(threadId: string, checkpointId: string | null): Promise<void> {
-    this.#open().checkpoints.restore(threadId, checkpointId);
+  async restoreCheckpoint(
+    threadId: string,
+    checkpointId: string | null,
+    options: { discardRunId?: string } = {},
+  ): Promise<void> {
+    this.#open().checkpoints.restore(threadId, checkpointId, options.discardRunId);
   }
 
   // Runs

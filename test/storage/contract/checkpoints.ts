@@ -217,6 +217,25 @@ export function describeCheckpoints(factory: StorageFactory): void {
       expect(next.parent_checkpoint_id).toBe(a.checkpoint_id);
     });
 
+    it("deletes the checkpoints a discarded run wrote, and only those", async () => {
+      const thread = await makeThread(context.storage);
+      const a = await context.storage.addCheckpoint(thread.thread_id, checkpoint({ v: "a" }));
+      await context.storage.addCheckpoint(thread.thread_id, {
+        ...checkpoint({ v: "b" }),
+        metadata: { run_id: "run-1", source: "step" },
+      });
+      await context.storage.addCheckpoint(thread.thread_id, {
+        ...checkpoint({ v: "c" }),
+        metadata: { run_id: "run-1", source: "run" },
+      });
+      await context.storage.restoreCheckpoint(thread.thread_id, a.checkpoint_id, {
+        discardRunId: "run-1",
+      });
+      const history = await context.storage.listCheckpoints(thread.thread_id, { limit: 10 });
+      expect(history.map((c) => c.values)).toEqual([{ v: "a" }]);
+      expect((await context.storage.getThread(thread.thread_id))?.values).toEqual({ v: "a" });
+    });
+
     it("restores to no checkpoint at all with null", async () => {
       const thread = await makeThread(context.storage);
       await context.storage.addCheckpoint(thread.thread_id, checkpoint({ v: 1 }, { messages: [] }));

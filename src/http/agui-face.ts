@@ -1,0 +1,221 @@
+import type { RunAgentInput } from "@ag-ui/core";
+import { EventEncoder } from "@ag-ui/encoder";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { validate as isUuid, v5 as uuidv5 } from "uuid";
+import type { RegisteredAgent } from "../config/registry.js";
+import type { RunService } from "../engine/run-service.js";
+import { followRun } from "../engine/run-stream.js";
+import { conflict, invalid } from "../errors.js";
+import { aguiToAcpMessages } from "../pipeline/acp-messages.js";
+import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
+import type { AgUiMessage } from "../pipeline/types.js";
+import type { RunRecord } from "../storage/types.js";
+
+/** AG-UI threadIds that are not UUIDs map to UUID v5 under this namespace (stable everywhere). */
+export const AGUI_THREAD_NAMESPACE = "6a3e7c1d-52f4-4b8e-9d0a-3c2f1e4b5a69";
+const PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto";
+const RUN_SCOPED = new Set(["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"]);
+
+/** The ACP thread behind an AG-UI threadId. */
+export function aclThreadId(aguiThreadId: string): string {
+  return isUuid(aguiThreadId)
+    ? aguiThreadId.toLowerCase()
+    : uuidv5(aguiThreadId, AGUI_THREAD_NAMESPACE);
+}
+
+/**
+ * Refuses a client of another major AG-UI version before the stream opens. A client that
+ * declares no version is served the current protocol.
+ */
+export function checkClientVersion(declared: string | undefined): void {
+  if (declared === undefined) return;
+  const ours = AGUI_PROTOCOL_VERSION.split(".")[0];
+  const major = /^\s*v?(\d+)(?:\.|$)/.exec(declared)?.[1];
+  if (major === undefined) {
+    throw invalid(
+      `protocolVersion "${declared}" is not a version this server can interpret (it speaks ${AGUI_PROTOCOL_VERSION})`,
+    );
+  }
+  if (major !== ours) {
+    throw invalid(
+      `protocolVersion ${declared} is AG-UI major version ${major}; this server speaks ${AGUI_PROTOCOL_VERSION}`,
+    );
+  }
+}
+
+/** Only an Accept header that names the protobuf media type explicitly gets protobuf. */
+export function wantsProtobuf(accept: string | undefined): boolean {
+  if (!accept) return false;
+  return accept.split(",").some((part) => {
+    const [type, ...params] = part.trim().split(";");
+    if (type?.trim().toLowerCase() !== PROTO_MEDIA_TYPE) return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+/**
+ * An AG-UI run served as an ACP run: a new run on the thread behind the AG-UI threadId, or —
+ * when the input carries `resume` — the resume of that thread's interrupted run. The events
+ * the client receives are the run's stored custom frames, with the run-scoped ids set back to
+ * the client's own threadId and runId.
+ */
+export class AguiFace {
+  constructor(private readonly runs: RunService) {}
+
+  async serve(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    agent: RegisteredAgent,
+    input: RunAgentInput,
+  ) {
+    checkClientVersion(input.protocolVersion);
+    const threadId = aclThreadId(input.threadId);
+    const { run, afterSeq } =
+      input.resume && input.resume.length > 0
+        ? await this.resume(threadId, input)
+        : { run: await this.create(agent, threadId, input), afterSeq: 0 };
+    await this.stream(request, reply, run, afterSeq, input);
+  }
+
+  private async create(
+    agent: RegisteredAgent,
+    threadId: string,
+    input: RunAgentInput,
+  ): Promise<RunRecord> {
+    const thread = await this.runs.storage.getThread(threadId);
+    // AG-UI clients send the whole conversation every time; the thread keeps what it has seen.
+    const known = new Set(
+      (thread?.messages ?? []).map((m) => m.id).filter((id) => typeof id === "string"),
+    );
+    const fresh = input.messages.filter((m) => !known.has(m.id));
+    const acpInput: Record<string, unknown> = {
+      messages: aguiToAcpMessages(fresh as AgUiMessage[]),
+      tools: input.tools ?? [],
+      context: input.context ?? [],
+    };
+    if (input.state !== undefined && input.state !== null) acpInput.state = input.state;
+    if (input.forwardedProps !== undefined) acpInput.forwardedProps = input.forwardedProps;
+    return this.runs.create(
+      "stateful",
+      {
+        agent_id: agent.agentId,
+        input: acpInput,
+        if_not_exists: "create",
+        on_disconnect: "cancel",
+        stream_mode: ["custom"],
+        agui: { threadId: input.threadId, runId: input.runId },
+      },
+      threadId,
+    );
+  }
+
+  private async resume(threadId: string, input: RunAgentInput) {
+    const wanted = new Set(input.resume!.map((entry) => entry.interruptId));
+    const interrupted = await this.runs.search({
+      thread_id: threadId,
+      status: "interrupted",
+      limit: 100,
+      offset: 0,
+    });
+    const target = interrupted.find((run) =>
+      run.interrupts.some((interrupt) => wanted.has((interrupt as { id?: string }).id ?? "")),
+    );
+    if (!target) {
+      throw conflict(
+        `thread ${input.threadId} has no interrupted run waiting for ${[...wanted].map((id) => `"${id}"`).join(", ")}`,
+      );
+    }
+    const afterSeq = target.last_seq;
+    const run = await this.runs.resume(
+      target.run_id,
+      target.kind,
+      { resume: input.resume },
+      target.thread_id ?? undefined,
+    );
+    return { run, afterSeq };
+  }
+
+  private async stream(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    run: RunRecord,
+    afterSeq: number,
+    input: RunAgentInput,
+  ): Promise<void> {
+    const protobuf = wantsProtobuf(request.headers.accept);
+    const encoder = new EventEncoder({ accept: protobuf ? PROTO_MEDIA_TYPE : "text/event-stream" });
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      "content-type": encoder.getContentType(),
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+      "x-acp-run-id": run.run_id,
+    });
+    const gone = new AbortController();
+    // An AG-UI client closing its request aborts the run (AG-UI has no detached runs).
+    raw.on("close", () => {
+      if (!raw.writableFinished) gone.abort(new Error("client disconnected"));
+    });
+    gone.signal.addEventListener(
+      "abort",
+      () =>
+        void this.runs
+          .cancel(run.run_id, run.kind, { action: "interrupt", wait: false })
+          .catch(() => undefined),
+      { once: true },
+    );
+
+    const write = (event: Record<string, unknown>) => {
+      if (RUN_SCOPED.has(event.type as string)) {
+        event.threadId = input.threadId;
+        event.runId = input.runId;
+        if (event.type === "RUN_STARTED") event.protocolVersion = AGUI_PROTOCOL_VERSION;
+      }
+      raw.write(encoder.encodeBinary(event as never));
+    };
+
+    let terminal = false;
+    try {
+      for await (const frame of followRun(this.runs.storage, this.runs.bus, run.run_id, {
+        afterSeq,
+        signal: gone.signal,
+      })) {
+        const data = JSON.parse(frame.data) as {
+          update?: Record<string, unknown>;
+          output?: Record<string, unknown>;
+        };
+        if (frame.mode === "custom" && data.update) {
+          if (data.update.type === "RUN_FINISHED" || data.update.type === "RUN_ERROR")
+            terminal = true;
+          write(data.update);
+        } else if (frame.mode === "final" && !terminal) {
+          // The server ended the run (timeout, cancel, a protocol fault): tell the client why.
+          const output = data.output ?? {};
+          write({
+            type: "RUN_ERROR",
+            message: String(output.description ?? "the run ended without a result"),
+            code: String(output.errcode ?? "error"),
+          });
+        }
+        if (raw.writableNeedDrain) await drainOrClose(raw);
+      }
+    } finally {
+      raw.end();
+    }
+  }
+}
+
+function drainOrClose(raw: FastifyReply["raw"]): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      raw.off("drain", done);
+      raw.off("close", done);
+      resolve();
+    };
+    raw.on("drain", done);
+    raw.on("close", done);
+  });
+}
