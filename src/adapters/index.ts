@@ -1,5 +1,8 @@
 import type { AgentConfig } from "../config/schema.js";
+import { AguiHttpAdapter } from "./agui-http.js";
 import { EchoAdapter } from "./echo.js";
+import { loadModuleAdapter } from "./module.js";
+import { OpenAiAdapter } from "./openai.js";
 import { ScriptedAdapter } from "./scripted.js";
 import type { AgentAdapter } from "./types.js";
 
@@ -22,6 +25,13 @@ export async function createAdapter(agent: AgentConfig): Promise<AgentAdapter> {
           ),
           delayMs: adapter.delayMs,
         });
+      case "agui-http":
+        return new AguiHttpAdapter(adapter);
+      case "openai":
+        return new OpenAiAdapter(adapter);
+      case "module":
+        // Awaited here so a load error gets the agent's name from the catch below.
+        return await loadModuleAdapter(adapter);
       default:
         throw new Error(`adapter type "${adapter.type}" is not available in this build yet`);
     }
