@@ -32,8 +32,10 @@ export async function createAdapter(agent: AgentConfig): Promise<AgentAdapter> {
       case "module":
         // Awaited here so a load error gets the agent's name from the catch below.
         return await loadModuleAdapter(adapter);
-      default:
-        throw new Error(`adapter type "${adapter.type}" is not available in this build yet`);
+      default: {
+        const unknown: { type: string } = adapter;
+        throw new Error(`unknown adapter type "${unknown.type}"`);
+      }
     }
   } catch (err) {
     throw new Error(`agent ${agent.name}@${agent.version}: ${(err as Error).message}`);

@@ -105,6 +105,8 @@ export class RunEngine {
       );
     }
     await all();
+    // Adapters may hold connections (agui-http keeps a connection pool).
+    await Promise.allSettled([...this.agents.values()].map((agent) => agent.adapter.close?.()));
   }
 
   /** Asks the engine to look for runnable runs now. */

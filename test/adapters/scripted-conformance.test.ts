@@ -33,7 +33,9 @@ const yaml = `agents:\n${applicable
 
 /** The ACP status a conforming stream ends in: decided by its last terminal event. */
 function expectedStatus(fixture: Fixture): string {
-  const terminals = fixture.stream.filter((e) => e.type === "RUN_FINISHED" || e.type === "RUN_ERROR");
+  const terminals = fixture.stream.filter(
+    (e) => e.type === "RUN_FINISHED" || e.type === "RUN_ERROR",
+  );
   const last = terminals[terminals.length - 1];
   if (!last || last.type === "RUN_ERROR") return "error";
   const outcome = (last.outcome as { type?: string } | undefined)?.type;
@@ -82,9 +84,10 @@ describe("AG-UI conformance corpus through the scripted adapter and ACP", () => 
 
     const state = (await t.call("GET", `/threads/${thread.thread_id}`)).body as Thread;
     if (Object.hasOwn(want, "state")) {
-      const values = want.state !== null && typeof want.state === "object" && !Array.isArray(want.state)
-        ? want.state
-        : { $state: want.state };
+      const values =
+        want.state !== null && typeof want.state === "object" && !Array.isArray(want.state)
+          ? want.state
+          : { $state: want.state };
       expect(subsetMatches(values, state.values), JSON.stringify(state.values)).toBe(true);
     }
     const produced = state.messages.slice((fixture.input?.messages ?? []).length);
@@ -93,7 +96,9 @@ describe("AG-UI conformance corpus through the scripted adapter and ACP", () => 
     }
     if (want.messages !== undefined) {
       // ACP content is a string or a block list: compare against the ACP form of each message.
-      const acpForm = want.messages.map((m) => (m.role === "activity" ? aguiToAcpMessage(m as never) : m));
+      const acpForm = want.messages.map((m) =>
+        m.role === "activity" ? aguiToAcpMessage(m as never) : m,
+      );
       expect(messagesMatch(acpForm, state.messages), JSON.stringify(produced)).toBe(true);
     }
   });

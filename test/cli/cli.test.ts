@@ -49,7 +49,11 @@ describe("acp-agui serve", () => {
         body: "{}",
       })
     ).json()) as Array<{ metadata: { ref: { name: string } } }>;
-    expect(agents.map((a) => a.metadata.ref.name).sort()).toEqual(["approval-demo", "echo", "scripted-demo"]);
+    expect(agents.map((a) => a.metadata.ref.name).sort()).toEqual([
+      "approval-demo",
+      "echo",
+      "scripted-demo",
+    ]);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
     cli.child.kill("SIGTERM");
@@ -58,7 +62,11 @@ describe("acp-agui serve", () => {
   });
 
   it("takes the config path and port from the environment", async () => {
-    const cli = startCli(["serve"], { ACP_AGUI_CONFIG: "config/sample.yaml", PORT: "0", DATABASE_URL: ":memory:" });
+    const cli = startCli(["serve"], {
+      ACP_AGUI_CONFIG: "config/sample.yaml",
+      PORT: "0",
+      DATABASE_URL: ":memory:",
+    });
     const url = await cli.listening;
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     cli.child.kill("SIGINT");
@@ -70,11 +78,20 @@ describe("acp-agui serve", () => {
     const file = join(dir, "bad.yaml");
     writeFileSync(
       file,
-      ["agents:", "  - name: echo", "    version: 1.0.0", "    description: x", "    adapter: { type: ehco }", ""].join("\n"),
+      [
+        "agents:",
+        "  - name: echo",
+        "    version: 1.0.0",
+        "    description: x",
+        "    adapter: { type: ehco }",
+        "",
+      ].join("\n"),
     );
     const cli = startCli(["serve", "--config", file, "--db", ":memory:"]);
     expect(await cli.exited).toBe(1);
-    expect(cli.output().stderr).toMatch(/bad\.yaml:5:\d+: agents\[0\]\.adapter\.type must be one of/);
+    expect(cli.output().stderr).toMatch(
+      /bad\.yaml:5:\d+: agents\[0\]\.adapter\.type must be one of/,
+    );
   });
 
   it("refuses to start without a config, saying how to give one", async () => {

@@ -26,7 +26,6 @@ import {
   CEILING_IGNORED,
   ERROR_KEYWORDS,
   expectationFor,
-  type Fixture,
   fixtures,
   INAPPLICABLE,
   isClientShimFixture,

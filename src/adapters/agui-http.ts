@@ -1,0 +1,389 @@
+import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
+import { Agent, request } from "undici";
+import type { AguiHttpAdapterConfig } from "../config/schema.js";
+import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
+import {
+  AGUI_MEDIA_TYPE,
+  type EventDecoder,
+  ProtoDecoder,
+  SSE_MEDIA_TYPE,
+  SseDecoder,
+  StreamFault,
+} from "./agui-http-decode.js";
+import type { AdapterRunContext, AgentAdapter } from "./types.js";
+
+type ResponseBody = Awaited<ReturnType<typeof request>>["body"];
+type Event = Record<string, unknown> & { type?: unknown };
+
+/** Events that name the run itself; their ids are rewritten to the input's. */
+const RUN_SCOPED = new Set(["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"]);
+const TERMINAL = new Set(["RUN_FINISHED", "RUN_ERROR"]);
+
+/** How much of an error body is read, and how much of it a message quotes. */
+const ERROR_BODY_LIMIT = 8 * 1024;
+const QUOTE_LIMIT = 200;
+
+/** Why our own controller aborted the request (as opposed to the engine's signal). */
+class Timeout extends Error {
+  override readonly name = "Timeout";
+}
+
+/**
+ * A remote AG-UI agent served over HTTP (LangGraph, Mastra, CrewAI, Pydantic AI and the rest):
+ * each run POSTs the `RunAgentInput` as JSON to `url` and relays the events of the streamed
+ * answer, `text/event-stream` or AG-UI protobuf, whichever the remote sends.
+ *
+ * The ACP run `config` reaches the remote inside the input: the engine puts it at
+ * `forwardedProps.acp.config` (`{configurable, tags, recursion_limit}`), so this adapter sends
+ * the input as it is.
+ *
+ * Every failure (an HTTP error status, an unreachable host, a wrong content type, malformed
+ * data, a timeout, a stream that ends without RUN_FINISHED or RUN_ERROR, an incompatible
+ * protocol version) throws an `Error` whose message names the agent's URL; the engine turns it
+ * into run status `error`. A run the engine aborts ends quietly, and the HTTP request with it.
+ */
+export class AguiHttpAdapter implements AgentAdapter {
+  private readonly dispatcher: Agent;
+  /** The URL as messages show it: without credentials. */
+  private readonly shownUrl: string;
+
+  constructor(private readonly config: AguiHttpAdapterConfig) {
+    this.shownUrl = redact(config.url);
+    // Our own timers bound the wait for headers and each silence; undici's defaults (300 s
+    // each) would otherwise cut a stream that `idleTimeoutMs: 0` says may be silent forever.
+    this.dispatcher = new Agent({
+      connect: { timeout: config.connectTimeoutMs },
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+
+  capabilities(): Partial<AgentCapabilities> {
+    return {
+      transport: {
+        streaming: true,
+        ...(this.config.protocol === "proto" ? { httpBinary: true } : {}),
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.destroy();
+  }
+
+  async *run(input: RunAgentInput, context: AdapterRunContext): AsyncIterable<unknown> {
+    const { signal, logger } = context;
+    if (signal.aborted) return;
+    const { url, connectTimeoutMs, idleTimeoutMs } = this.config;
+    const agent = `the AG-UI agent at ${this.shownUrl}`;
+
+    // One controller for the request: the run's signal and both timeouts abort it, and its
+    // reason tells which one did (a cancel must end quietly, a timeout must say so).
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (ms: number, what: string) => {
+      if (ms > 0) timer = setTimeout(() => controller.abort(new Timeout(what)), ms);
+    };
+    const disarm = () => clearTimeout(timer);
+    let body: ResponseBody | undefined;
+    /** What an exception means: undefined when the engine aborted the run. */
+    const failure = (err: unknown): Error | undefined => {
+      if (signal.aborted) return undefined;
+      const reason: unknown = controller.signal.reason;
+      if (controller.signal.aborted && reason instanceof Timeout) {
+        return new Error(`${agent} ${reason.message}`);
+      }
+      if (err instanceof StreamFault) return new Error(`${agent} ${err.message}`);
+      return err instanceof Error && err.message.startsWith(agent)
+        ? err
+        : new Error(`${agent} ${describeNetworkError(err, connectTimeoutMs, body !== undefined)}`);
+    };
+
+    try {
+      arm(connectTimeoutMs, `did not answer within ${connectTimeoutMs} ms (connectTimeoutMs)`);
+      const response = await request(url, {
+        method: "POST",
+        dispatcher: this.dispatcher,
+        headers: this.headers(),
+        body: JSON.stringify(input),
+        signal: controller.signal,
+      });
+      disarm();
+      body = response.body;
+      const next = chunkReader(
+        body,
+        () => arm(idleTimeoutMs, `sent nothing for ${idleTimeoutMs} ms (idleTimeoutMs)`),
+        disarm,
+      );
+
+      if (response.statusCode < 200 || response.statusCode >= 300) {
+        const text = await readText(next, ERROR_BODY_LIMIT);
+        const detail = text.trim() === "" ? "" : `: ${quote(text)}`;
+        throw new Error(
+          `${agent} answered HTTP ${response.statusCode} before the stream opened${detail}`,
+        );
+      }
+
+      const contentType = mediaType(response.headers["content-type"]);
+      let decoder: EventDecoder;
+      if (contentType === SSE_MEDIA_TYPE) decoder = new SseDecoder();
+      else if (contentType === AGUI_MEDIA_TYPE) {
+        decoder = new ProtoDecoder(() =>
+          logger.warn(
+            { url: this.shownUrl },
+            "agui-http: dropped a protobuf event of a type this build does not know",
+          ),
+        );
+      } else {
+        throw new Error(
+          `${agent} answered with content type ${JSON.stringify(contentType || "(none)")}, not ${this.expectedTypes()}`,
+        );
+      }
+
+      const ids = new IdRewriter(input, (remote) =>
+        logger.debug(
+          { url: this.shownUrl, remote, threadId: input.threadId, runId: input.runId },
+          "agui-http: the remote agent names the run with its own ids; rewriting them",
+        ),
+      );
+      let versionChecked = false;
+      for (;;) {
+        const chunk = await next();
+        const events = chunk === undefined ? decoder.end() : decoder.push(chunk);
+        for (const raw of events) {
+          const event = ids.rewrite(raw);
+          if (!versionChecked && typeOf(event) === "RUN_STARTED") {
+            versionChecked = true;
+            this.checkVersion(event as Event, input, context);
+          }
+          yield event;
+          if (signal.aborted) return;
+          if (TERMINAL.has(typeOf(event) ?? "")) return;
+        }
+        if (chunk === undefined) break;
+      }
+      const leftover =
+        decoder instanceof ProtoDecoder && decoder.pending > 0
+          ? ` (${decoder.pending} bytes of an unfinished frame left)`
+          : "";
+      throw new Error(`${agent} closed the stream without RUN_FINISHED or RUN_ERROR${leftover}`);
+    } catch (err) {
+      const error = failure(err);
+      if (error) throw error;
+    } finally {
+      disarm();
+      signal.removeEventListener("abort", onAbort);
+      // Returning early (terminal event, engine stopped iterating, failure) must not leave the
+      // remote streaming into a socket nobody reads: destroying the body closes the connection.
+      if (body && !body.destroyed) {
+        // undici's body errors when destroyed before its end; nobody is left to hear that.
+        body.on("error", () => {});
+        body.destroy();
+      }
+    }
+  }
+
+  private headers(): Record<string, string> {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(this.config.headers ?? {})) {
+      headers[name.toLowerCase()] = value;
+    }
+    headers["content-type"] = "application/json";
+    headers.accept = this.config.protocol === "proto" ? AGUI_MEDIA_TYPE : SSE_MEDIA_TYPE;
+    return headers;
+  }
+
+  private expectedTypes(): string {
+    return this.config.protocol === "proto"
+      ? `${AGUI_MEDIA_TYPE} or ${SSE_MEDIA_TYPE}`
+      : SSE_MEDIA_TYPE;
+  }
+
+  /**
+   * The remote states its AG-UI version in RUN_STARTED. Another major version cannot be
+   * trusted to mean the same events; a newer minor of ours only adds what the pipeline strips.
+   */
+  private checkVersion(event: Event, input: RunAgentInput, context: AdapterRunContext): void {
+    const declared = event.protocolVersion;
+    if (declared === undefined) return;
+    const ours = input.protocolVersion ?? AGUI_PROTOCOL_VERSION;
+    const theirs = /^(\d+)\.(\d+)$/.exec(String(declared));
+    const mine = /^(\d+)\.(\d+)$/.exec(ours);
+    if (!theirs || !mine) {
+      context.logger.warn(
+        { url: this.shownUrl, declared, spoken: ours },
+        `agui-http: the remote agent declared protocol version ${JSON.stringify(declared)}, which cannot be compared with ${ours}; proceeding`,
+      );
+      return;
+    }
+    if (theirs[1] !== mine[1]) {
+      throw new Error(
+        `the AG-UI agent at ${this.shownUrl} speaks AG-UI ${declared}, but this server speaks ${ours}: major versions differ`,
+      );
+    }
+    if (Number(theirs[2]) > Number(mine[2])) {
+      context.logger.warn(
+        { url: this.shownUrl, declared, spoken: ours },
+        `agui-http: the remote agent speaks AG-UI ${declared}, newer than this server's ${ours}; what this server does not recognise is stripped`,
+      );
+    }
+  }
+}
+
+/**
+ * The pipeline requires RUN_STARTED to carry the input's threadId and runId; some servers mint
+ * their own runId. Run-scoped events are rewritten to the input's ids.
+ */
+class IdRewriter {
+  private logged = false;
+
+  constructor(
+    private readonly input: RunAgentInput,
+    private readonly onFirstRewrite: (remote: { threadId?: unknown; runId?: unknown }) => void,
+  ) {}
+
+  rewrite(event: unknown): unknown {
+    const type = typeOf(event);
+    if (type === undefined || !RUN_SCOPED.has(type)) return event;
+    const original = event as Event;
+    const { threadId, runId } = this.input;
+    // RUN_ERROR's ids are optional: only the ones it names are rewritten.
+    const wantThread = type !== "RUN_ERROR" || "threadId" in original;
+    const wantRun = type !== "RUN_ERROR" || "runId" in original;
+    if ((!wantThread || original.threadId === threadId) && (!wantRun || original.runId === runId)) {
+      return event;
+    }
+    if (!this.logged) {
+      this.logged = true;
+      this.onFirstRewrite({ threadId: original.threadId, runId: original.runId });
+    }
+    const copy: Event = { ...original };
+    if (wantThread) copy.threadId = threadId;
+    if (wantRun) copy.runId = runId;
+    return copy;
+  }
+}
+
+/**
+ * Reads the body one chunk at a time, with the idle timer armed only while waiting on the
+ * network: time the engine spends on the events already yielded is not the remote's silence.
+ * Resolves undefined at the end of the body.
+ */
+function chunkReader(
+  body: ResponseBody,
+  arm: () => void,
+  disarm: () => void,
+): () => Promise<Uint8Array | undefined> {
+  const iterator = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+  return async () => {
+    arm();
+    try {
+      const { value, done } = await iterator.next();
+      return done ? undefined : value;
+    } finally {
+      disarm();
+    }
+  };
+}
+
+async function readText(
+  next: () => Promise<Uint8Array | undefined>,
+  limit: number,
+): Promise<string> {
+  const decoder = new TextDecoder("utf-8");
+  let text = "";
+  let read = 0;
+  while (read < limit) {
+    const chunk = await next();
+    if (chunk === undefined) break;
+    read += chunk.length;
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+function typeOf(event: unknown): string | undefined {
+  if (typeof event !== "object" || event === null) return undefined;
+  const type = (event as Event).type;
+  return typeof type === "string" ? type : undefined;
+}
+
+function mediaType(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return (value ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+function quote(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return JSON.stringify(flat.length > QUOTE_LIMIT ? `${flat.slice(0, QUOTE_LIMIT)}…` : flat);
+}
+
+/** Credentials in the URL stay out of error messages and logs. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === "" && parsed.password === "") return url;
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** A connection-level error from undici or the OS, in words. */
+function describeNetworkError(err: unknown, connectTimeoutMs: number, streaming: boolean): string {
+  const code = errorCode(err);
+  const message = err instanceof Error ? err.message : String(err);
+  switch (code) {
+    case "ECONNREFUSED":
+      return "refused the connection (ECONNREFUSED)";
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+    case "EAI_NONAME":
+    case "EAI_FAIL": {
+      const host = (err as { hostname?: unknown }).hostname ?? findHostname(err);
+      return `cannot be reached: DNS lookup${host ? ` of ${JSON.stringify(host)}` : ""} failed (${code})`;
+    }
+    case "UND_ERR_CONNECT_TIMEOUT":
+      return `did not answer within ${connectTimeoutMs} ms (connectTimeoutMs)`;
+    case "ECONNRESET":
+    case "EPIPE":
+    case "UND_ERR_SOCKET":
+    case "UND_ERR_CLOSED":
+      return `broke the connection${streaming ? " mid-stream" : ""} (${message || code})`;
+    default: {
+      const what = `${message || String(code ?? "unknown error")}${code && !message.includes(code) ? ` (${code})` : ""}`;
+      return streaming ? `failed mid-stream: ${what}` : `cannot be reached: ${what}`;
+    }
+  }
+}
+
+/** The error code, looking through undici's wrappers and Node's happy-eyeballs AggregateError. */
+function errorCode(err: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const current = queue.shift();
+    if (typeof current !== "object" || current === null || seen.has(current)) continue;
+    seen.add(current);
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    queue.push((current as { cause?: unknown }).cause);
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors)) queue.push(...errors);
+  }
+  return undefined;
+}
+
+function findHostname(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
+    const hostname = (current as { hostname?: unknown }).hostname;
+    if (typeof hostname === "string") return hostname;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
