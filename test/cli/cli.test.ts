@@ -52,7 +52,9 @@ describe("acp-agui serve", () => {
     expect(agents.map((a) => a.metadata.ref.name).sort()).toEqual([
       "approval-demo",
       "echo",
+      "remote-echo",
       "scripted-demo",
+      "word-count",
     ]);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
 

@@ -18,7 +18,13 @@ const ECHO = `  - name: echo
 describe("loadConfig", () => {
   it("loads the sample config with defaults filled in", async () => {
     const config = await loadConfig(samplePath);
-    expect(config.agents.map((a) => a.name)).toEqual(["echo", "scripted-demo", "approval-demo"]);
+    expect(config.agents.map((a) => a.name)).toEqual([
+      "echo",
+      "scripted-demo",
+      "approval-demo",
+      "word-count",
+      "remote-echo",
+    ]);
     expect(config.server).toEqual(SERVER_DEFAULTS);
     const approval = config.agents[2]!;
     expect(approval.adapter.type).toBe("scripted");

@@ -1,0 +1,84 @@
+/**
+ * Every agent of config/sample.yaml works end to end through ACP — the module agent in
+ * process, and the agui-http agent against a real AG-UI endpoint (a second server's face,
+ * since the sample's URL assumes port 8000).
+ */
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build, type TestApp } from "../helpers/app.js";
+
+const configDir = resolve(import.meta.dirname, "../../config");
+const sample = readFileSync(resolve(configDir, "sample.yaml"), "utf8");
+
+type Wait = {
+  run: { status: string };
+  output: { values: Record<string, unknown>; messages: Array<{ content: unknown }> };
+};
+
+describe("the sample config's agents", () => {
+  let remote: TestApp;
+  let t: TestApp;
+  beforeAll(async () => {
+    remote = await build();
+    await remote.app.listen({ port: 0, host: "127.0.0.1" });
+    const port = (remote.app.server.address() as AddressInfo).port;
+    t = await build({
+      yaml: sample.replaceAll("127.0.0.1:8000", `127.0.0.1:${port}`),
+      baseDir: configDir,
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await remote.close();
+  });
+
+  const run = async (name: string, content: string) => {
+    const res = await t.call("POST", "/runs/wait", {
+      agent_id: t.registry.getByName(name)!.agentId,
+      input: { messages: [{ role: "user", content }] },
+    });
+    expect(res.status).toBe(200);
+    return res.body as Wait;
+  };
+
+  it("word-count (module adapter) counts words in process", async () => {
+    const { run: r, output } = await run("word-count", "one two three");
+    expect(r.status).toBe("success");
+    expect(output.values).toEqual({ last_count: 3, total_words: 3 });
+    expect(output.messages.at(-1)!.content).toBe("3 words (3 so far).");
+  });
+
+  it("remote-echo (agui-http adapter) reaches an AG-UI endpoint over HTTP", async () => {
+    const { run: r, output } = await run("remote-echo", "over the wire");
+    expect(r.status, JSON.stringify(output)).toBe("success");
+    expect(output.messages.at(-1)!.content).toBe("over the wire");
+    expect(output.values).toMatchObject({ turns: 1, last_message: "over the wire" });
+  });
+
+  it.each(["echo", "scripted-demo"])("%s finishes with success", async (name) => {
+    expect((await run(name, "hi")).run.status).toBe("success");
+  });
+
+  it("approval-demo stops for approval and finishes when resumed", async () => {
+    const agentId = t.registry.getByName("approval-demo")!.agentId;
+    const thread = (await t.call("POST", "/threads", {})).body as { thread_id: string };
+    const waited = (
+      await t.call("POST", `/threads/${thread.thread_id}/runs/wait`, {
+        agent_id: agentId,
+        input: {},
+      })
+    ).body as { run: { run_id: string; status: string } };
+    expect(waited.run.status).toBe("interrupted");
+    const resumed = await t.call("POST", `/threads/${thread.thread_id}/runs/${waited.run.run_id}`, {
+      approval: { approved: true },
+    });
+    expect(resumed.status).toBe(200);
+    const done = (
+      await t.call("GET", `/threads/${thread.thread_id}/runs/${waited.run.run_id}/wait`)
+    ).body as Wait;
+    expect(done.run.status).toBe("success");
+    expect(done.output.values).toMatchObject({ status: "done" });
+  });
+});
