@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import pino from "pino";
 import { createAdapter } from "./adapters/index.js";
-import type { AgentRegistry } from "./config/registry.js";
+import type { AgentRegistry, RegisteredAgent } from "./config/registry.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
 import { LocalFrameBus } from "./engine/frame-bus.js";
 import { RunEngine } from "./engine/run-engine.js";
@@ -138,9 +138,16 @@ function catalogOf(registry: AgentRegistry): AgentCatalog {
       validateConfig: (data: unknown) => agent.validateConfig(data),
       validateResume: (type: string, data: unknown) => agent.validateResume(data, type),
       maxPendingRuns: agent.config.limits.maxQueuedRuns + agent.config.limits.maxConcurrentRuns,
+      streamModes: declaredStreamModes(agent),
     };
   return {
     get: (agentId) => wrap(registry.get(agentId)) ?? undefined,
     defaultAgent: () => wrap(registry.defaultAgent()),
   };
+}
+
+function declaredStreamModes(agent: RegisteredAgent): Set<string> {
+  const streaming = (agent.descriptor.specs.capabilities as { streaming?: Record<string, boolean> })
+    .streaming;
+  return new Set(Object.entries(streaming ?? {}).filter(([, on]) => on).map(([mode]) => mode));
 }

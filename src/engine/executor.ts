@@ -90,6 +90,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
       for (const event of pushed.events) {
         writer.custom(
           `{"type":"custom","run_id":"${run.run_id}","status":"pending","update":${JSON.stringify(event)}}`,
+          isSubagentWork(event as unknown as Record<string, unknown>) ? "subagent" : "custom",
         );
       }
       if (pushed.stateChanged || pushed.messagesChanged) writer.values(renderValues);
@@ -132,6 +133,18 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     }
   }
   return { end, values: pipeline.state, messages: [...pipeline.messages], writer };
+}
+
+const SUBAGENT_LIFECYCLE = new Set(["SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"]);
+
+/**
+ * Output of a subagent (a subgraph, in ACP's words): events attributed by `subagentRunId`, and
+ * lifecycle events of subagents nested in another one. The lifecycle of a top-level subagent is
+ * the parent's own news and always streams.
+ */
+export function isSubagentWork(event: Record<string, unknown>): boolean {
+  if (SUBAGENT_LIFECYCLE.has(event.type as string)) return typeof event.parentSubagentRunId === "string";
+  return typeof event.subagentRunId === "string";
 }
 
 function stoppedEnd(reason: unknown): SegmentEnd {

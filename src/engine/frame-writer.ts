@@ -26,8 +26,8 @@ export class FrameWriter {
     this.seq = lastSeq;
   }
 
-  custom(data: string): void {
-    this.pending.push({ run_id: this.runId, seq: ++this.seq, mode: "custom", data });
+  custom(data: string, mode: "custom" | "subagent" = "custom"): void {
+    this.pending.push({ run_id: this.runId, seq: ++this.seq, mode, data });
     this.schedule();
   }
 

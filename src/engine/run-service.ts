@@ -17,6 +17,8 @@ export interface RunnableAgent {
   validateResume(interruptType: string, data: unknown): string | null;
   /** Pending runs (executing or queued) beyond which new runs are refused with 429. */
   maxPendingRuns?: number;
+  /** Stream modes the descriptor declares (`specs.capabilities.streaming`). */
+  streamModes?: ReadonlySet<string>;
 }
 
 export interface AgentCatalog {
@@ -70,6 +72,7 @@ export class RunService {
       const configProblem = agent.validateConfig(configurable);
       if (configProblem) throw invalid(configProblem);
     }
+    checkStreamModes(agent, body.stream_mode);
     if (typeof body.webhook === "string") this.options.checkWebhook(body.webhook);
     await this.checkQueueRoom(agent);
     const afterSeconds =
@@ -291,6 +294,19 @@ export class RunService {
         cancel_requested: kind === "rollback" ? "rollback" : "interrupt",
       });
       await this.wait(run.run_id, run.kind, AbortSignal.timeout(60_000)).catch(() => undefined);
+    }
+  }
+}
+
+/** ACP: a requested stream mode must be one the agent's descriptor declares. */
+function checkStreamModes(agent: RunnableAgent, requested: unknown): void {
+  if (!agent.streamModes || requested === undefined || requested === null) return;
+  const modes = Array.isArray(requested) ? requested : [requested];
+  for (const mode of modes) {
+    if (!agent.streamModes.has(mode as string)) {
+      throw invalid(
+        `stream_mode "${mode}" is not supported by agent ${agent.agentId} (its descriptor's specs.capabilities.streaming)`,
+      );
     }
   }
 }

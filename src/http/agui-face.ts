@@ -187,7 +187,7 @@ export class AguiFace {
           update?: Record<string, unknown>;
           output?: Record<string, unknown>;
         };
-        if (frame.mode === "custom" && data.update) {
+        if ((frame.mode === "custom" || frame.mode === "subagent") && data.update) {
           if (data.update.type === "RUN_FINISHED" || data.update.type === "RUN_ERROR")
             terminal = true;
           write(data.update);

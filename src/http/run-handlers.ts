@@ -30,7 +30,7 @@ export class RunHandlers {
     threadId?: string,
   ): Promise<void> {
     const run = await this.runs.create(kind, body, threadId);
-    await this.stream(request, reply, run, 0, streamModes(body.stream_mode), {
+    await this.stream(request, reply, run, 0, streamModes(body, kind), {
       cancelOnDisconnect: body.on_disconnect !== "continue",
     });
   }
@@ -80,7 +80,7 @@ export class RunHandlers {
     // frame (always its last) and closes.
     const afterSeq =
       resumeFrom ?? (run.status === "pending" ? run.last_seq : Math.max(0, run.last_seq - 1));
-    await this.stream(request, reply, run, afterSeq, streamModes(run.creation.stream_mode), {
+    await this.stream(request, reply, run, afterSeq, streamModes(run.creation, run.kind), {
       cancelOnDisconnect: false,
     });
   }
@@ -135,10 +135,21 @@ export class RunHandlers {
   }
 }
 
-export function streamModes(value: unknown): Set<string> {
-  if (Array.isArray(value) && value.length > 0) return new Set(value as string[]);
-  if (typeof value === "string") return new Set([value]);
-  return new Set(["values"]);
+/**
+ * The frame modes a stream delivers (besides "final", always sent): `stream_mode` (default
+ * values), and with custom the subagents' frames too when `stream_subgraphs` is true — or, for
+ * stateless runs, which have no such option, always.
+ */
+export function streamModes(creation: Record<string, unknown>, kind: RunKind): Set<string> {
+  const value = creation.stream_mode;
+  let modes: Set<string>;
+  if (Array.isArray(value) && value.length > 0) modes = new Set(value as string[]);
+  else if (typeof value === "string") modes = new Set([value]);
+  else modes = new Set(["values"]);
+  if (modes.has("custom") && (kind === "stateless" || creation.stream_subgraphs === true)) {
+    modes.add("subagent");
+  }
+  return modes;
 }
 
 function waitResponse(run: RunRecord): AcpWaitResponse {

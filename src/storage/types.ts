@@ -161,8 +161,12 @@ export type RunPatch = Partial<
 export interface RunFrame {
   run_id: string;
   seq: number;
-  /** "values" | "custom" | "final": which stream modes the frame belongs to. */
-  mode: "values" | "custom" | "final";
+  /**
+   * Which stream modes the frame belongs to: "values", "custom", "subagent" (a custom frame of
+   * an event a subagent produced, streamed only with `stream_subgraphs`), or "final" (the end
+   * of a segment, sent in every mode).
+   */
+  mode: "values" | "custom" | "subagent" | "final";
   data: string;
 }
 

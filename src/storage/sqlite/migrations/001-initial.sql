@@ -95,7 +95,7 @@ CREATE INDEX run_metadata_by_value ON run_metadata (key, value_json, run_id);
 CREATE TABLE run_frames (
   run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
   seq    INTEGER NOT NULL CHECK (seq > 0),
-  mode   TEXT NOT NULL CHECK (mode IN ('values', 'custom', 'final')),
+  mode   TEXT NOT NULL CHECK (mode IN ('values', 'custom', 'subagent', 'final')),
   data   TEXT NOT NULL,
   PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
