@@ -149,5 +149,9 @@ function catalogOf(registry: AgentRegistry): AgentCatalog {
 function declaredStreamModes(agent: RegisteredAgent): Set<string> {
   const streaming = (agent.descriptor.specs.capabilities as { streaming?: Record<string, boolean> })
     .streaming;
-  return new Set(Object.entries(streaming ?? {}).filter(([, on]) => on).map(([mode]) => mode));
+  return new Set(
+    Object.entries(streaming ?? {})
+      .filter(([, on]) => on)
+      .map(([mode]) => mode),
+  );
 }

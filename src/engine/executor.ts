@@ -143,7 +143,8 @@ const SUBAGENT_LIFECYCLE = new Set(["SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SU
  * the parent's own news and always streams.
  */
 export function isSubagentWork(event: Record<string, unknown>): boolean {
-  if (SUBAGENT_LIFECYCLE.has(event.type as string)) return typeof event.parentSubagentRunId === "string";
+  if (SUBAGENT_LIFECYCLE.has(event.type as string))
+    return typeof event.parentSubagentRunId === "string";
   return typeof event.subagentRunId === "string";
 }
 
