@@ -4,7 +4,7 @@ import pino from "pino";
 import { createAdapter } from "./adapters/index.js";
 import type { AgentRegistry, RegisteredAgent } from "./config/registry.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
-import { LocalFrameBus } from "./engine/frame-bus.js";
+import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
 import { RunEngine } from "./engine/run-engine.js";
 import { type AgentCatalog, RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
@@ -47,6 +47,8 @@ export interface BuildAppOptions {
   registry: AgentRegistry;
   storage: Storage;
   logger?: Logger;
+  /** How replicas hear each other; defaults to the in-process bus of a single server. */
+  bus?: FrameBus;
   /** Grace period for running runs when the app closes. */
   shutdownGraceMs?: number;
 }
@@ -77,9 +79,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       const url = run.creation.webhook;
       if (typeof url === "string") return webhooks.enqueue(run, url, toAcpRun(run));
     },
-    bus: new LocalFrameBus(),
+    bus: options.bus ?? new LocalFrameBus(),
     logger,
     maxConcurrentRuns: settings.maxConcurrentRuns,
+    leaseMs: settings.leaseSeconds * 1000,
     agents: await Promise.all(
       registry.list().map(async (agent) => ({
         agentId: agent.agentId,

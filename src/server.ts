@@ -1,8 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { buildApp } from "./app.js";
+import { PostgresFrameBus } from "./bus/postgres-bus.js";
 import { loadConfig } from "./config/load.js";
 import { AgentRegistry } from "./config/registry.js";
+import type { FrameBus } from "./engine/frame-bus.js";
 import { DEFAULT_SETTINGS, mergeSettings, type ServerSettings } from "./settings.js";
 import { createStorage } from "./storage/index.js";
 import type { Storage } from "./storage/types.js";
@@ -32,16 +34,22 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const storage = createStorage(settings.database);
   await storage.open();
   let app: FastifyInstance;
+  let bus: FrameBus | undefined;
   try {
+    // Replicas sharing PostgreSQL hear each other through LISTEN/NOTIFY; SQLite is one process.
+    if (storage.kind === "postgres")
+      bus = await PostgresFrameBus.connect(settings.database, options.logger);
     app = await buildApp({
       settings,
       registry,
       storage,
+      bus,
       logger: options.logger,
       shutdownGraceMs: options.shutdownGraceMs,
     });
     await app.listen({ port: settings.port, host: settings.host });
   } catch (err) {
+    await bus?.close();
     await storage.close();
     throw err;
   }
@@ -54,6 +62,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     url: `http://${settings.host.includes(":") ? `[${settings.host}]` : settings.host}:${port}`,
     async close() {
       await app.close();
+      await bus?.close();
       await storage.close();
     },
   };

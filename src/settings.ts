@@ -15,6 +15,11 @@ export interface ServerSettings {
   /** Runs executing at once on this replica, across all agents. */
   maxConcurrentRuns: number;
   webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
+  /**
+   * How long a replica's claim on a run holds without renewal. A replica that dies has its
+   * runs taken over by the others within about this long (shared databases only).
+   */
+  leaseSeconds: number;
 }
 
 export const DEFAULT_SETTINGS: ServerSettings = {
@@ -26,6 +31,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   keepAliveSeconds: 15,
   maxConcurrentRuns: 64,
   webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
+  leaseSeconds: 15,
 };
 
 /** Overlays defined values only, so an absent flag never erases a configured value. */

@@ -1,28 +1,42 @@
 import type { RunFrame } from "../storage/types.js";
 
 export type FrameListener = (frames: RunFrame[]) => void;
+export type CancelListener = (runId: string, action: "interrupt" | "rollback") => void;
 
 /**
- * Live fan-out of a run's frames to the streams watching it. Frames are stored first and
- * published after, so a listener that misses something can always read it back from storage.
- * This in-process bus serves one replica; a multi-replica bus carries the same calls across
- * processes.
+ * Live fan-out between the parts of the server that produce and watch runs. Frames are stored
+ * first and published after, so a listener that misses something can always read it back from
+ * storage: a listener may be handed an empty list, which means "this run has new frames in
+ * storage" (how frames written on another replica announce themselves).
+ *
+ * Besides frames the bus carries two signals every replica must hear: a cancel for a run that
+ * may be executing elsewhere, and "there is new work" so idle replicas claim it promptly.
  */
 export interface FrameBus {
   publish(runId: string, frames: RunFrame[]): void;
   /** Returns the unsubscribe function. */
   subscribe(runId: string, listener: FrameListener): () => void;
-  /** Number of live listeners (for metrics and tests). */
+  /** Number of live frame listeners (for metrics and tests). */
   listenerCount(): number;
+  /** Asks whichever replica executes the run to stop it. */
+  requestCancel(runId: string, action: "interrupt" | "rollback"): void;
+  onCancel(listener: CancelListener): void;
+  /** Tells every replica that runs became runnable (created, resumed, a slot freed). */
+  announceWork(): void;
+  onWork(listener: () => void): void;
+  close(): Promise<void>;
 }
 
+/** The bus of a single process: everything is a direct call. */
 export class LocalFrameBus implements FrameBus {
   private readonly listeners = new Map<string, Set<FrameListener>>();
+  private readonly cancelListeners: CancelListener[] = [];
+  private readonly workListeners: Array<() => void> = [];
   private count = 0;
 
   publish(runId: string, frames: RunFrame[]): void {
     const set = this.listeners.get(runId);
-    if (!set || frames.length === 0) return;
+    if (!set) return;
     for (const listener of set) listener(frames);
   }
 
@@ -44,4 +58,27 @@ export class LocalFrameBus implements FrameBus {
   listenerCount(): number {
     return this.count;
   }
+
+  requestCancel(runId: string, action: "interrupt" | "rollback"): void {
+    for (const listener of this.cancelListeners) listener(runId, action);
+  }
+
+  onCancel(listener: CancelListener): void {
+    this.cancelListeners.push(listener);
+  }
+
+  announceWork(): void {
+    for (const listener of this.workListeners) listener();
+  }
+
+  onWork(listener: () => void): void {
+    this.workListeners.push(listener);
+  }
+
+  /** Tells every watcher to re-read storage (after frames may have been missed). */
+  pokeAll(): void {
+    for (const runId of [...this.listeners.keys()]) this.publish(runId, []);
+  }
+
+  async close(): Promise<void> {}
 }

@@ -65,6 +65,20 @@ export class RunEngine {
     this.agents = new Map(options.agents.map((agent) => [agent.agentId, agent]));
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 1_000;
+    // Another replica (or this one) asks for a run to stop / announces new work.
+    options.bus.onCancel((runId, action) => {
+      const reason = new StopReason(
+        action === "rollback" ? "rollback" : "cancel",
+        action === "rollback" ? "run was cancelled and rolled back" : "run was cancelled",
+      );
+      void this.abortLocal(runId, reason);
+    });
+    options.bus.onWork(() => this.wake());
+  }
+
+  /** Tells every replica (this one included) that runs may have become runnable. */
+  workAvailable(): void {
+    this.bus.announceWork();
   }
 
   get storage(): Storage {
@@ -216,7 +230,8 @@ export class RunEngine {
     this.executing.set(run.run_id, { controller, done, agentId });
   }
 
-  private async runSegment(claimed: RunRecord, controller: AbortController): Promise<void> {
+  private async runSegment(claimedRun: RunRecord, controller: AbortController): Promise<void> {
+    let claimed = claimedRun;
     const { storage } = this;
     const logger = this.options.logger.child({
       run_id: claimed.run_id,
@@ -225,6 +240,17 @@ export class RunEngine {
     const agent = this.agents.get(claimed.agent_id);
     const thread = claimed.thread_id ? await storage.getThread(claimed.thread_id) : null;
 
+    // A segment still open means the replica executing it died (its lease ran out).
+    if (claimed.segments.at(-1)?.ended_at === null) {
+      if (!agent?.retryOnRestart) {
+        await this.finishWithoutSegment(claimed, RESTART_END);
+        logger.warn("failed a run whose executor died");
+        return;
+      }
+      // Safe to retry: the dead segment starts over (left in place, it would count as a resume).
+      claimed = { ...claimed, segments: claimed.segments.filter((s) => s.ended_at !== null) };
+      logger.info("retrying a run whose executor died");
+    }
     if (claimed.cancel_requested) {
       await this.finishWithoutSegment(claimed, cancelledEnd(claimed.cancel_requested));
       return;
@@ -439,37 +465,29 @@ export class RunEngine {
   }
 
   /**
-   * Runs whose executor died: with `recoverAllOwned` (a single-process embedded database) every
-   * owned run; otherwise those whose lease expired. Each is re-queued when its agent is marked
-   * safe to retry, else ended as `error` saying the server restarted.
+   * With an embedded database (one process) every run still owned at start-up belonged to the
+   * process that died: take them back now. With a shared database nothing is done here: a dead
+   * replica's runs become claimable when their lease runs out, and `runSegment` resolves them.
    */
   private async recover(recoverAllOwned: boolean): Promise<void> {
+    if (!recoverAllOwned) return;
     const { storage } = this;
-    const orphans = recoverAllOwned
-      ? (await storage.searchRuns({ status: "pending", limit: 100_000, offset: 0 })).filter(
-          (r) => r.owner,
-        )
-      : await storage.expiredRuns(new Date());
-    for (const run of orphans) {
-      const agent = this.agents.get(run.agent_id);
-      if (agent?.retryOnRestart) {
-        // The segment that died starts over: left in place, the retry would count as a resume
-        // (the adapter would get the next segment's index and no input messages).
-        const segments = run.segments.filter((segment) => segment.ended_at !== null);
-        await storage.updateRun(run.run_id, { owner: null, lease_expires_at: null, segments });
-        this.options.logger.info(
-          { run_id: run.run_id },
-          "re-queued a run interrupted by a restart",
-        );
-        continue;
-      }
+    const pending = await storage.searchRuns({ status: "pending", limit: 100_000, offset: 0 });
+    for (const run of pending.filter((r) => !this.agents.has(r.agent_id))) {
+      // No agent will ever claim it: end it rather than leave it pending forever.
       await this.finishWithoutSegment(run, {
         kind: "error",
-        errcode: ERRCODE.serverRestart,
-        description: "the server restarted while the run was executing; the run did not complete",
+        errcode: ERRCODE.agentError,
+        description: `agent ${run.agent_id} is no longer configured on this server`,
       });
-      this.options.logger.warn({ run_id: run.run_id }, "failed a run interrupted by a restart");
     }
+    const owned = pending.filter((run) => run.owner && this.agents.has(run.agent_id));
+    for (const run of owned) {
+      // Released, not resolved: runSegment decides (error, or a retry) when it claims them.
+      await storage.updateRun(run.run_id, { owner: null, lease_expires_at: null });
+    }
+    if (owned.length > 0)
+      this.options.logger.info({ runs: owned.length }, "took back runs of a previous process");
   }
 
   private async renewLeases(): Promise<void> {
@@ -481,6 +499,12 @@ export class RunEngine {
     }
   }
 }
+
+const RESTART_END: SegmentEnd = {
+  kind: "error",
+  errcode: ERRCODE.serverRestart,
+  description: "the server restarted while the run was executing; the run did not complete",
+};
 
 function cancelledEnd(action: "interrupt" | "rollback"): SegmentEnd {
   return {

@@ -107,7 +107,7 @@ export class RunService {
     );
     await this.storage.setThreadStatus(targetThread, "busy");
     this.options.engine.notify(run);
-    this.options.engine.wake();
+    this.options.engine.workAvailable();
     return run;
   }
 
@@ -163,7 +163,7 @@ export class RunService {
     });
     if (resumed.thread_id) await this.storage.setThreadStatus(resumed.thread_id, "busy");
     this.options.engine.notify(resumed);
-    this.options.engine.wake();
+    this.options.engine.workAvailable();
     return resumed;
   }
 
@@ -293,6 +293,10 @@ export class RunService {
       await this.storage.updateRun(run.run_id, {
         cancel_requested: kind === "rollback" ? "rollback" : "interrupt",
       });
+      this.options.engine.bus.requestCancel(
+        run.run_id,
+        kind === "rollback" ? "rollback" : "interrupt",
+      );
       await this.wait(run.run_id, run.kind, AbortSignal.timeout(60_000)).catch(() => undefined);
     }
   }

@@ -1,0 +1,135 @@
+import { createHash, randomUUID } from "node:crypto";
+import pg from "pg";
+import type { Logger } from "pino";
+import {
+  type CancelListener,
+  type FrameBus,
+  type FrameListener,
+  LocalFrameBus,
+} from "../engine/frame-bus.js";
+import { connectionTarget } from "../storage/postgres/connection.js";
+import type { RunFrame } from "../storage/types.js";
+
+/**
+ * The frame bus of several replicas sharing one PostgreSQL: local listeners are called
+ * directly, and every frame batch, cancel request and "new work" announcement is also sent as
+ * a NOTIFY that the other replicas LISTEN to. A frame notification carries only the run id:
+ * the frames themselves are already stored, and a replica whose clients watch that run pokes
+ * them to read what is new (see FrameBus: an empty list means "read storage").
+ *
+ * Channels are named after the schema, so deployments (and test runs) that share a database
+ * in different schemas do not hear each other.
+ */
+export class PostgresFrameBus implements FrameBus {
+  private readonly local = new LocalFrameBus();
+  private readonly replica = randomUUID();
+  private readonly channels: { frames: string; cancel: string; work: string };
+  private readonly sender: pg.Pool;
+  private listener: pg.Client | null = null;
+  private closed = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly url: string,
+    schema: string,
+    private readonly logger: Logger,
+  ) {
+    const prefix = `acp_${createHash("sha256").update(schema).digest("hex").slice(0, 12)}`;
+    this.channels = {
+      frames: `${prefix}_frames`,
+      cancel: `${prefix}_cancel`,
+      work: `${prefix}_work`,
+    };
+    this.sender = new pg.Pool({ connectionString: url, max: 2 });
+    this.sender.on("error", (err) => this.logger.warn({ err }, "bus sender connection failed"));
+  }
+
+  /** Connects the LISTEN connection; resolves once notifications are being received. */
+  static async connect(databaseUrl: string, logger: Logger): Promise<PostgresFrameBus> {
+    const target = connectionTarget(databaseUrl);
+    const bus = new PostgresFrameBus(target.url, target.schema, logger);
+    await bus.listen();
+    return bus;
+  }
+
+  publish(runId: string, frames: RunFrame[]): void {
+    this.local.publish(runId, frames);
+    if (frames.length > 0) this.notify(this.channels.frames, runId);
+  }
+
+  subscribe(runId: string, listener: FrameListener): () => void {
+    return this.local.subscribe(runId, listener);
+  }
+
+  listenerCount(): number {
+    return this.local.listenerCount();
+  }
+
+  requestCancel(runId: string, action: "interrupt" | "rollback"): void {
+    this.local.requestCancel(runId, action);
+    this.notify(this.channels.cancel, `${runId}|${action}`);
+  }
+
+  onCancel(listener: CancelListener): void {
+    this.local.onCancel(listener);
+  }
+
+  announceWork(): void {
+    this.local.announceWork();
+    this.notify(this.channels.work, "");
+  }
+
+  onWork(listener: () => void): void {
+    this.local.onWork(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    await this.listener?.end().catch(() => undefined);
+    await this.sender.end().catch(() => undefined);
+  }
+
+  private notify(channel: string, body: string): void {
+    if (this.closed) return;
+    this.sender
+      .query("SELECT pg_notify($1, $2)", [channel, `${this.replica}|${body}`])
+      .catch((err) => this.logger.warn({ err, channel }, "could not notify the other replicas"));
+  }
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url });
+    client.on("notification", (message) => this.receive(message.channel, message.payload ?? ""));
+    client.on("error", (err) => {
+      this.logger.warn({ err }, "bus listener connection lost; reconnecting");
+      this.scheduleReconnect();
+    });
+    await client.connect();
+    for (const channel of Object.values(this.channels)) await client.query(`LISTEN ${channel}`);
+    this.listener = client;
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer) return;
+    this.listener = null;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.listen()
+        .then(() => {
+          // Whatever was announced while we were deaf: look for work, re-read watched runs.
+          this.local.announceWork();
+          this.local.pokeAll();
+        })
+        .catch(() => this.scheduleReconnect());
+    }, 500);
+  }
+
+  private receive(channel: string, payload: string): void {
+    const [from, runId = "", action] = payload.split("|");
+    if (from === this.replica) return;
+    if (channel === this.channels.frames) this.local.publish(runId, []);
+    else if (channel === this.channels.cancel) {
+      this.local.requestCancel(runId, action === "rollback" ? "rollback" : "interrupt");
+    } else if (channel === this.channels.work) this.local.announceWork();
+  }
+}
