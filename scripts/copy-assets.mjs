@@ -7,7 +7,10 @@ import { fileURLToPath } from "node:url";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** [source dir under src/, file-name filter] pairs; each lands at the same path under dist/. */
-const assets = [["storage/sqlite/migrations", /\.sql$/]];
+const assets = [
+  ["storage/sqlite/migrations", /\.sql$/],
+  ["storage/postgres/migrations", /\.sql$/],
+];
 
 for (const [dir, pattern] of assets) {
   const from = join(root, "src", dir);

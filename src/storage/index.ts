@@ -1,3 +1,4 @@
+import { PostgresStorage } from "./postgres/postgres-storage.js";
 import { SqliteStorage } from "./sqlite/sqlite-storage.js";
 import type { Storage } from "./types.js";
 
@@ -9,17 +10,14 @@ export type * from "./types.js";
  * - `:memory:`, `sqlite::memory:` → SQLite in memory (tests, throwaway servers);
  * - a file path, `sqlite:path` or `sqlite://path` (`sqlite:///abs/path` for an absolute one)
  *   → SQLite in that file;
- * - `postgres://…` / `postgresql://…` → PostgreSQL (not available yet: throws).
+ * - `postgres://…` / `postgresql://…` → PostgreSQL; `?schema=name` picks the schema (default
+ *   `public`, created when missing).
  * The storage is returned unopened; call `open()` to apply migrations.
  */
 export function createStorage(url: string): Storage {
   const trimmed = url.trim();
   if (trimmed === "") throw new Error("storage URL is empty: give a file path or :memory:");
-  if (/^postgres(ql)?:\/\//i.test(trimmed)) {
-    throw new Error(
-      "PostgreSQL storage is not available yet: use a SQLite path (or :memory:) for storage",
-    );
-  }
+  if (/^postgres(ql)?:\/\//i.test(trimmed)) return new PostgresStorage({ url: trimmed });
   let path = trimmed;
   if (/^sqlite:/i.test(path)) {
     path = path.slice("sqlite:".length);

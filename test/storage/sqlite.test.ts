@@ -182,12 +182,6 @@ describe("createStorage", () => {
     }
   });
 
-  it("says PostgreSQL is not available yet for postgres URLs", () => {
-    for (const url of ["postgres://u:p@db/acp", "postgresql://db/acp", "POSTGRES://db/acp"]) {
-      expect(() => createStorage(url)).toThrow(/PostgreSQL storage is not available yet/);
-    }
-  });
-
   it("rejects empty URLs and unknown schemes", () => {
     expect(() => createStorage("")).toThrow(/empty/);
     expect(() => createStorage("sqlite:")).toThrow(/names no SQLite file/);

@@ -1,0 +1,162 @@
+/**
+ * The connection pool: URL and schema handling, per-connection settings, type parsing, and the
+ * transaction helper every multi-statement operation goes through.
+ */
+import pg from "pg";
+import { invalid, isDomainError } from "../../errors.js";
+
+/** What the repositories need from a pool or a client inside a transaction. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+}
+
+/** Lower-case unquoted identifiers only: the name goes into `search_path` and DDL as-is. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export interface ConnectionTarget {
+  /** The URL handed to pg, without our `schema` parameter (and without `options`, merged below). */
+  url: string;
+  schema: string;
+  /** Server options from the URL's own `options` parameter, kept ahead of ours. */
+  options: string | null;
+}
+
+/**
+ * Splits a `postgres://` URL into what pg gets and the schema: the `schema` option wins over a
+ * `?schema=` query parameter, and `public` is the default.
+ */
+export function connectionTarget(url: string, schema?: string): ConnectionTarget {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error("PostgreSQL storage URL is not a valid URL (postgres://user@host:port/db)");
+  }
+  let pgUrl = url;
+  const fromUrl = parsed.searchParams.get("schema");
+  const options = parsed.searchParams.get("options");
+  // Only rewrite the URL when there is something to take out: the rest reaches pg untouched.
+  if (fromUrl !== null || options !== null) {
+    parsed.searchParams.delete("schema");
+    parsed.searchParams.delete("options");
+    pgUrl = parsed.toString();
+  }
+  const chosen = schema ?? (fromUrl === null || fromUrl === "" ? "public" : fromUrl);
+  if (!SCHEMA_NAME.test(chosen)) {
+    throw new Error(
+      `PostgreSQL schema name ${JSON.stringify(chosen)} is not allowed: use lower-case letters, digits and _ (at most 63)`,
+    );
+  }
+  return { url: pgUrl, schema: chosen, options };
+}
+
+/** pg's own timestamptz parser gives a Date; the contract wants `toISOString()` text. */
+const parseTimestamp = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
+
+const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === pg.types.builtins.TIMESTAMPTZ) {
+      return (text: string) => (parseTimestamp(text) as Date).toISOString();
+    }
+    // count(*) and other bigints: numbers, not strings (no value here comes near 2^53).
+    if (oid === pg.types.builtins.INT8) return (text: string) => Number(text);
+    return pg.types.getTypeParser(oid, format as "text");
+  }) as pg.CustomTypesConfig["getTypeParser"],
+};
+
+export function createPool(target: ConnectionTarget, max: number): pg.Pool {
+  // `-c search_path=…` is applied by the server when each pooled connection starts, so every
+  // query (and every replica) sees the configured schema without an extra round trip.
+  const options = [target.options, `-c search_path=${target.schema}`]
+    .filter((o) => o !== null && o !== "")
+    .join(" ");
+  const pool = new pg.Pool({ connectionString: target.url, max, options, types: typeParsers });
+  // An idle connection that breaks (database restart, network cut) is emitted here; without a
+  // listener the EventEmitter rethrows it and takes the whole server down. The pool drops the
+  // connection and the next query opens a fresh one.
+  pool.on("error", () => {});
+  return pool;
+}
+
+const RETRYABLE = new Set(["40P01", "40001"]); // deadlock detected, serialization failure
+
+/**
+ * The pool as the repositories use it: plain queries, and transactions on one connection.
+ * Every query error passes through `translate`, so data PostgreSQL cannot take (a NUL character
+ * in any text, an out-of-range number) becomes an `invalid` domain error wherever it shows up,
+ * reads included, instead of a 500.
+ */
+export class Database implements Queryable {
+  readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (err) {
+      throw translate(err);
+    }
+  }
+
+  /**
+   * Runs `work` in one READ COMMITTED transaction on one pooled connection, retrying a few times
+   * when PostgreSQL aborts it as a deadlock victim (the work was rolled back, so it can run again).
+   * `setup` (e.g. `SET LOCAL …`) goes out with the BEGIN, in the same round trip.
+   */
+  async transaction<T>(work: (db: Queryable) => Promise<T>, setup?: string): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      const db: Queryable = {
+        query: async <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
+          try {
+            return await client.query<R>(text, values);
+          } catch (err) {
+            throw translate(err);
+          }
+        },
+      };
+      let broken: Error | undefined;
+      try {
+        await client.query(setup === undefined ? "BEGIN" : `BEGIN; ${setup}`);
+        const result = await work(db);
+        await client.query("COMMIT");
+        return result;
+      } catch (err) {
+        try {
+          await client.query("ROLLBACK");
+        } catch (rollbackError) {
+          // The connection is unusable: let the pool discard it instead of reusing it.
+          broken = rollbackError as Error;
+        }
+        if (attempt < 3 && RETRYABLE.has(pgCode(err) ?? "")) continue;
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+}
+
+function translate(err: unknown): unknown {
+  const code = pgCode(err);
+  if (code?.startsWith("22")) {
+    return invalid(`a value cannot be stored: ${(err as Error).message}`, { sqlstate: code });
+  }
+  return err;
+}
+
+/** The SQLSTATE of a pg error, e.g. "23505". */
+export function pgCode(err: unknown): string | undefined {
+  if (isDomainError(err)) return undefined;
+  if (err instanceof Error && "code" in err && typeof err.code === "string") return err.code;
+  return undefined;
+}

@@ -1,0 +1,73 @@
+import { conflict, notFound } from "../../errors.js";
+import type { RunFrame } from "../types.js";
+import { type Database, pgCode } from "./connection.js";
+import { rethrowInvalid, toFrame } from "./mapping.js";
+
+/**
+ * One statement per call: every frame goes in through `unnest` of four arrays and each run's
+ * last_seq moves up in the same statement, so a batch is one round trip and all-or-nothing.
+ */
+const APPEND_SQL = `
+  WITH inserted AS (
+    INSERT INTO run_frames (run_id, seq, mode, data)
+    SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[])
+  )
+  UPDATE runs SET last_seq = GREATEST(runs.last_seq, top.seq)
+  FROM unnest($5::text[], $6::integer[]) AS top(run_id, seq)
+  WHERE runs.run_id = top.run_id`;
+
+/** The per-run frame log behind stream, wait and Last-Event-ID replay. */
+export class FrameRepository {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async append(frames: RunFrame[]): Promise<void> {
+    if (frames.length === 0) return;
+    const lastSeq = new Map<string, number>();
+    for (const frame of frames) {
+      lastSeq.set(frame.run_id, Math.max(lastSeq.get(frame.run_id) ?? 0, frame.seq));
+    }
+    try {
+      await this.#db.query(APPEND_SQL, [
+        frames.map((f) => f.run_id),
+        frames.map((f) => f.seq),
+        frames.map((f) => f.mode),
+        frames.map((f) => f.data),
+        [...lastSeq.keys()],
+        [...lastSeq.values()],
+      ]);
+    } catch (err) {
+      const code = pgCode(err);
+      if (code === "23503") throw notFound("run", missingRunId(err, frames));
+      if (code === "23505") throw conflict(duplicateMessage(err));
+      rethrowInvalid(err, "frame");
+    }
+  }
+
+  async read(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]> {
+    // LIMIT NULL is PostgreSQL's "no limit", so one statement serves both forms.
+    const result = await this.#db.query<RunFrame>(
+      `SELECT run_id, seq, mode, data FROM run_frames WHERE run_id = $1 AND seq > $2
+       ORDER BY seq LIMIT $3`,
+      [runId, afterSeq, limit ?? null],
+    );
+    return result.rows.map(toFrame);
+  }
+}
+
+/** pg puts "Key (run_id)=(…) is not present in table" in `detail`. */
+function missingRunId(err: unknown, frames: RunFrame[]): string {
+  const detail = (err as { detail?: string }).detail ?? "";
+  return /\(run_id\)=\((.*)\) is not present/.exec(detail)?.[1] ?? frames[0]?.run_id ?? "";
+}
+
+function duplicateMessage(err: unknown): string {
+  const detail = (err as { detail?: string }).detail ?? "";
+  const match = /\(run_id, seq\)=\((.*), (\d+)\) already exists/.exec(detail);
+  return match === null
+    ? "a frame in this batch already exists (or appears twice)"
+    : `frame ${match[2]} of run ${match[1]} already exists`;
+}

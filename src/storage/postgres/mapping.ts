@@ -1,0 +1,174 @@
+/**
+ * Rows as pg returns them (json columns already parsed, timestamptz already ISO text, see
+ * connection.ts), their conversion to the contract's records, and error translation.
+ */
+import { invalid } from "../../errors.js";
+import type {
+  AcpMessage,
+  CheckpointRecord,
+  RunFrame,
+  RunRecord,
+  SegmentRecord,
+  ThreadRecord,
+  ThreadStatus,
+  WebhookDelivery,
+} from "../types.js";
+import { pgCode } from "./connection.js";
+
+/** Column lists without the digest columns, which never leave the database. */
+export const THREAD_COLUMNS = `thread_id, created_at, updated_at, metadata, status, "values",
+  messages, checkpoint_id, hidden`;
+export const CHECKPOINT_COLUMNS = `checkpoint_id, thread_id, parent_checkpoint_id, created_at,
+  "values", messages, metadata`;
+export const RUN_COLUMNS = `run_id, thread_id, agent_id, kind, status, created_at, updated_at,
+  creation, metadata, output, interrupts, resume, segments, start_after, checkpoint_before, owner,
+  lease_expires_at, cancel_requested, last_seq`;
+export const WEBHOOK_COLUMNS = `delivery_id, run_id, url, body, attempts, next_attempt_at, state,
+  last_error, created_at`;
+
+export interface ThreadRow {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  metadata: Record<string, unknown>;
+  status: string;
+  values: unknown;
+  messages: AcpMessage[] | null;
+  checkpoint_id: string | null;
+  hidden: boolean;
+}
+
+export interface CheckpointRow {
+  checkpoint_id: string;
+  thread_id: string;
+  parent_checkpoint_id: string | null;
+  created_at: string;
+  values: unknown;
+  messages: AcpMessage[] | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface RunRow {
+  run_id: string;
+  thread_id: string | null;
+  agent_id: string;
+  kind: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+  creation: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  output: Record<string, unknown> | null;
+  interrupts: Record<string, unknown>[];
+  resume: Record<string, unknown>[] | null;
+  segments: SegmentRecord[];
+  start_after: string;
+  checkpoint_before: string | null;
+  owner: string | null;
+  lease_expires_at: string | null;
+  cancel_requested: string | null;
+  last_seq: number;
+}
+
+export interface WebhookRow {
+  delivery_id: string;
+  run_id: string;
+  url: string;
+  body: string;
+  attempts: number;
+  next_attempt_at: string;
+  state: string;
+  last_error: string | null;
+  created_at: string;
+}
+
+export function toThread(row: ThreadRow): ThreadRecord {
+  return {
+    thread_id: row.thread_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    metadata: row.metadata,
+    status: row.status as ThreadStatus,
+    values: row.values,
+    messages: row.messages,
+    checkpoint_id: row.checkpoint_id,
+    hidden: row.hidden,
+  };
+}
+
+export function toCheckpoint(row: CheckpointRow): CheckpointRecord {
+  return {
+    checkpoint_id: row.checkpoint_id,
+    thread_id: row.thread_id,
+    parent_checkpoint_id: row.parent_checkpoint_id,
+    created_at: row.created_at,
+    values: row.values,
+    messages: row.messages,
+    metadata: row.metadata,
+  };
+}
+
+export function toRun(row: RunRow): RunRecord {
+  return {
+    run_id: row.run_id,
+    thread_id: row.thread_id,
+    agent_id: row.agent_id,
+    kind: row.kind as RunRecord["kind"],
+    status: row.status as RunRecord["status"],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    creation: row.creation,
+    metadata: row.metadata,
+    output: row.output,
+    interrupts: row.interrupts,
+    resume: row.resume,
+    segments: row.segments,
+    start_after: row.start_after,
+    checkpoint_before: row.checkpoint_before,
+    owner: row.owner,
+    lease_expires_at: row.lease_expires_at,
+    cancel_requested: row.cancel_requested as RunRecord["cancel_requested"],
+    last_seq: row.last_seq,
+  };
+}
+
+export function toFrame(row: RunFrame): RunFrame {
+  return { run_id: row.run_id, seq: row.seq, mode: row.mode, data: row.data };
+}
+
+export function toWebhook(row: WebhookRow): WebhookDelivery {
+  return {
+    delivery_id: row.delivery_id,
+    run_id: row.run_id,
+    url: row.url,
+    body: row.body,
+    attempts: row.attempts,
+    next_attempt_at: row.next_attempt_at,
+    state: row.state as WebhookDelivery["state"],
+    last_error: row.last_error,
+    created_at: row.created_at,
+  };
+}
+
+export const nowIso = (): string => new Date().toISOString();
+
+export const addMs = (date: Date, ms: number): string =>
+  new Date(date.getTime() + ms).toISOString();
+
+/** Normalizes a caller-given timestamp to `toISOString()` form (what reads return). */
+export function isoTimestamp(value: string, field: string): string {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw invalid(`${field} is not a valid timestamp: ${value}`);
+  return date.toISOString();
+}
+
+export function nullableIso(value: string | null, field: string): string | null {
+  return value === null ? null : isoTimestamp(value, field);
+}
+
+/** Rethrows a CHECK failure (a value outside an enum, from a caller) as `invalid`. */
+export function rethrowInvalid(err: unknown, what: string): never {
+  if (pgCode(err) === "23514")
+    throw invalid(`${what}: a field has a value outside its allowed set`);
+  throw err;
+}

@@ -1,0 +1,270 @@
+import type {
+  CheckpointRecord,
+  CreateThreadInput,
+  InsertRunOptions,
+  NewCheckpoint,
+  NewRun,
+  RunFrame,
+  RunPatch,
+  RunRecord,
+  RunSearch,
+  Storage,
+  ThreadRecord,
+  ThreadSearch,
+  ThreadStatus,
+  WebhookDelivery,
+} from "../types.js";
+import { CheckpointRepository } from "./checkpoints.js";
+import { connectionTarget, createPool, Database } from "./connection.js";
+import { FrameRepository } from "./frames.js";
+import { migrate } from "./migrate.js";
+import { RunClaims } from "./run-claims.js";
+import { RunRepository } from "./runs.js";
+import { ThreadRepository } from "./threads.js";
+import { type WebhookPatch, WebhookRepository } from "./webhooks.js";
+
+export interface PostgresStorageOptions {
+  /**
+   * `postgres://user:password@host:port/database`. A `?schema=name` parameter selects the schema
+   * (it is taken out before the URL reaches pg); other parameters are pg's (sslmode, …).
+   */
+  url: string;
+  /** Schema for every table; wins over `?schema=`. Created when missing. Default `public`. */
+  schema?: string;
+  /** Connections per storage (per replica). Default 10. */
+  poolSize?: number;
+}
+
+interface Repositories {
+  db: Database;
+  threads: ThreadRepository;
+  checkpoints: CheckpointRepository;
+  runs: RunRepository;
+  claims: RunClaims;
+  frames: FrameRepository;
+  webhooks: WebhookRepository;
+}
+
+/**
+ * The shared backend: several replicas point at one database. Decisions about who runs what take
+ * row locks in the database (see runs.ts and run-claims.ts), never process memory.
+ */
+export class PostgresStorage implements Storage {
+  readonly kind = "postgres";
+  /** The schema holding the tables. */
+  readonly schema: string;
+  /** Names of the migrations the last `open()` applied (empty when the schema was current). */
+  appliedMigrations: string[] = [];
+  readonly #target: ReturnType<typeof connectionTarget>;
+  readonly #poolSize: number;
+  #repos: Repositories | null = null;
+  #opening: Promise<void> | null = null;
+
+  constructor(options: PostgresStorageOptions) {
+    this.#target = connectionTarget(options.url, options.schema);
+    this.schema = this.#target.schema;
+    this.#poolSize = options.poolSize ?? 10;
+    if (!Number.isInteger(this.#poolSize) || this.#poolSize < 1) {
+      throw new Error(`PostgreSQL pool size must be a positive integer, got ${options.poolSize}`);
+    }
+  }
+
+  async open(): Promise<void> {
+    if (this.#repos !== null) return;
+    this.#opening ??= this.#open().finally(() => {
+      this.#opening = null;
+    });
+    await this.#opening;
+  }
+
+  async #open(): Promise<void> {
+    const db = new Database(createPool(this.#target, this.#poolSize));
+    try {
+      this.appliedMigrations = await db.transaction((client) => migrate(client, this.schema));
+    } catch (err) {
+      await db.pool.end();
+      throw err;
+    }
+    this.#repos = {
+      db,
+      threads: new ThreadRepository(db),
+      checkpoints: new CheckpointRepository(db),
+      runs: new RunRepository(db),
+      claims: new RunClaims(db),
+      frames: new FrameRepository(db),
+      webhooks: new WebhookRepository(db),
+    };
+  }
+
+  async close(): Promise<void> {
+    const repos = this.#repos;
+    if (repos === null) return;
+    this.#repos = null;
+    await repos.db.pool.end();
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.#repos === null) return false;
+    try {
+      return (await this.#repos.db.query("SELECT 1")).rowCount === 1;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The open pool's query access, for tests and maintenance scripts. */
+  get database(): Database {
+    return this.#require().db;
+  }
+
+  // Threads
+
+  async createThread(
+    input: CreateThreadInput,
+  ): Promise<{ thread: ThreadRecord; created: boolean }> {
+    return this.#require().threads.create(input);
+  }
+
+  async getThread(threadId: string): Promise<ThreadRecord | null> {
+    return this.#require().threads.get(threadId);
+  }
+
+  async searchThreads(search: ThreadSearch): Promise<ThreadRecord[]> {
+    return this.#require().threads.search(search);
+  }
+
+  async mergeThreadMetadata(
+    threadId: string,
+    metadata: Record<string, unknown>,
+  ): Promise<ThreadRecord> {
+    return this.#require().threads.mergeMetadata(threadId, metadata);
+  }
+
+  async setThreadStatus(threadId: string, status: ThreadStatus): Promise<void> {
+    await this.#require().threads.setStatus(threadId, status);
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    await this.#require().threads.delete(threadId);
+  }
+
+  async copyThread(threadId: string, newThreadId: string): Promise<ThreadRecord> {
+    return this.#require().threads.copy(threadId, newThreadId);
+  }
+
+  // Checkpoints
+
+  async addCheckpoint(threadId: string, checkpoint: NewCheckpoint): Promise<CheckpointRecord> {
+    return this.#require().checkpoints.add(threadId, checkpoint);
+  }
+
+  async getCheckpoint(threadId: string, checkpointId: string): Promise<CheckpointRecord | null> {
+    return this.#require().checkpoints.get(threadId, checkpointId);
+  }
+
+  async listCheckpoints(
+    threadId: string,
+    options: { limit: number; before?: string },
+  ): Promise<CheckpointRecord[]> {
+    return this.#require().checkpoints.list(threadId, options);
+  }
+
+  async restoreCheckpoint(
+    threadId: string,
+    checkpointId: string | null,
+    options: { discardRunId?: string } = {},
+  ): Promise<void> {
+    await this.#require().checkpoints.restore(threadId, checkpointId, options.discardRunId);
+  }
+
+  // Runs
+
+  async insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
+    return this.#require().runs.insert(run, options);
+  }
+
+  async getRun(runId: string): Promise<RunRecord | null> {
+    return this.#require().runs.get(runId);
+  }
+
+  async searchRuns(search: RunSearch): Promise<RunRecord[]> {
+    return this.#require().runs.search(search);
+  }
+
+  async pendingRunsOfThread(threadId: string): Promise<RunRecord[]> {
+    return this.#require().runs.pendingOfThread(threadId);
+  }
+
+  async updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
+    return this.#require().runs.update(runId, patch);
+  }
+
+  async deleteRun(runId: string): Promise<void> {
+    await this.#require().runs.delete(runId);
+  }
+
+  async claimRun(
+    owner: string,
+    leaseMs: number,
+    now: Date,
+    agentIds?: string[],
+  ): Promise<RunRecord | null> {
+    return this.#require().claims.claim(owner, leaseMs, now, agentIds);
+  }
+
+  async claimRunById(
+    runId: string,
+    owner: string,
+    leaseMs: number,
+    now: Date,
+  ): Promise<RunRecord | null> {
+    return this.#require().claims.claimById(runId, owner, leaseMs, now);
+  }
+
+  async renewLeases(owner: string, leaseMs: number, now: Date): Promise<string[]> {
+    return this.#require().claims.renewLeases(owner, leaseMs, now);
+  }
+
+  async expiredRuns(now: Date): Promise<RunRecord[]> {
+    return this.#require().claims.expired(now);
+  }
+
+  async nextStartAfter(): Promise<string | null> {
+    return this.#require().claims.nextStartAfter();
+  }
+
+  // Frames
+
+  async appendFrames(frames: RunFrame[]): Promise<void> {
+    await this.#require().frames.append(frames);
+  }
+
+  async readFrames(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]> {
+    return this.#require().frames.read(runId, afterSeq, limit);
+  }
+
+  // Webhooks
+
+  async enqueueWebhook(delivery: WebhookDelivery): Promise<void> {
+    await this.#require().webhooks.enqueue(delivery);
+  }
+
+  async claimDueWebhooks(now: Date, leaseMs: number, limit: number): Promise<WebhookDelivery[]> {
+    return this.#require().webhooks.claimDue(now, leaseMs, limit);
+  }
+
+  async updateWebhook(deliveryId: string, patch: WebhookPatch): Promise<void> {
+    await this.#require().webhooks.update(deliveryId, patch);
+  }
+
+  async getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]> {
+    return this.#require().webhooks.ofRun(runId);
+  }
+
+  #require(): Repositories {
+    if (this.#repos === null) {
+      throw new Error("PostgreSQL storage is not open: call open() first");
+    }
+    return this.#repos;
+  }
+}

@@ -1,0 +1,186 @@
+import { conflict, notFound } from "../../errors.js";
+import type { InsertRunOptions, NewRun, RunPatch, RunRecord, RunSearch } from "../types.js";
+import { type Database, pgCode, type Queryable } from "./connection.js";
+import { assertObject, entryDigests, toJson } from "./json.js";
+import {
+  isoTimestamp,
+  nowIso,
+  nullableIso,
+  RUN_COLUMNS,
+  type RunRow,
+  rethrowInvalid,
+  toRun,
+} from "./mapping.js";
+
+/** How each patchable field is written: its SQL cast and how its value is serialized. */
+const PATCH_COLUMNS: Record<keyof RunPatch, [cast: string, encode: (value: never) => unknown]> = {
+  status: ["text", (v: string) => v],
+  output: ["json", toJson],
+  interrupts: ["json", toJson],
+  resume: ["json", toJson],
+  segments: ["json", toJson],
+  start_after: ["timestamptz", (v: string) => isoTimestamp(v, "start_after")],
+  checkpoint_before: ["text", (v: string | null) => v],
+  owner: ["text", (v: string | null) => v],
+  lease_expires_at: ["timestamptz", (v: string | null) => nullableIso(v, "lease_expires_at")],
+  cancel_requested: ["text", (v: string | null) => v],
+};
+
+/** Runs: insertion with the busy check, search, updates and deletion. Claims: run-claims.ts. */
+export class RunRepository {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /**
+   * Locks the thread row, then checks and inserts in the same transaction: a second insert on the
+   * thread (this replica or another) waits on the lock and then sees this run as pending.
+   */
+  async insert(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
+    assertObject(run.creation, "run creation");
+    assertObject(run.metadata, "run metadata");
+    const startAfter = isoTimestamp(run.start_after, "start_after");
+    return this.#db.transaction(async (db) => {
+      const thread = await db.query<{ checkpoint_id: string | null }>(
+        "SELECT checkpoint_id FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE",
+        [run.thread_id],
+      );
+      const threadRow = thread.rows[0];
+      if (threadRow === undefined) throw notFound("thread", run.thread_id);
+      const checks = await db.query<{ taken: boolean; busy: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM runs WHERE run_id = $1) AS taken,
+                EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending') AS busy`,
+        [run.run_id, run.thread_id],
+      );
+      if (checks.rows[0]?.taken === true) throw conflict(`run ${run.run_id} already exists`);
+      if (options.reject_if_busy && checks.rows[0]?.busy === true) {
+        throw conflict(`thread ${run.thread_id} is busy`);
+      }
+      const now = nowIso();
+      try {
+        const inserted = await db.query<RunRow>(
+          `INSERT INTO runs
+             (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation,
+              metadata, metadata_digest, output, interrupts, resume, segments, start_after,
+              checkpoint_before)
+           VALUES ($1, $2, $3, $4, 'pending', $5, $5, $6, $7, $8, 'null', '[]', 'null', '[]', $9,
+                   $10)
+           RETURNING ${RUN_COLUMNS}`,
+          [
+            run.run_id,
+            run.thread_id,
+            run.agent_id,
+            run.kind,
+            now,
+            toJson(run.creation),
+            toJson(run.metadata),
+            entryDigests(run.metadata),
+            startAfter,
+            threadRow.checkpoint_id,
+          ],
+        );
+        return toRun(inserted.rows[0] as RunRow);
+      } catch (err) {
+        // A run id taken by a concurrent insert on another thread.
+        if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
+        rethrowInvalid(err, "run");
+      }
+    });
+  }
+
+  async get(runId: string, db: Queryable = this.#db): Promise<RunRecord | null> {
+    const result = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [
+      runId,
+    ]);
+    const row = result.rows[0];
+    return row === undefined ? null : toRun(row);
+  }
+
+  async search(search: RunSearch): Promise<RunRecord[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
+      const value = search[field];
+      if (value !== undefined) {
+        params.push(value);
+        where.push(`${field} = $${params.length}`);
+      }
+    }
+    if (search.metadata !== undefined) {
+      assertObject(search.metadata, "metadata filter");
+      const digests = entryDigests(search.metadata);
+      if (digests.length > 0) {
+        params.push(digests);
+        where.push(`metadata_digest @> $${params.length}::text[]`);
+      }
+    }
+    const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
+    params.push(search.limit, search.offset);
+    const result = await this.#db.query<RunRow>(
+      `SELECT ${RUN_COLUMNS} FROM runs ${filter} ORDER BY created_at DESC, seq DESC
+       LIMIT $${params.length - 1} OFFSET $${params.length}`,
+      params,
+    );
+    return result.rows.map(toRun);
+  }
+
+  async pendingOfThread(threadId: string): Promise<RunRecord[]> {
+    const result = await this.#db.query<RunRow>(
+      `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status = 'pending'
+       ORDER BY created_at, seq`,
+      [threadId],
+    );
+    return result.rows.map(toRun);
+  }
+
+  /**
+   * One UPDATE of the given fields. Making a run pending (a resume) takes the thread lock first,
+   * like insertRun and claimRun, so "busy" and "one run per thread" see it atomically.
+   */
+  async update(runId: string, patch: RunPatch): Promise<RunRecord> {
+    const sets = ["updated_at = $2"];
+    const params: unknown[] = [runId, nowIso()];
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === undefined || !Object.hasOwn(PATCH_COLUMNS, key)) continue;
+      const column = PATCH_COLUMNS[key as keyof RunPatch];
+      const [cast, encode] = column;
+      params.push(encode(value as never));
+      sets.push(`${key} = $${params.length}::${cast}`);
+    }
+    const sql = `UPDATE runs SET ${sets.join(", ")} WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`;
+    const write = async (db: Queryable): Promise<RunRecord> => {
+      let result: Awaited<ReturnType<Queryable["query"]>>;
+      try {
+        result = await db.query<RunRow>(sql, params);
+      } catch (err) {
+        rethrowInvalid(err, "run patch");
+      }
+      const row = result.rows[0] as RunRow | undefined;
+      if (row === undefined) throw notFound("run", runId);
+      return toRun(row);
+    };
+    if (patch.status !== "pending") return write(this.#db);
+    return this.#db.transaction(async (db) => {
+      await db.query(
+        `SELECT 1 FROM threads
+         WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+         FOR NO KEY UPDATE`,
+        [runId],
+      );
+      return write(db);
+    });
+  }
+
+  async delete(runId: string): Promise<void> {
+    // Frames and webhook deliveries go with it (ON DELETE CASCADE).
+    const deleted = await this.#db.query(
+      "DELETE FROM runs WHERE run_id = $1 AND status <> 'pending'",
+      [runId],
+    );
+    if (deleted.rowCount !== 0) return;
+    if ((await this.get(runId)) === null) throw notFound("run", runId);
+    throw conflict(`run ${runId} is pending`);
+  }
+}
