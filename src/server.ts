@@ -53,6 +53,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await storage.close();
     throw err;
   }
+  // Which replica this is in run leases (`owner`): operators and tests match it to a process.
+  options.logger.info({ replica: app.deps.engine.owner, storage: storage.kind }, "run engine started");
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   return {

@@ -12,11 +12,13 @@ import {
   type AgentLimits,
   type AgentSpecsOverrides,
   type AguiHttpAdapterConfig,
+  type ApiKey,
   configFileSchema,
   type KeyPath,
   LIMIT_DEFAULTS,
   type LoadedConfig,
   type LogLevel,
+  MIN_API_KEY_LENGTH,
   type OpenAiAdapterConfig,
   type ScriptEvent,
   type ScriptSource,
@@ -101,7 +103,10 @@ export async function parseConfig(text: string, options: ParseOptions): Promise<
   reportDuplicates(agents, context);
   if (context.issues.length > 0) throw new ConfigError(file, context.issues);
 
-  return { file, baseDir: context.baseDir, server: resolveServer(raw.server), agents, locate };
+  const server = resolveServer(raw.server, agents, context);
+  if (context.issues.length > 0) throw new ConfigError(file, context.issues);
+
+  return { file, baseDir: context.baseDir, server, agents, locate };
 }
 
 let compiled: ReturnType<InstanceType<typeof Ajv2020>["compile"]> | undefined;
@@ -118,10 +123,24 @@ function configValidator() {
 
 // The file's shape once the schema has passed (only what resolving reads).
 interface RawConfig {
-  server?: Partial<Omit<ServerConfig, "webhooks">> & {
+  server?: Partial<
+    Omit<ServerConfig, "webhooks" | "auth" | "cors" | "metrics" | "rateLimit" | "limits">
+  > & {
     webhooks?: Partial<ServerConfig["webhooks"]>;
+    auth?: { keys?: RawApiKey[] };
+    cors?: Partial<ServerConfig["cors"]>;
+    metrics?: Partial<ServerConfig["metrics"]>;
+    rateLimit?: Partial<ServerConfig["rateLimit"]>;
+    limits?: Partial<ServerConfig["limits"]>;
   };
   agents: RawAgent[];
+}
+
+interface RawApiKey {
+  key?: string;
+  keyEnv?: string;
+  name: string;
+  agents?: string[];
 }
 
 interface RawAgent {
@@ -157,16 +176,87 @@ function issue(context: ResolveContext, path: KeyPath, message: string): void {
   context.issues.push({ path, message, position: context.locate(path) });
 }
 
-function resolveServer(raw: RawConfig["server"] = {}): ServerConfig {
+function resolveServer(
+  raw: RawConfig["server"] = {},
+  agents: AgentConfig[],
+  context: ResolveContext,
+): ServerConfig {
   return {
     port: raw.port ?? SERVER_DEFAULTS.port,
     host: raw.host ?? SERVER_DEFAULTS.host,
     database: raw.database ?? SERVER_DEFAULTS.database,
     keepAliveSeconds: raw.keepAliveSeconds ?? SERVER_DEFAULTS.keepAliveSeconds,
     maxConcurrentRuns: raw.maxConcurrentRuns ?? SERVER_DEFAULTS.maxConcurrentRuns,
+    leaseSeconds: raw.leaseSeconds ?? SERVER_DEFAULTS.leaseSeconds,
     webhooks: { ...SERVER_DEFAULTS.webhooks, ...raw.webhooks },
     logLevel: (raw.logLevel ?? SERVER_DEFAULTS.logLevel) as LogLevel,
+    auth: { keys: resolveApiKeys(raw.auth?.keys ?? [], agents, context) },
+    cors: { origins: raw.cors?.origins ?? [...SERVER_DEFAULTS.cors.origins] },
+    metrics: { ...SERVER_DEFAULTS.metrics, ...raw.metrics },
+    rateLimit: { ...SERVER_DEFAULTS.rateLimit, ...raw.rateLimit },
+    limits: { ...SERVER_DEFAULTS.limits, ...raw.limits },
   };
+}
+
+/**
+ * Each key comes from `key` or from the environment variable `keyEnv` (exactly one). Names and
+ * keys must be unique, and `agents` must name configured agents. The key itself never appears
+ * in a message.
+ */
+function resolveApiKeys(
+  raw: RawApiKey[],
+  agents: AgentConfig[],
+  context: ResolveContext,
+): ApiKey[] {
+  const known = new Set(agents.map((agent) => agent.name));
+  const names = new Map<string, number>();
+  const keys = new Map<string, number>();
+  const out: ApiKey[] = [];
+  for (const [index, entry] of raw.entries()) {
+    const at: KeyPath = ["server", "auth", "keys", index];
+    let key = entry.key;
+    if ((entry.key === undefined) === (entry.keyEnv === undefined)) {
+      issue(context, at, "needs exactly one of `key` and `keyEnv`");
+      continue;
+    }
+    if (entry.keyEnv !== undefined) {
+      key = context.env[entry.keyEnv];
+      if (key === undefined || key === "") {
+        issue(context, [...at, "keyEnv"], `names ${entry.keyEnv}, which is not set`);
+        continue;
+      }
+    }
+    if (key!.length < MIN_API_KEY_LENGTH) {
+      const source = entry.keyEnv === undefined ? "" : ` (from ${entry.keyEnv})`;
+      issue(
+        context,
+        [...at, entry.keyEnv === undefined ? "key" : "keyEnv"],
+        `is shorter than ${MIN_API_KEY_LENGTH} characters${source}: use a long random key`,
+      );
+      continue;
+    }
+    const earlierName = names.get(entry.name);
+    if (earlierName !== undefined) {
+      issue(context, [...at, "name"], `repeats the name of keys[${earlierName}]`);
+    }
+    names.set(entry.name, index);
+    const earlierKey = keys.get(key!);
+    if (earlierKey !== undefined) {
+      issue(context, at, `has the same key as keys[${earlierKey}]`);
+    }
+    keys.set(key!, index);
+    for (const [i, name] of (entry.agents ?? []).entries()) {
+      if (!known.has(name)) {
+        issue(context, [...at, "agents", i], `names agent "${name}", which is not configured`);
+      }
+    }
+    out.push(
+      entry.agents === undefined
+        ? { key: key!, name: entry.name }
+        : { key: key!, name: entry.name, agents: [...entry.agents] },
+    );
+  }
+  return out;
 }
 
 async function resolveAgent(

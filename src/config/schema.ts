@@ -17,6 +17,14 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const nonNegativeInteger = { type: "integer", minimum: 0 } as const;
+const envName = {
+  type: "string",
+  pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+  "x-expected": "an environment variable name (letters, digits, _)",
+} as const;
+
+/** Shorter API keys are refused at start-up: they could be guessed. */
+export const MIN_API_KEY_LENGTH = 16;
 const positiveInteger = { type: "integer", minimum: 1 } as const;
 const httpUrl = {
   type: "string",
@@ -219,6 +227,7 @@ export const configFileSchema = {
         database: { type: "string", minLength: 1 },
         keepAliveSeconds: { type: "number", minimum: 0 },
         maxConcurrentRuns: positiveInteger,
+        leaseSeconds: { type: "number", exclusiveMinimum: 0 },
         webhooks: {
           type: "object",
           additionalProperties: false,
@@ -228,6 +237,65 @@ export const configFileSchema = {
           },
         },
         logLevel: { enum: LOG_LEVELS },
+        auth: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            keys: {
+              type: "array",
+              items: {
+                type: "object",
+                additionalProperties: false,
+                required: ["name"],
+                properties: {
+                  // Length is checked by the loader, whose message never quotes the key.
+                  key: { type: "string" },
+                  keyEnv: envName,
+                  name: { type: "string", minLength: 1 },
+                  agents: { type: "array", items: { type: "string", minLength: 1 } },
+                },
+              },
+            },
+          },
+        },
+        cors: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            origins: {
+              type: "array",
+              items: {
+                type: "string",
+                pattern: "^(\\*|https?://[^/\\s]+)$",
+                "x-expected": 'an origin such as https://app.example.com (no path), or "*"',
+              },
+            },
+          },
+        },
+        metrics: {
+          type: "object",
+          additionalProperties: false,
+          properties: { enabled: { type: "boolean" }, public: { type: "boolean" } },
+        },
+        rateLimit: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            max: nonNegativeInteger,
+            windowSeconds: { type: "number", exclusiveMinimum: 0 },
+          },
+        },
+        limits: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            maxBodyBytes: { type: "integer", minimum: 1024 },
+            maxJsonDepth: positiveInteger,
+            maxStringLength: positiveInteger,
+            maxOpenStreams: nonNegativeInteger,
+            maxEventsPerRun: nonNegativeInteger,
+          },
+        },
       },
     },
     agents: { type: "array", minItems: 1, items: agentSchema },
@@ -283,9 +351,48 @@ export interface ServerConfig {
   keepAliveSeconds: number;
   /** Runs executing at once across all agents. */
   maxConcurrentRuns: number;
+  /** How long a replica's claim on a run holds unrenewed (replicas on a shared database). */
+  leaseSeconds: number;
   webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
   logLevel: LogLevel;
+  /** Keys resolved (`keyEnv` read); agents checked against the config's agent names. */
+  auth: { keys: ApiKey[] };
+  /** Browser origins allowed by CORS; empty = CORS off. `"*"` allows any origin. */
+  cors: { origins: string[] };
+  /** `GET /metrics`: served at all, and served without an API key when auth is on. */
+  metrics: { enabled: boolean; public: boolean };
+  /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
+  rateLimit: { max: number; windowSeconds: number };
+  limits: RequestLimits;
 }
+
+/** One API key. `agents` (names) restricts what the key may use; absent = every agent. */
+export interface ApiKey {
+  key: string;
+  name: string;
+  agents?: string[];
+}
+
+export interface RequestLimits {
+  /** Largest accepted request body (413 beyond). */
+  maxBodyBytes: number;
+  /** Deepest nesting of objects and arrays in a JSON body (422 beyond). */
+  maxJsonDepth: number;
+  /** Longest string (value or key) in a JSON body, in characters (422 beyond). */
+  maxStringLength: number;
+  /** SSE and AG-UI streams open at once (429 beyond). */
+  maxOpenStreams: number;
+  /** Events one adapter stream (a run's start or one resume) may yield; 0 = no limit. */
+  maxEventsPerRun: number;
+}
+
+export const DEFAULT_LIMITS: RequestLimits = {
+  maxBodyBytes: 1024 * 1024,
+  maxJsonDepth: 64,
+  maxStringLength: 512 * 1024,
+  maxOpenStreams: 1000,
+  maxEventsPerRun: 100_000,
+};
 
 export const SERVER_DEFAULTS: ServerConfig = {
   port: 8000,
@@ -293,8 +400,14 @@ export const SERVER_DEFAULTS: ServerConfig = {
   database: "./data/acp-agui.db",
   keepAliveSeconds: 15,
   maxConcurrentRuns: 64,
+  leaseSeconds: 15,
   webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
   logLevel: "info",
+  auth: { keys: [] },
+  cors: { origins: [] },
+  metrics: { enabled: true, public: false },
+  rateLimit: { max: 0, windowSeconds: 60 },
+  limits: DEFAULT_LIMITS,
 };
 
 export interface AgentLimits {

@@ -1,0 +1,137 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import pg from "pg";
+
+const root = resolve(import.meta.dirname, "../..");
+export const PG_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** Fails loudly (never skips) when the PostgreSQL these tests need is not there. */
+export async function requirePostgres(): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+  } catch (err) {
+    throw new Error(
+      `the multi-replica tests need PostgreSQL at ${PG_URL} (set TEST_DATABASE_URL, or start it: ` +
+        `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start): ${(err as Error).message}`,
+    );
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await client.end();
+}
+
+export async function query<T extends pg.QueryResultRow>(
+  schema: string,
+  sql: string,
+  values: unknown[] = [],
+) {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`SET search_path TO ${schema}`);
+    return (await client.query<T>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+export interface Replica {
+  name: string;
+  url: string;
+  replicaId: string;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  output(): string;
+}
+
+/** Starts one server process (the real CLI) on a free port against the shared schema. */
+export function startReplica(
+  name: string,
+  configFile: string,
+  databaseUrl: string,
+): Promise<Replica> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/cli.ts",
+      "serve",
+      "--config",
+      configFile,
+      "--port",
+      "0",
+      "--db",
+      databaseUrl,
+    ],
+    { cwd: root, env: { ...process.env, LOG_LEVEL: "info" }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let out = "";
+  child.stdout!.on("data", (chunk) => (out += chunk));
+  child.stderr!.on("data", (chunk) => (out += chunk));
+  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+  return new Promise((resolveReplica, reject) => {
+    const check = () => {
+      const lines = out.split("\n");
+      const listening = lines.find((l) => l.includes('"acp-agui listening"'));
+      const engine = lines.find((l) => l.includes('"run engine started"'));
+      if (!listening || !engine) return;
+      child.stdout!.off("data", check);
+      resolveReplica({
+        name,
+        url: (JSON.parse(listening) as { url: string }).url,
+        replicaId: (JSON.parse(engine) as { replica: string }).replica,
+        child,
+        exited,
+        output: () => out,
+      });
+    };
+    child.stdout!.on("data", check);
+    void exited.then((code) => reject(new Error(`replica ${name} exited with ${code}:\n${out}`)));
+  });
+}
+
+export function writeConfig(yaml: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), "acp-scale-")), "config.yaml");
+  writeFileSync(file, yaml);
+  return file;
+}
+
+export async function json(
+  url: string,
+  method = "GET",
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text === "" ? undefined : (JSON.parse(text) as unknown) };
+}
+
+export async function until<T>(
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
