@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import pino from "pino";
 import { createAdapter } from "./adapters/index.js";
@@ -8,8 +8,14 @@ import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
 import { RunEngine } from "./engine/run-engine.js";
 import { type AgentCatalog, RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
-import { registerErrorHandling } from "./http/errors.js";
+import { registerErrorHandling, sendError, sendFrameworkError } from "./http/errors.js";
 import { registerJsonBodyParser } from "./http/json-body.js";
+import { registerAuth } from "./http/plugins/auth.js";
+import { registerCors } from "./http/plugins/cors.js";
+import { registerMetrics } from "./http/plugins/metrics.js";
+import { registerPagingBounds } from "./http/plugins/paging.js";
+import { registerRateLimit } from "./http/plugins/rate-limit.js";
+import { LongRequests } from "./http/plugins/streams.js";
 import { agentRoutes } from "./http/routes/agents.js";
 import { aguiRoutes } from "./http/routes/agui.js";
 import { metaRoutes } from "./http/routes/meta.js";
@@ -18,8 +24,9 @@ import { threadRunRoutes } from "./http/routes/thread-runs.js";
 import { threadRoutes } from "./http/routes/threads.js";
 import { RunHandlers } from "./http/run-handlers.js";
 import { registerValidatorCompiler, schemaErrorFormatter } from "./http/validator-compiler.js";
+import { Metrics } from "./metrics/metrics.js";
 import type { ServerSettings } from "./settings.js";
-import type { Storage } from "./storage/types.js";
+import type { RunRecord, Storage } from "./storage/types.js";
 import { aguiValidator, describeErrors } from "./validation/index.js";
 import { WebhookDeliverer } from "./webhooks/deliverer.js";
 import { checkWebhookUrlSyntax } from "./webhooks/target-guard.js";
@@ -60,22 +67,40 @@ export interface BuildAppOptions {
  */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { settings, registry, storage } = options;
+  const { limits } = settings;
   const logger = options.logger ?? pino({ level: "silent" });
   const app = Fastify({
     loggerInstance: logger,
-    bodyLimit: settings.bodyLimitBytes,
+    bodyLimit: limits.maxBodyBytes,
+    // Every request log line (and `request.log` child) carries `request_id`.
+    logController: new LogController({ requestIdLogLabel: "request_id" }),
+    // Malformed URLs are refused by the router before any route: still an ACP string error.
+    frameworkErrors: sendFrameworkError,
+    // Our own 503 during shutdown (below), an ACP string error like every other.
+    return503OnClosing: false,
     schemaErrorFormatter,
   }) as unknown as FastifyInstance;
   // The default text/plain parser would hand strings to JSON routes; without it a wrong
   // content type is a clear 415 instead of a confusing schema error.
   app.removeContentTypeParser("text/plain");
-  registerJsonBodyParser(app);
+  registerJsonBodyParser(app, limits);
+
+  const longRequests = new LongRequests(limits.maxOpenStreams);
+  const metrics: Metrics | undefined = settings.metrics.enabled
+    ? new Metrics({
+        runQueues: () => runQueues(registry, storage, engine),
+        openStreams: () => longRequests.openStreams,
+        webhooks: () => webhooks.stats(),
+      })
+    : undefined;
+  const agentNames = new Map(registry.list().map((agent) => [agent.agentId, agent.name]));
 
   const { allowPrivateTargets, maxAttempts } = settings.webhooks;
   const webhooks = new WebhookDeliverer({ storage, logger, allowPrivateTargets, maxAttempts });
   const engine = new RunEngine({
     storage,
     onStatusChange: (run) => {
+      if (metrics) observeRun(metrics, agentNames.get(run.agent_id) ?? run.agent_id, run);
       const url = run.creation.webhook;
       if (typeof url === "string") return webhooks.enqueue(run, url, toAcpRun(run));
     },
@@ -83,6 +108,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger,
     maxConcurrentRuns: settings.maxConcurrentRuns,
     leaseMs: settings.leaseSeconds * 1000,
+    maxEventsPerRun: limits.maxEventsPerRun,
+    onEvent: metrics && ((agent, rejected) => metrics.event(agent, rejected)),
     agents: await Promise.all(
       registry.list().map(async (agent) => ({
         agentId: agent.agentId,
@@ -117,6 +144,23 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   registerValidatorCompiler(app);
   registerErrorHandling(app);
+  // Set once shutdown begins: a request still arriving on an open connection is refused.
+  let closing = false;
+  app.addHook("onRequest", async (_request, reply) => {
+    if (!closing) return;
+    reply.header("connection", "close");
+    return sendError(reply, 503, "the server is shutting down");
+  });
+  // Order matters: CORS answers preflights before the key check; the rate limit keys on the
+  // caller the key check found; all of them before the routes they apply to.
+  const openPaths = new Set(OPEN_PATHS);
+  if (settings.metrics.public) openPaths.add("/metrics");
+  await registerCors(app, settings.cors);
+  registerAuth(app, { keys: settings.auth.keys, registry, storage, openPaths });
+  await registerRateLimit(app, { ...settings.rateLimit, openPaths });
+  longRequests.register(app);
+  registerPagingBounds(app);
+  if (metrics) registerMetrics(app, metrics);
   await app.register(metaRoutes);
   await app.register(agentRoutes);
   await app.register(threadRoutes);
@@ -126,11 +170,69 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();
-  app.addHook("onClose", async () => {
+  // Before Fastify waits for open connections to end: the streams and waits among them only
+  // end once their runs do, so the engine must stop (and end them) first.
+  app.addHook("preClose", async () => {
+    closing = true;
+    // No new connections during the grace period: it is for the runs in flight.
+    if (app.server.listening) app.server.close();
     await engine.stop(options.shutdownGraceMs ?? 0);
+    // The runs just ended wrote their final frames; give streams a moment to deliver them.
+    await longRequests.drain(STREAM_DRAIN_MS);
+  });
+  app.addHook("onClose", async () => {
     await webhooks.stop();
   });
   return app;
+}
+
+/** Served without an API key: probes and the (public) protocol documents. */
+const OPEN_PATHS = [
+  "/healthz",
+  "/readyz",
+  "/openapi.json",
+  "/schemas/acp.openapi.json",
+  "/schemas/ag-ui.schema.json",
+];
+
+/** How long open streams get, once the engine stopped, to deliver their final frames. */
+const STREAM_DRAIN_MS = 1000;
+
+/** Run counters and the duration of the segment that just ended. */
+function observeRun(metrics: Metrics, agent: string, run: RunRecord): void {
+  if (run.status === "pending") {
+    // Pending again after a resume is no new run.
+    if (run.segments.length === 0) metrics.runCreated(agent);
+    return;
+  }
+  const last = run.segments.at(-1);
+  const seconds = last?.ended_at
+    ? (Date.parse(last.ended_at) - Date.parse(last.started_at)) / 1000
+    : undefined;
+  metrics.runStopped(agent, run.status, seconds);
+}
+
+/** Per agent name: pending runs in storage (bounded by the agent's queue) and those here. */
+async function runQueues(
+  registry: AgentRegistry,
+  storage: Storage,
+  engine: RunEngine,
+): Promise<Array<{ agent: string; pending: number; executing: number }>> {
+  const byName = new Map<string, { agent: string; pending: number; executing: number }>();
+  for (const agent of registry.list()) {
+    const { maxQueuedRuns, maxConcurrentRuns } = agent.config.limits;
+    const pending = await storage.searchRuns({
+      agent_id: agent.agentId,
+      status: "pending",
+      limit: maxQueuedRuns + maxConcurrentRuns + 1,
+      offset: 0,
+    });
+    const entry = byName.get(agent.name) ?? { agent: agent.name, pending: 0, executing: 0 };
+    entry.pending += pending.length;
+    entry.executing += pending.filter((run) => engine.isExecutingHere(run.run_id)).length;
+    byName.set(agent.name, entry);
+  }
+  return [...byName.values()];
 }
 
 function catalogOf(registry: AgentRegistry): AgentCatalog {

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import pino, { type Logger } from "pino";
+import { MIN_API_KEY_LENGTH } from "./config/schema.js";
+import { createLogger } from "./logging.js";
 import { startServer } from "./server.js";
-import type { ServerSettings } from "./settings.js";
+import type { ApiKey, ServerSettings } from "./settings.js";
 
 const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db PATH]
 
@@ -14,6 +15,8 @@ Starts the ACP server with the agents of a config file (YAML or JSON).
   --db PATH       SQLite file or ":memory:" (env DATABASE_URL; default ./data/acp-agui.db)
   --log-level L   fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL; default info)
   --grace S       seconds running runs get to finish on SIGTERM (env SHUTDOWN_GRACE_SECONDS; default 10)
+
+API keys: server.auth.keys in the config, and/or ACP_AGUI_API_KEYS (comma-separated).
 `;
 
 function fail(message: string): never {
@@ -29,16 +32,24 @@ function integer(name: string, value: string | undefined): number | undefined {
   return parsed;
 }
 
-function createLogger(level: string): Logger {
-  // Pretty output only for a person at a terminal; containers and files get one JSON per line.
-  if (process.stdout.isTTY) {
-    return pino({
-      level,
-      transport: { target: "pino-pretty", options: { translateTime: "SYS:HH:MM:ss" } },
-    });
-  }
-  return pino({ level });
+/** `ACP_AGUI_API_KEYS`: comma-separated keys, each for every agent, named env-1, env-2, … */
+function keysFromEnv(value: string | undefined): ApiKey[] | undefined {
+  if (!value?.trim()) return undefined;
+  const keys = value
+    .split(",")
+    .map((key) => key.trim())
+    .filter((key) => key !== "");
+  keys.forEach((key, index) => {
+    if (key.length < MIN_API_KEY_LENGTH)
+      fail(`ACP_AGUI_API_KEYS: key ${index + 1} is shorter than ${MIN_API_KEY_LENGTH} characters`);
+  });
+  return keys.map((key, index) => ({ key, name: `env-${index + 1}` }));
 }
+
+const LOOPBACK = /^(127\.|localhost$|::1$|\[::1\]$)/;
+
+/** Beyond the grace period, how long shutdown may take before the process gives up on it. */
+const SHUTDOWN_MARGIN_MS = 15_000;
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -69,6 +80,7 @@ async function main(): Promise<void> {
     host: env.HOST || undefined,
     database: env.DATABASE_URL || undefined,
     logLevel: env.LOG_LEVEL || undefined,
+    auth: { keys: keysFromEnv(env.ACP_AGUI_API_KEYS) ?? [] },
   };
   const fromFlags: Partial<ServerSettings> = {
     port: integer("--port", values.port),
@@ -92,12 +104,27 @@ async function main(): Promise<void> {
     fail((err as Error).message);
   }
   logger.info({ url: server.url, database: server.settings.database }, "acp-agui listening");
+  const { settings } = server;
+  if (settings.auth.keys.length === 0 && !LOOPBACK.test(settings.host)) {
+    logger.warn(
+      { host: settings.host },
+      "no API keys configured: anyone who reaches this address can use every agent",
+    );
+  }
 
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, graceSeconds: grace }, "shutting down");
+    // A stuck close (a storage that never answers) must not keep the process alive forever.
+    setTimeout(
+      () => {
+        logger.error("shutdown did not finish in time; exiting");
+        process.exit(1);
+      },
+      grace * 1000 + SHUTDOWN_MARGIN_MS,
+    ).unref();
     server
       .close()
       .then(() => process.exit(0))

@@ -54,7 +54,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     throw err;
   }
   // Which replica this is in run leases (`owner`): operators and tests match it to a process.
-  options.logger.info({ replica: app.deps.engine.owner, storage: storage.kind }, "run engine started");
+  options.logger.info(
+    { replica: app.deps.engine.owner, storage: storage.kind },
+    "run engine started",
+  );
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   return {

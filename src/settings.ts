@@ -1,3 +1,8 @@
+import type { ApiKey, RequestLimits } from "./config/schema.js";
+import { DEFAULT_LIMITS } from "./config/schema.js";
+
+export { type ApiKey, DEFAULT_LIMITS, type RequestLimits };
+
 /**
  * Process-wide settings after merging, lowest to highest precedence: built-in defaults, the
  * config file's `server:` section, environment variables, command-line flags.
@@ -8,8 +13,6 @@ export interface ServerSettings {
   /** SQLite file path, ":memory:", or (later) a postgres:// URL. */
   database: string;
   logLevel: string;
-  /** Largest accepted request body. */
-  bodyLimitBytes: number;
   /** SSE keep-alive comment interval; 0 turns keep-alives off. */
   keepAliveSeconds: number;
   /** Runs executing at once on this replica, across all agents. */
@@ -20,6 +23,19 @@ export interface ServerSettings {
    * runs taken over by the others within about this long (shared databases only).
    */
   leaseSeconds: number;
+  /** API keys; none configured means no authentication. */
+  auth: { keys: ApiKey[] };
+  /** Browser origins allowed by CORS; empty = CORS off. `"*"` allows any origin. */
+  cors: { origins: string[] };
+  metrics: {
+    /** Serve `GET /metrics` (Prometheus text format). */
+    enabled: boolean;
+    /** Serve it without an API key even when authentication is on. */
+    public: boolean;
+  };
+  /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
+  rateLimit: { max: number; windowSeconds: number };
+  limits: RequestLimits;
 }
 
 export const DEFAULT_SETTINGS: ServerSettings = {
@@ -27,25 +43,56 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   port: 8000,
   database: "./data/acp-agui.db",
   logLevel: "info",
-  bodyLimitBytes: 1024 * 1024,
   keepAliveSeconds: 15,
   maxConcurrentRuns: 64,
   webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
   leaseSeconds: 15,
+  auth: { keys: [] },
+  cors: { origins: [] },
+  metrics: { enabled: true, public: false },
+  rateLimit: { max: 0, windowSeconds: 60 },
+  limits: DEFAULT_LIMITS,
 };
 
-/** Overlays defined values only, so an absent flag never erases a configured value. */
+/** A settings layer: any key may be absent, nested sections partially given. */
+export type SettingsLayer = {
+  [K in keyof ServerSettings]?: ServerSettings[K] extends unknown[]
+    ? ServerSettings[K]
+    : ServerSettings[K] extends object
+      ? Partial<ServerSettings[K]>
+      : ServerSettings[K];
+};
+
+const SECTIONS = ["webhooks", "auth", "cors", "metrics", "rateLimit", "limits"] as const;
+
+/**
+ * Overlays defined values only, so an absent flag never erases a configured value. Sections
+ * merge key by key; API keys of every layer add up (file keys and `ACP_AGUI_API_KEYS` both work).
+ */
 export function mergeSettings(
   base: ServerSettings,
-  ...layers: Array<Partial<ServerSettings> | undefined>
+  ...layers: Array<SettingsLayer | undefined>
 ): ServerSettings {
-  const merged: ServerSettings = { ...base, webhooks: { ...base.webhooks } };
+  const merged = { ...base } as ServerSettings;
+  for (const section of SECTIONS) {
+    (merged as unknown as Record<string, unknown>)[section] = { ...base[section] };
+  }
+  merged.auth.keys = [...base.auth.keys];
   for (const layer of layers) {
     if (!layer) continue;
     for (const [key, value] of Object.entries(layer)) {
       if (value === undefined) continue;
-      if (key === "webhooks") Object.assign(merged.webhooks, value);
-      else (merged as unknown as Record<string, unknown>)[key] = value;
+      if (key === "auth") {
+        const keys = (value as Partial<ServerSettings["auth"]>).keys ?? [];
+        merged.auth.keys.push(...keys);
+      } else if ((SECTIONS as readonly string[]).includes(key)) {
+        const target = (merged as unknown as Record<string, Record<string, unknown>>)[key]!;
+        for (const [inner, innerValue] of Object.entries(value as Record<string, unknown>)) {
+          if (innerValue !== undefined) target[inner] = innerValue;
+        }
+      } else {
+        (merged as unknown as Record<string, unknown>)[key] = value;
+      }
     }
   }
   return merged;

@@ -10,6 +10,7 @@ import {
 import { SegmentPipeline } from "../pipeline/index.js";
 import type { TerminalInfo } from "../pipeline/types.js";
 import type { RunRecord, Storage, ThreadRecord } from "../storage/types.js";
+import { untilAborted } from "./abortable.js";
 import { asValues } from "./acp-mapping.js";
 import type { FrameBus } from "./frame-bus.js";
 import { FrameWriter } from "./frame-writer.js";
@@ -42,7 +43,18 @@ export interface ExecuteSegmentOptions {
   thread: ThreadRecord;
   signal: AbortSignal;
   logger: Logger;
+  /** Events the adapter may yield in this segment; 0 or absent = no limit. */
+  maxEvents?: number;
+  /** Told of each event the adapter yields; `rejected` says why it went no further. */
+  onEvent?: (rejected?: EventRejection) => void;
 }
+
+/**
+ * Why an adapter's event went no further: `dropped` (not an object, or an unknown type: the
+ * run goes on), `invalid` (broke the schema or the event order: the run fails), `limit` (one
+ * event more than `maxEvents`: the run fails).
+ */
+export type EventRejection = "dropped" | "invalid" | "limit";
 
 type AdapterLike = Pick<AgentAdapter, "run">;
 
@@ -52,7 +64,8 @@ type AdapterLike = Pick<AgentAdapter, "run">;
  * step checkpoints. Returns how the segment ended; the caller records the outcome.
  */
 export async function executeSegment(options: ExecuteSegmentOptions): Promise<SegmentOutcome> {
-  const { storage, bus, adapter, run, thread, signal, logger } = options;
+  const { storage, bus, adapter, run, thread, signal, logger, onEvent } = options;
+  const maxEvents = options.maxEvents || Number.POSITIVE_INFINITY;
   const segment = run.segments.length - 1;
   const aguiRunId = run.segments[segment]!.agui_run_id;
   const input = buildRunInput(run, thread, aguiRunId);
@@ -84,9 +97,24 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
   try {
     const config = (run.creation.config ?? {}) as RunConfig;
     const events = adapter.run(input, { signal: adapterAbort.signal, config, segment, logger });
-    for await (const raw of events) {
+    let count = 0;
+    for await (const raw of untilAborted(events, adapterAbort.signal)) {
       if (signal.aborted) break;
+      if (++count > maxEvents) {
+        onEvent?.("limit");
+        const description = `the agent sent more than ${maxEvents} events in one run (server.limits.maxEventsPerRun)`;
+        end = { kind: "error", errcode: ERRCODE.protocolViolation, description };
+        adapterAbort.abort(new Error(description));
+        break;
+      }
       const pushed = pipeline.push(raw);
+      onEvent?.(
+        pushed.fault
+          ? "invalid"
+          : pushed.events.length === 0 && pushed.warnings.length > 0
+            ? "dropped"
+            : undefined,
+      );
       for (const event of pushed.events) {
         writer.custom(
           `{"type":"custom","run_id":"${run.run_id}","status":"pending","update":${JSON.stringify(event)}}`,

@@ -4,7 +4,7 @@ import type { AgentAdapter } from "../adapters/types.js";
 import { aguiToAcpMessages as toAcpMessages } from "../pipeline/acp-messages.js";
 import type { RunPatch, RunRecord, Storage } from "../storage/types.js";
 import { asValues, storedValues, toAcpRun } from "./acp-mapping.js";
-import { executeSegment, interruptOutput, StopReason } from "./executor.js";
+import { type EventRejection, executeSegment, interruptOutput, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
 import { FrameWriter } from "./frame-writer.js";
 import { ERRCODE, type SegmentEnd, statusesFor } from "./outcomes.js";
@@ -33,6 +33,10 @@ export interface RunEngineOptions {
   leaseMs?: number;
   /** How often to look for work other replicas made runnable (and after_seconds starts). */
   pollMs?: number;
+  /** Events one adapter stream (one segment) may yield; 0 or absent = no limit. */
+  maxEventsPerRun?: number;
+  /** Told of every event an adapter yields, with why it was rejected if it was (metrics). */
+  onEvent?: (agent: string, rejected?: EventRejection) => void;
 }
 
 interface Execution {
@@ -233,11 +237,12 @@ export class RunEngine {
   private async runSegment(claimedRun: RunRecord, controller: AbortController): Promise<void> {
     let claimed = claimedRun;
     const { storage } = this;
+    const agent = this.agents.get(claimed.agent_id);
     const logger = this.options.logger.child({
       run_id: claimed.run_id,
       thread_id: claimed.thread_id,
+      agent: agent?.name,
     });
-    const agent = this.agents.get(claimed.agent_id);
     const thread = claimed.thread_id ? await storage.getThread(claimed.thread_id) : null;
 
     // A segment still open means the replica executing it died (its lease ran out).
@@ -287,6 +292,9 @@ export class RunEngine {
         thread,
         signal: controller.signal,
         logger,
+        maxEvents: this.options.maxEventsPerRun,
+        onEvent:
+          this.options.onEvent && ((rejected) => this.options.onEvent!(agent.name, rejected)),
       });
       const reason: unknown = controller.signal.reason;
       if (agent.retryOnRestart && reason instanceof StopReason && reason.kind === "shutdown") {

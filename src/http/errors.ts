@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type DomainErrorCode, isDomainError } from "../errors.js";
 
 /** HTTP status for each domain error code; the only place codes meet statuses. */
@@ -19,6 +19,24 @@ const STATUS_BY_CODE: Record<DomainErrorCode, number> = {
  */
 export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
   return reply.code(status).type("application/json; charset=utf-8").send(JSON.stringify(message));
+}
+
+/**
+ * Errors the router raises before any route or hook: a malformed percent-encoding in the URL
+ * (400), a path segment over the router's length limit (414).
+ */
+export function sendFrameworkError(
+  err: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  if (err.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    return sendError(reply, 414, "a path segment of the URL is too long");
+  }
+  if (err.code === "FST_ERR_BAD_URL") {
+    return sendError(reply, 400, "the URL is malformed (bad percent-encoding)");
+  }
+  return sendError(reply, err.statusCode ?? 400, err.message);
 }
 
 /** Fastify's own client-error codes, mapped to what the ACP client should see. */

@@ -15,6 +15,8 @@ export interface SseOptions {
 export class SseWriter {
   private keepAlive: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The last write did not fit the socket's buffer (`write()` returned false). */
+  private backedUp = false;
   readonly aborted: AbortController = new AbortController();
 
   constructor(
@@ -48,18 +50,23 @@ export class SseWriter {
 
   /** True when the socket buffer is full: the caller may skip superseded values frames. */
   get congested(): boolean {
-    return this.reply.raw.writableNeedDrain;
+    return this.backedUp;
   }
 
   write(frame: RunFrame): void {
     if (this.closed) return;
-    this.reply.raw.write(`id: ${frame.seq}\nevent: agent_event\ndata: ${frame.data}\n\n`);
+    // `write()`'s answer, not `writableNeedDrain`: a response that is not a socket (Fastify's
+    // inject) reports a need to drain but never emits `drain`, and the stream would hang there.
+    this.backedUp = !this.reply.raw.write(
+      `id: ${frame.seq}\nevent: agent_event\ndata: ${frame.data}\n\n`,
+    );
   }
 
   /** Waits until the socket drains or closes, so a slow client holds back the reader. */
   async drain(): Promise<void> {
     const raw = this.reply.raw;
-    if (this.closed || !raw.writableNeedDrain) return;
+    if (this.closed || !this.backedUp) return;
+    this.backedUp = false;
     await new Promise<void>((resolve) => {
       const done = () => {
         raw.off("drain", done);

@@ -1,0 +1,36 @@
+import rateLimit from "@fastify/rate-limit";
+import type { FastifyInstance } from "fastify";
+
+export interface RateLimitOptions {
+  /** Requests per window and client; 0 = off. */
+  max: number;
+  windowSeconds: number;
+  /** Paths never limited (health and readiness probes). */
+  openPaths: ReadonlySet<string>;
+}
+
+/**
+ * Requests per client and time window: a client is its API key when it presented one, else its
+ * IP address. Registered after the API key check, so the key is known. Beyond the limit: 429
+ * with `retry-after` and an ACP string error (through the root error handler).
+ */
+export async function registerRateLimit(
+  app: FastifyInstance,
+  options: RateLimitOptions,
+): Promise<void> {
+  if (options.max <= 0) return;
+  await app.register(rateLimit, {
+    global: true,
+    max: options.max,
+    timeWindow: Math.round(options.windowSeconds * 1000),
+    keyGenerator: (request) => (request.caller ? `key:${request.caller.name}` : `ip:${request.ip}`),
+    allowList: (request) => options.openPaths.has(request.url.split("?")[0]!),
+    errorResponseBuilder: (_request, context) =>
+      Object.assign(
+        new Error(
+          `rate limit of ${context.max} requests per ${options.windowSeconds} s exceeded; retry in ${context.after}`,
+        ),
+        { statusCode: context.statusCode },
+      ),
+  });
+}

@@ -1,0 +1,91 @@
+import type { ServerResponse } from "node:http";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { DomainError } from "../../errors.js";
+
+/** Routes that answer with a stream (ACP SSE, the AG-UI face), as `METHOD template`. */
+const STREAM_ROUTES = new Set([
+  "POST /threads/:thread_id/runs/stream",
+  "POST /runs/stream",
+  "GET /threads/:thread_id/runs/:run_id/stream",
+  "GET /runs/:run_id/stream",
+  "POST /agents/:agent_id/ag-ui",
+  "POST /ag-ui/:agent_name",
+]);
+
+/** Routes that hold the request open until a run stops. */
+const WAIT_ROUTES = new Set([
+  "POST /threads/:thread_id/runs/wait",
+  "POST /runs/wait",
+  "GET /threads/:thread_id/runs/:run_id/wait",
+  "GET /runs/:run_id/wait",
+]);
+
+/**
+ * The long-lived requests: streams (bounded by `maxOpenStreams`, beyond which a new one is
+ * refused with 429 and `retry-after`) and waits. Counted from the request to the close of its
+ * response, whatever writes it (the SSE writer, the AG-UI face). At shutdown, `drain` gives
+ * them a moment to deliver the final frames of the runs the engine just ended, then closes
+ * the rest.
+ */
+export class LongRequests {
+  private readonly streams = new Set<ServerResponse>();
+  private readonly waits = new Set<ServerResponse>();
+  private readonly idle = new Set<() => void>();
+
+  constructor(private readonly maxOpenStreams: number) {}
+
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  get openWaits(): number {
+    return this.waits.size;
+  }
+
+  register(app: FastifyInstance): void {
+    app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
+      const route = `${request.method} ${request.routeOptions.url ?? ""}`;
+      if (STREAM_ROUTES.has(route)) {
+        if (this.streams.size >= this.maxOpenStreams) {
+          throw new DomainError(
+            "overloaded",
+            `too many open streams (${this.maxOpenStreams}, server.limits.maxOpenStreams); try again later`,
+          );
+        }
+        this.track(this.streams, reply.raw);
+      } else if (WAIT_ROUTES.has(route)) {
+        this.track(this.waits, reply.raw);
+      }
+    });
+  }
+
+  /**
+   * Waits up to `timeoutMs` for open streams and waits to end on their own, then ends the
+   * streams still open (clients may reconnect with Last-Event-ID) and drops the waits.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    if (this.streams.size + this.waits.size > 0) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.idle.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        this.idle.add(done);
+      });
+    }
+    for (const response of this.streams) response.end();
+    for (const response of this.waits) response.destroy();
+  }
+
+  private track(set: Set<ServerResponse>, response: ServerResponse): void {
+    set.add(response);
+    response.once("close", () => {
+      set.delete(response);
+      if (this.streams.size + this.waits.size === 0) {
+        for (const done of [...this.idle]) done();
+      }
+    });
+  }
+}

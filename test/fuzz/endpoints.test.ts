@@ -1,0 +1,442 @@
+import fc from "fast-check";
+import type { LightMyRequestResponse } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentIdFor } from "../../src/config/registry.js";
+import { DEFAULT_LIMITS } from "../../src/settings.js";
+import { acpOperations } from "../../src/validation/index.js";
+import type { TestApp } from "../helpers/app.js";
+import { assertSpecResponse, findOperation } from "../helpers/spec.js";
+import { buildServing, echoAgent } from "../security/helpers.js";
+import {
+  body,
+  contentType,
+  type HostileRequest,
+  headers,
+  POLLUTION_KEY,
+  pathParam,
+  queryString,
+} from "./arbitraries.js";
+
+/**
+ * Property-based tests: hostile requests (malformed bodies, query strings, path ids, headers,
+ * content types) for every ACP operation of the spec and every route of the AG-UI face. The
+ * server must never answer 5xx nor crash, must answer errors as ACP string errors, must never
+ * let a body reach Object.prototype, and must answer a good request after each batch.
+ */
+
+const RUNS_PER_ENDPOINT = Number(process.env.FUZZ_RUNS) || 200;
+const GOOD_KEY = "fuzz-good-key-0123456789abcdef";
+const RESTRICTED_KEY = "fuzz-restricted-key-0123456789";
+const ALPHA = agentIdFor("alpha", "1.0.0");
+const BETA = agentIdFor("beta", "1.0.0");
+const limits = { ...DEFAULT_LIMITS, maxBodyBytes: 256 * 1024, maxStringLength: 64 * 1024 };
+
+const userSays = { messages: [{ role: "user", content: "hi" }] };
+const RUN_KEYS = [
+  "agent_id",
+  "input",
+  "metadata",
+  "config",
+  "stream_mode",
+  "on_disconnect",
+  "multitask_strategy",
+  "on_completion",
+  "if_not_exists",
+  "stream_subgraphs",
+  "webhook",
+];
+/** A valid body per request schema, and the keys worth mutating. `after_seconds` is left out: a valid one would make `wait` wait. */
+const TEMPLATES: Record<string, { template: Record<string, unknown>; keys: string[] }> = {
+  AgentSearchRequest: {
+    template: { name: "alpha", version: "1.0.0", limit: 10, offset: 0 },
+    keys: ["name", "version", "limit", "offset"],
+  },
+  ThreadCreate: {
+    template: { metadata: { user: "ana" }, if_exists: "do_nothing" },
+    keys: ["thread_id", "metadata", "if_exists"],
+  },
+  ThreadSearchRequest: {
+    template: { metadata: { user: "ana" }, values: {}, status: "idle", limit: 10, offset: 0 },
+    keys: ["metadata", "values", "status", "limit", "offset"],
+  },
+  ThreadPatch: {
+    template: { metadata: { topic: "fuzz" }, values: { a: 1 } },
+    keys: ["metadata", "values", "messages", "checkpoint"],
+  },
+  RunCreateStateful: {
+    template: { agent_id: ALPHA, input: userSays, metadata: {}, multitask_strategy: "enqueue" },
+    keys: RUN_KEYS,
+  },
+  RunCreateStateless: {
+    template: { agent_id: ALPHA, input: userSays, metadata: {}, on_completion: "keep" },
+    keys: RUN_KEYS,
+  },
+  RunSearchRequest: {
+    template: { agent_id: ALPHA, status: "success", metadata: {}, limit: 10, offset: 0 },
+    keys: ["agent_id", "status", "metadata", "limit", "offset"],
+  },
+  ResumePayloadSchema: {
+    template: { approval: { approved: true } },
+    keys: ["approval", "resume", "interrupt"],
+  },
+  RunAgentInput: {
+    template: {
+      threadId: "fuzz-thread",
+      runId: "fuzz-run",
+      messages: [{ id: "m1", role: "user", content: "hi" }],
+      tools: [],
+      context: [],
+      state: {},
+      forwardedProps: {},
+    },
+    keys: [
+      "threadId",
+      "runId",
+      "messages",
+      "tools",
+      "context",
+      "state",
+      "forwardedProps",
+      "resume",
+      "parentRunId",
+      "protocolVersion",
+    ],
+  },
+};
+const EMPTY = { template: {}, keys: ["metadata", "input"] };
+
+interface Endpoint {
+  id: string;
+  method: string;
+  path: string;
+  body?: string;
+  queryKeys: string[];
+  /** ACP operations get their 2xx bodies checked against the spec. */
+  acp: boolean;
+}
+
+const QUERY_KEYS: Record<string, string[]> = {
+  get_thread_history: ["limit", "before"],
+  list_thread_runs: ["limit", "offset"],
+  cancel_thread_run: ["wait", "action"],
+  cancel_stateless_run: ["wait", "action"],
+};
+
+const endpoints: Endpoint[] = [
+  ...Object.entries(acpOperations).map(([id, op]) => ({
+    id,
+    method: op.method,
+    path: op.path,
+    body: (op as { body?: string }).body,
+    queryKeys: QUERY_KEYS[id] ?? ["limit"],
+    acp: true,
+  })),
+  {
+    id: "agui_run_by_id",
+    method: "POST",
+    path: "/agents/{agent_id}/ag-ui",
+    body: "RunAgentInput",
+    queryKeys: [],
+    acp: false,
+  },
+  {
+    id: "agui_run_by_name",
+    method: "POST",
+    path: "/ag-ui/{agent_name}",
+    body: "RunAgentInput",
+    queryKeys: [],
+    acp: false,
+  },
+  {
+    id: "agui_capabilities_by_id",
+    method: "GET",
+    path: "/agents/{agent_id}/ag-ui/capabilities",
+    queryKeys: [],
+    acp: false,
+  },
+  {
+    id: "agui_capabilities_by_name",
+    method: "GET",
+    path: "/ag-ui/{agent_name}/capabilities",
+    queryKeys: [],
+    acp: false,
+  },
+];
+
+interface Fixtures {
+  thread_id: string[];
+  stateful_run_id: string[];
+  stateless_run_id: string[];
+}
+
+const counts = new Map<string, number>();
+/** Per endpoint, how many answers of each status (shows the fuzzer got past the front door). */
+const statuses = new Map<string, Map<number, number>>();
+function tally(endpoint: string, status: number): void {
+  const byStatus = statuses.get(endpoint) ?? new Map<number, number>();
+  byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+  statuses.set(endpoint, byStatus);
+}
+let t: TestApp;
+const auth = { authorization: `Bearer ${GOOD_KEY}` };
+
+async function ok(method: string, url: string, payload?: unknown) {
+  const res = await t.app.inject({
+    method: method as "GET",
+    url,
+    payload: payload as object,
+    headers: auth,
+  });
+  expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
+  return res.body === "" ? undefined : (JSON.parse(res.body) as Record<string, unknown>);
+}
+
+/** A thread with a finished and an interrupted run; a finished and an interrupted stateless run. */
+async function freshFixtures(): Promise<Fixtures> {
+  const thread = (await ok("POST", "/threads", { metadata: { user: "ana" } }))!.thread_id as string;
+  const done = (await ok("POST", `/threads/${thread}/runs/wait`, {
+    agent_id: ALPHA,
+    input: userSays,
+  }))!;
+  const asks = (await ok("POST", `/threads/${thread}/runs/wait`, {
+    agent_id: ALPHA,
+    input: { messages: [{ role: "user", content: "/approve fuzz" }] },
+  }))!;
+  const stateless = (await ok("POST", "/runs/wait", {
+    agent_id: BETA,
+    input: userSays,
+    on_completion: "keep",
+  }))!;
+  const statelessAsks = (await ok("POST", "/runs/wait", {
+    agent_id: ALPHA,
+    input: { messages: [{ role: "user", content: "/approve fuzz" }] },
+  }))!;
+  const id = (r: Record<string, unknown>) => (r.run as { run_id: string }).run_id;
+  expect((asks.run as { status: string }).status).toBe("interrupted");
+  return {
+    thread_id: [thread],
+    stateful_run_id: [id(done), id(asks)],
+    stateless_run_id: [id(stateless), id(statelessAsks)],
+  };
+}
+
+function requestArbitrary(endpoint: Endpoint, fixtures: Fixtures): fc.Arbitrary<HostileRequest> {
+  const names = [...endpoint.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+  const pools: Record<string, string[]> = {
+    thread_id: fixtures.thread_id,
+    run_id: endpoint.path.startsWith("/threads")
+      ? fixtures.stateful_run_id
+      : fixtures.stateless_run_id,
+    agent_id: [ALPHA, BETA],
+    agent_name: ["alpha", "beta"],
+  };
+  const params = fc.record(Object.fromEntries(names.map((n) => [n, pathParam(pools[n] ?? [])])));
+  const shape = TEMPLATES[endpoint.body ?? ""] ?? EMPTY;
+  const bodies = body({
+    ...shape,
+    maxBodyBytes: limits.maxBodyBytes,
+    maxStringLength: limits.maxStringLength,
+  });
+  return fc
+    .record({
+      params,
+      encode: fc.oneof(
+        { weight: 5, arbitrary: fc.constant(true) },
+        { weight: 1, arbitrary: fc.constant(false) },
+      ),
+      query: queryString(endpoint.queryKeys),
+      body:
+        endpoint.method === "GET"
+          ? fc.oneof(
+              { weight: 5, arbitrary: fc.constant(undefined) },
+              { weight: 1, arbitrary: bodies },
+            )
+          : bodies,
+      contentType,
+      headers: headers(GOOD_KEY, RESTRICTED_KEY),
+    })
+    .map((r) => {
+      const hdrs: Record<string, string> = { ...r.headers };
+      if (r.body !== undefined) hdrs["content-type"] = r.contentType;
+      const preview =
+        r.body === undefined ? "(none)" : Buffer.from(r.body).subarray(0, 200).toString("latin1");
+      return {
+        params: r.params as Record<string, string>,
+        encode: r.encode,
+        query: r.query,
+        body: r.body,
+        headers: hdrs,
+        label: `params=${JSON.stringify(r.params).slice(0, 200)} query=${r.query.slice(0, 100)} headers=${JSON.stringify(hdrs).slice(0, 300)} body=${preview}`,
+      };
+    });
+}
+
+function urlOf(endpoint: Endpoint, request: HostileRequest): string {
+  const path = endpoint.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    const value = request.params[name] ?? "";
+    return request.encode ? encodeURIComponent(value) : value;
+  });
+  return path + request.query;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function checkResponse(
+  endpoint: Endpoint,
+  method: string,
+  url: string,
+  res: LightMyRequestResponse,
+  label: string,
+) {
+  const where = `${method} ${url.slice(0, 200)} → ${res.statusCode} ${res.body.slice(0, 300)}\n${label}`;
+  expect(res.statusCode, where).toBeLessThan(500);
+  expect(res.statusCode, where).toBeGreaterThanOrEqual(200);
+  const type = String(res.headers["content-type"] ?? "");
+  if (res.statusCode >= 400) {
+    // Every refusal is the spec's ErrorResponse: a JSON string.
+    expect(type, where).toContain("application/json");
+    expect(typeof JSON.parse(res.body), where).toBe("string");
+  } else if (endpoint.acp && findOperation(method, url)) {
+    assertSpecResponse(method, url, res.statusCode, type, res.body);
+  }
+  expect(({} as Record<string, unknown>)[POLLUTION_KEY], where).toBeUndefined();
+  expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain(POLLUTION_KEY);
+}
+
+async function stillServes(): Promise<void> {
+  expect((await t.app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
+  const created = await t.app.inject({
+    method: "POST",
+    url: "/threads",
+    payload: {},
+    headers: auth,
+  });
+  expect(created.statusCode, created.body).toBe(200);
+  const answer = await t.app.inject({
+    method: "POST",
+    url: "/runs/wait",
+    payload: { agent_id: BETA, input: userSays },
+    headers: auth,
+  });
+  expect(answer.statusCode, answer.body).toBe(200);
+  expect(JSON.parse(answer.body).run.status).toBe("success");
+}
+
+describe("hostile requests", () => {
+  beforeAll(async () => {
+    t = await buildServing(
+      {
+        server: {
+          auth: {
+            keys: [
+              { key: GOOD_KEY, name: "fuzz" },
+              { key: RESTRICTED_KEY, name: "alpha-only", agents: ["alpha"] },
+            ],
+          },
+          cors: { origins: ["https://app.example.com"] },
+          limits,
+        },
+        // Two agents: no default agent, so a run needs a valid agent_id (kept rare by the fuzzer).
+        agents: [echoAgent("alpha"), echoAgent("beta")],
+      },
+      { unchecked: true },
+    );
+  });
+  afterAll(async () => {
+    await t.close();
+    const rows = [...counts.entries()].map(([id, n]) => {
+      const byStatus = [...(statuses.get(id) ?? new Map<number, number>()).entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([status, count]) => `${status}×${count}`)
+        .join(" ");
+      return `  ${id.padEnd(72)} ${String(n).padStart(4)}  ${byStatus}`;
+    });
+    const total = [...counts.values()].reduce((a, b) => a + b, 0);
+    console.log(`hostile requests per endpoint (${total} in all):\n${rows.join("\n")}`);
+  });
+
+  for (const endpoint of endpoints) {
+    it(`${endpoint.method} ${endpoint.path} › never answers 5xx to hostile input, and the server still serves after`, async () => {
+      const fixtures = await freshFixtures();
+      let tried = 0;
+      await fc.assert(
+        fc.asyncProperty(requestArbitrary(endpoint, fixtures), async (request) => {
+          tried++;
+          const url = urlOf(endpoint, request);
+          const res = await withTimeout(
+            t.app.inject({
+              method: endpoint.method as "GET",
+              url,
+              headers: request.headers,
+              ...(request.body === undefined ? {} : { payload: request.body }),
+            }),
+            10_000,
+            `${endpoint.method} ${url} (${request.label})`,
+          );
+          // Check against the URL the server got: clients resolve dot segments ("/threads/..").
+          const received = (res.raw.req as { url?: string }).url ?? url;
+          checkResponse(endpoint, endpoint.method, received, res, request.label);
+          tally(`${endpoint.id} (${endpoint.method} ${endpoint.path})`, res.statusCode);
+        }),
+        // No shrinking: a hang would be retried for every shrink step; the failing input is printed.
+        {
+          numRuns: RUNS_PER_ENDPOINT,
+          seed: Number(process.env.FUZZ_SEED) || undefined,
+          endOnFailure: true,
+        },
+      );
+      counts.set(`${endpoint.id} (${endpoint.method} ${endpoint.path})`, tried);
+      await stillServes();
+    }, 60_000);
+  }
+
+  it("unknown routes and methods › answer 404 (never 5xx), as ACP string errors", async () => {
+    const methods = fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD");
+    const segment = fc.oneof(
+      fc.constantFrom(
+        "threads",
+        "runs",
+        "agents",
+        "ag-ui",
+        "search",
+        "stream",
+        "wait",
+        "..",
+        "%2e%2e",
+        "",
+      ),
+      fc.string({ maxLength: 8 }).map(encodeURIComponent),
+    );
+    const path = fc.array(segment, { minLength: 1, maxLength: 6 }).map((s) => `/${s.join("/")}`);
+    let tried = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        methods,
+        path,
+        headers(GOOD_KEY, RESTRICTED_KEY),
+        async (method, url, hdrs) => {
+          tried++;
+          const res = await withTimeout(
+            t.app.inject({ method: method as "GET", url, headers: hdrs }),
+            10_000,
+            url,
+          );
+          expect(res.statusCode, `${method} ${url} → ${res.body}`).toBeLessThan(500);
+          tally("(unknown routes and methods)", res.statusCode);
+          expect(({} as Record<string, unknown>)[POLLUTION_KEY]).toBeUndefined();
+        },
+      ),
+      { numRuns: RUNS_PER_ENDPOINT * 2, seed: Number(process.env.FUZZ_SEED) || undefined },
+    );
+    counts.set("(unknown routes and methods)", tried);
+    await stillServes();
+  });
+});
