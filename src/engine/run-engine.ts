@@ -498,10 +498,34 @@ export class RunEngine {
       this.options.logger.info({ runs: owned.length }, "took back runs of a previous process");
   }
 
+  /**
+   * Keeps this replica's claims alive, and stops a run whose cancel we missed (the bus delivers
+   * cancels promptly, but a notification lost in a reconnect must not be fatal).
+   */
   private async renewLeases(): Promise<void> {
     if (this.executing.size === 0) return;
     try {
-      await this.storage.renewLeases(this.owner, this.leaseMs, new Date());
+      const held = new Set(await this.storage.renewLeases(this.owner, this.leaseMs, new Date()));
+      for (const runId of [...this.executing.keys()]) {
+        if (!held.has(runId)) {
+          // Our lease lapsed (this process stalled longer than the lease) and another replica
+          // may have taken the run over. Recording an outcome from here could overwrite its
+          // work, so only say so; the run's record belongs to whoever holds the claim.
+          this.options.logger.warn({ run_id: runId }, "lost the claim on a run to another replica");
+          continue;
+        }
+        const run = await this.storage.getRun(runId);
+        if (run?.cancel_requested) {
+          const action = run.cancel_requested;
+          void this.abortLocal(
+            runId,
+            new StopReason(
+              action === "rollback" ? "rollback" : "cancel",
+              action === "rollback" ? "run was cancelled and rolled back" : "run was cancelled",
+            ),
+          );
+        }
+      }
     } catch (err) {
       this.options.logger.error({ err }, "could not renew run leases");
     }

@@ -168,13 +168,16 @@ export class AguiFace {
       { once: true },
     );
 
+    // `write()`'s answer, not `writableNeedDrain`: a response that is not a socket (Fastify's
+    // inject) reports a need to drain but never emits `drain`.
+    let backedUp = false;
     const write = (event: Record<string, unknown>) => {
       if (RUN_SCOPED.has(event.type as string)) {
         event.threadId = input.threadId;
         event.runId = input.runId;
         if (event.type === "RUN_STARTED") event.protocolVersion = AGUI_PROTOCOL_VERSION;
       }
-      raw.write(encoder.encodeBinary(event as never));
+      backedUp = !raw.write(encoder.encodeBinary(event as never));
     };
 
     let terminal = false;
@@ -200,7 +203,10 @@ export class AguiFace {
             code: String(output.errcode ?? "error"),
           });
         }
-        if (raw.writableNeedDrain) await drainOrClose(raw);
+        if (backedUp) {
+          backedUp = false;
+          await drainOrClose(raw);
+        }
       }
     } finally {
       raw.end();
