@@ -25,7 +25,8 @@ rm -rf src test scripts bench   # the runtime stage copies only package.json, no
 echo "docker-check: runtime stage as user nobody"
 chmod -R a+rX "$work"
 chown nobody "$data"
-runuser -u nobody -- env NODE_ENV=production HOST=127.0.0.1 PORT="$port" \
+# setpriv execs the server itself (runuser would sit in between and turn SIGTERM into a kill).
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- env NODE_ENV=production HOST=127.0.0.1 PORT="$port" \
   ACP_AGUI_CONFIG="$work/config/sample.yaml" DATABASE_URL="$data/acp-agui.db" \
   node dist/cli.js serve > "$data/server.log" 2>&1 &
 server_pid=$!
@@ -36,7 +37,13 @@ for _ in $(seq 1 50); do
     # The image's HEALTHCHECK command, verbatim.
     PORT="$port" node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
     kill -TERM "$server_pid"
-    wait "$server_pid" || { echo "docker-check: server did not exit cleanly"; cat "$data/server.log"; exit 1; }
+    status=0
+    wait "$server_pid" || status=$?
+    if [ "$status" -ne 0 ]; then
+      echo "docker-check: the server exited with $status on SIGTERM"
+      cat "$data/server.log"
+      exit 1
+    fi
     server_pid=""
     echo "docker-check: ok"
     exit 0

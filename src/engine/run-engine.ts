@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { v4 as uuidv4 } from "uuid";
 import type { AgentAdapter } from "../adapters/types.js";
+import { DomainError } from "../errors.js";
 import { aguiToAcpMessages as toAcpMessages } from "../pipeline/acp-messages.js";
 import type { RunPatch, RunRecord, Storage } from "../storage/types.js";
 import { asValues, storedValues, toAcpRun } from "./acp-mapping.js";
@@ -279,7 +280,8 @@ export class RunEngine {
     const patch: RunPatch = { segments, resume: claimed.resume };
     if (claimed.segments.length === 0) patch.checkpoint_before = thread.checkpoint_id;
     const run = await storage.updateRun(claimed.run_id, patch);
-    await storage.setThreadStatus(thread.thread_id, "busy");
+    // Creating or resuming the run made its thread busy already (the usual case): no write then.
+    if (thread.status !== "busy") await storage.setThreadStatus(thread.thread_id, "busy");
     logger.debug({ segment: segments.length - 1, agent: agent.name }, "segment started");
 
     const timeout = this.armTimeout(agent, claimed, controller);
@@ -358,14 +360,22 @@ export class RunEngine {
     const threadId = run.thread_id;
     const rollback = end.kind === "cancelled" && end.rollback;
 
-    if (threadId && !rollback) {
+    const checkpoint = async () => {
+      if (!threadId || rollback) return;
       await storage.addCheckpoint(threadId, {
         checkpoint_id: uuidv4(),
         values: acpValues,
         messages: acpMessages,
         metadata: { run_id: run.run_id, step: `segment-${run.segments.length - 1}`, source: "run" },
       });
+    };
+    // A stateless run's hidden thread that is deleted at the end would take the checkpoint
+    // with it: it is written only if that deletion fails (nothing can read a hidden thread).
+    if (deletesHiddenThread(run, end)) {
+      await this.record(run, end, acpValues, acpMessages, writer, checkpoint);
+      return;
     }
+    await checkpoint();
     await this.record(run, end, acpValues, acpMessages, writer);
   }
 
@@ -388,6 +398,8 @@ export class RunEngine {
     values: Record<string, unknown>,
     messages: unknown[],
     writer: FrameWriter,
+    /** Writes the segment's checkpoint when it was held back for a hidden thread's deletion. */
+    heldCheckpoint?: () => Promise<void>,
   ): Promise<void> {
     const { storage } = this;
     const statuses = statusesFor(end);
@@ -408,7 +420,29 @@ export class RunEngine {
       lease_expires_at: null,
       cancel_requested: null,
     });
-    if (run.thread_id) {
+    // The hidden thread goes before the final frame and the webhook, so `wait`, a late GET and
+    // the webhook all show the same run (without `thread_id`). Its status and checkpoint would
+    // go with it: they are written only when it could not be deleted.
+    let finished = updated;
+    let threadKept = run.thread_id !== null;
+    if (run.thread_id && deletesHiddenThread(run, end)) {
+      try {
+        await storage.deleteThread(run.thread_id);
+        threadKept = false;
+        // Deleting the thread unlinks its runs and changes nothing else of them.
+        finished = { ...updated, thread_id: null };
+      } catch (err) {
+        this.options.logger.warn(
+          { err, run_id: run.run_id },
+          "could not delete the stateless run's thread",
+        );
+        finished = (await storage.getRun(run.run_id)) ?? updated;
+        // Already gone: nothing is left to write its status or checkpoint to.
+        if (err instanceof DomainError && err.code === "not_found") threadKept = false;
+      }
+    }
+    if (run.thread_id && threadKept) {
+      await heldCheckpoint?.();
       // Only a run that started changed the thread; one cancelled in the queue has nothing to undo.
       if (rollback && run.segments.length > 0) {
         await storage.restoreCheckpoint(run.thread_id, run.checkpoint_before, {
@@ -417,25 +451,6 @@ export class RunEngine {
       }
       const stillBusy = (await storage.pendingRunsOfThread(run.thread_id)).length > 0;
       await storage.setThreadStatus(run.thread_id, stillBusy ? "busy" : statuses.thread);
-    }
-    // The hidden thread goes before the final frame and the webhook, so `wait`, a late GET and
-    // the webhook all show the same run (without `thread_id`).
-    let finished = updated;
-    const onCompletion = (run.creation.on_completion as string | undefined) ?? "delete";
-    if (
-      !rollback &&
-      run.kind === "stateless" &&
-      statuses.run !== "interrupted" &&
-      onCompletion === "delete" &&
-      run.thread_id
-    ) {
-      await storage.deleteThread(run.thread_id).catch((err) => {
-        this.options.logger.warn(
-          { err, run_id: run.run_id },
-          "could not delete the stateless run's thread",
-        );
-      });
-      finished = (await storage.getRun(run.run_id)) ?? updated;
     }
     await writer.final(
       JSON.stringify({
@@ -530,6 +545,19 @@ export class RunEngine {
       this.options.logger.error({ err }, "could not renew run leases");
     }
   }
+}
+
+/** True when recording this end deletes the run's hidden (stateless) thread. */
+function deletesHiddenThread(run: RunRecord, end: SegmentEnd): boolean {
+  const rollback = end.kind === "cancelled" && end.rollback;
+  const onCompletion = (run.creation.on_completion as string | undefined) ?? "delete";
+  return (
+    !rollback &&
+    run.kind === "stateless" &&
+    statusesFor(end).run !== "interrupted" &&
+    onCompletion === "delete" &&
+    run.thread_id !== null
+  );
 }
 
 const RESTART_END: SegmentEnd = {

@@ -105,7 +105,8 @@ export class RunService {
       },
       { reject_if_busy: kind === "stateful" && strategy === "reject" },
     );
-    await this.storage.setThreadStatus(targetThread, "busy");
+    // A hidden thread is created busy already (it exists for this run only).
+    if (kind === "stateful") await this.storage.setThreadStatus(targetThread, "busy");
     this.options.engine.notify(run);
     this.options.engine.workAvailable();
     return run;
@@ -218,16 +219,14 @@ export class RunService {
   private async checkQueueRoom(agent: RunnableAgent): Promise<void> {
     const limit = agent.maxPendingRuns;
     if (limit === undefined) return;
-    const pending = await this.storage.searchRuns({
-      agent_id: agent.agentId,
-      status: "pending",
-      limit: limit,
-      offset: 0,
-    });
-    if (pending.length >= limit) {
+    const pending = await this.storage.countRuns(
+      { agent_id: agent.agentId, status: "pending" },
+      limit,
+    );
+    if (pending >= limit) {
       throw new DomainError(
         "overloaded",
-        `agent ${agent.agentId} already has ${pending.length} pending runs (its limit); try again later`,
+        `agent ${agent.agentId} already has ${pending} pending runs (its limit); try again later`,
       );
     }
   }
@@ -257,6 +256,7 @@ export class RunService {
       thread_id: uuidv4(),
       metadata: {},
       hidden: true,
+      status: "busy",
       if_exists: "raise",
     });
     return thread.thread_id;

@@ -45,8 +45,10 @@ export async function* followRun(
             lastSeq = frame.seq;
             yield frame;
           }
-          lastWasFinal = stored[stored.length - 1]!.mode === "final";
-          if (lastWasFinal && (await endsRun(storage, runId, lastSeq))) return;
+          const lastStored = stored[stored.length - 1]!;
+          lastWasFinal = lastStored.mode === "final";
+          if (lastWasFinal && (endsForGood(lastStored) || (await endsRun(storage, runId, lastSeq))))
+            return;
           continue;
         }
       }
@@ -62,6 +64,7 @@ export async function* followRun(
         lastSeq = frame.seq;
         yield frame;
         lastWasFinal = frame.mode === "final";
+        if (lastWasFinal && endsForGood(frame)) return;
       }
       if (live.length === 0 && !options.signal.aborted) {
         // Idle after a final frame, or before any frame: the run may be over. (Every segment
@@ -82,6 +85,18 @@ export async function* followRun(
     unsubscribe();
     options.signal.removeEventListener("abort", notify);
   }
+}
+
+/** `{"type":"values","run_id":…,"status":…` — how the engine writes every final frame. */
+const FINAL_STATUS = /^\{"type":"values","run_id":"[^"\\]*","status":"(success|error|timeout)"/;
+
+/**
+ * True for a final frame that ends the run for good: a terminal status (success, error,
+ * timeout) is never followed by another segment or frame, so no storage read is needed. An
+ * `interrupted` final frame (or one not in the engine's shape) is decided by `endsRun`.
+ */
+function endsForGood(frame: RunFrame): boolean {
+  return frame.mode === "final" && FINAL_STATUS.test(frame.data);
 }
 
 /**

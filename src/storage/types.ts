@@ -51,6 +51,8 @@ export interface CreateThreadInput {
   thread_id: string;
   metadata: Record<string, unknown>;
   hidden?: boolean;
+  /** Status of a new thread (default `idle`); an existing thread keeps its own. */
+  status?: ThreadStatus;
   /** "raise" → conflict error when it exists; "do_nothing" → return the existing thread. */
   if_exists: "raise" | "do_nothing";
 }
@@ -139,6 +141,14 @@ export interface RunSearch {
   thread_id?: string;
   limit: number;
   offset: number;
+}
+
+/** Filters of `countRuns` (the equality filters of `RunSearch`). */
+export interface RunCountFilter {
+  agent_id?: string;
+  status?: RunStatus;
+  kind?: RunKind;
+  thread_id?: string;
 }
 
 export type RunPatch = Partial<
@@ -231,6 +241,11 @@ export interface Storage {
   insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord>;
   getRun(runId: string): Promise<RunRecord | null>;
   searchRuns(search: RunSearch): Promise<RunRecord[]>;
+  /**
+   * How many runs match the filter, counting at most `limit` (returns min(count, limit)): a
+   * cheap "are there at least N" check that loads no run records.
+   */
+  countRuns(filter: RunCountFilter, limit: number): Promise<number>;
   /** Pending runs of a thread, oldest first. */
   pendingRunsOfThread(threadId: string): Promise<RunRecord[]>;
   updateRun(runId: string, patch: RunPatch): Promise<RunRecord>;

@@ -4,6 +4,7 @@ import type {
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
+  RunCountFilter,
   RunFrame,
   RunPatch,
   RunRecord,
@@ -189,6 +190,10 @@ export class PostgresStorage implements Storage {
 
   async searchRuns(search: RunSearch): Promise<RunRecord[]> {
     return this.#require().runs.search(search);
+  }
+
+  async countRuns(filter: RunCountFilter, limit: number): Promise<number> {
+    return this.#require().runs.count(filter, limit);
   }
 
   async pendingRunsOfThread(threadId: string): Promise<RunRecord[]> {

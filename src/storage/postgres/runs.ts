@@ -1,5 +1,12 @@
 import { conflict, notFound } from "../../errors.js";
-import type { InsertRunOptions, NewRun, RunPatch, RunRecord, RunSearch } from "../types.js";
+import type {
+  InsertRunOptions,
+  NewRun,
+  RunCountFilter,
+  RunPatch,
+  RunRecord,
+  RunSearch,
+} from "../types.js";
 import { type Database, pgCode, type Queryable } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import {
@@ -124,6 +131,25 @@ export class RunRepository {
       params,
     );
     return result.rows.map(toRun);
+  }
+
+  async count(filter: RunCountFilter, limit: number): Promise<number> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
+      const value = filter[field];
+      if (value !== undefined) {
+        params.push(value);
+        where.push(`${field} = $${params.length}`);
+      }
+    }
+    const clause = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
+    params.push(Math.max(0, Math.floor(limit)));
+    const result = await this.#db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs ${clause} LIMIT $${params.length}) limited`,
+      params,
+    );
+    return result.rows[0]?.n ?? 0;
   }
 
   async pendingOfThread(threadId: string): Promise<RunRecord[]> {

@@ -10,7 +10,7 @@ const INSERT_THREAD = `
   INSERT INTO threads
     (thread_id, created_at, updated_at, metadata, metadata_digest, status, "values",
      values_digest, messages, checkpoint_id, hidden)
-  VALUES ($1, $2, $2, $3, $4, 'idle', 'null', '{}', 'null', NULL, $5)`;
+  VALUES ($1, $2, $2, $3, $4, $6, 'null', '{}', 'null', NULL, $5)`;
 
 /** Threads, thread search, and the multi-table thread operations (delete, copy). */
 export class ThreadRepository {
@@ -28,6 +28,7 @@ export class ThreadRepository {
       toJson(input.metadata),
       entryDigests(input.metadata),
       input.hidden === true,
+      input.status ?? "idle",
     ];
     // Insert-or-read, looping only if the existing thread is deleted between the two statements.
     for (;;) {

@@ -1,6 +1,13 @@
 import type Database from "better-sqlite3";
 import { conflict, notFound } from "../../errors.js";
-import type { InsertRunOptions, NewRun, RunPatch, RunRecord, RunSearch } from "../types.js";
+import type {
+  InsertRunOptions,
+  NewRun,
+  RunCountFilter,
+  RunPatch,
+  RunRecord,
+  RunSearch,
+} from "../types.js";
 import { assertObject, toJson } from "./json.js";
 import {
   addMs,
@@ -46,12 +53,12 @@ export class RunRepository {
   readonly #select: Database.Statement<[string], RunRow>;
   readonly #threadCheckpoint: Database.Statement<[string], { checkpoint_id: string | null }>;
   readonly #hasPending: Database.Statement<[string], { one: number }>;
-  readonly #insert: Database.Statement;
-  readonly #update: Database.Statement;
+  readonly #insert: Database.Statement<[Record<string, unknown>], RunRow>;
+  readonly #update: Database.Statement<[Record<string, unknown>], RunRow>;
   readonly #delete: Database.Statement;
   readonly #pendingOfThread: Database.Statement<[string], RunRow>;
   readonly #claimCandidate: Database.Statement<[{ now: string; agents: string | null }], RunRow>;
-  readonly #setLease: Database.Statement;
+  readonly #setLease: Database.Statement<[string, string, number], RunRow>;
   readonly #claimById: Database.Statement<
     [{ run_id: string; owner: string; lease: string; now: string }],
     RunRow
@@ -80,7 +87,8 @@ export class RunRepository {
           output, interrupts, resume, segments, start_after, checkpoint_before)
        VALUES
          (@run_id, @thread_id, @agent_id, @kind, 'pending', @now, @now, @creation, @metadata,
-          'null', '[]', 'null', '[]', @start_after, @checkpoint_before)`,
+          'null', '[]', 'null', '[]', @start_after, @checkpoint_before)
+       RETURNING *`,
     );
     this.#update = db.prepare(
       `UPDATE runs SET
@@ -88,14 +96,17 @@ export class RunRepository {
          resume = @resume, segments = @segments, start_after = @start_after,
          checkpoint_before = @checkpoint_before, owner = @owner,
          lease_expires_at = @lease_expires_at, cancel_requested = @cancel_requested
-       WHERE run_id = @run_id`,
+       WHERE run_id = @run_id
+       RETURNING *`,
     );
     this.#delete = db.prepare("DELETE FROM runs WHERE run_id = ?");
     this.#pendingOfThread = db.prepare(
       "SELECT * FROM runs WHERE thread_id = ? AND status = 'pending' ORDER BY created_at, seq",
     );
     this.#claimCandidate = db.prepare(CLAIM_SQL);
-    this.#setLease = db.prepare("UPDATE runs SET owner = ?, lease_expires_at = ? WHERE seq = ?");
+    this.#setLease = db.prepare(
+      "UPDATE runs SET owner = ?, lease_expires_at = ? WHERE seq = ? RETURNING *",
+    );
     // One statement, so the check and the claim are atomic without a transaction.
     this.#claimById = db.prepare(
       `UPDATE runs SET owner = @owner, lease_expires_at = @lease
@@ -159,6 +170,26 @@ export class RunRepository {
     return (this.#cache.get(sql).all(...params) as RunRow[]).map(toRun);
   }
 
+  count(filter: RunCountFilter, limit: number): number {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
+      const value = filter[field];
+      if (value !== undefined) {
+        // With a status, its index (few pending runs) beats the agent's (all its runs ever):
+        // `+` keeps the planner off the agent index.
+        where.push(
+          field === "agent_id" && filter.status !== undefined ? "+agent_id = ?" : `${field} = ?`,
+        );
+        params.push(value);
+      }
+    }
+    const clause = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
+    const sql = `SELECT count(*) AS n FROM (SELECT 1 FROM runs ${clause} LIMIT ?)`;
+    params.push(Math.max(0, Math.floor(limit)));
+    return (this.#cache.get(sql).get(...params) as { n: number }).n;
+  }
+
   pendingOfThread(threadId: string): RunRecord[] {
     return this.#pendingOfThread.all(threadId).map(toRun);
   }
@@ -214,8 +245,9 @@ export class RunRepository {
     }
     assertObject(run.creation, "run creation");
     assertObject(run.metadata, "run metadata");
+    let row: RunRow | undefined;
     try {
-      this.#insert.run({
+      row = this.#insert.get({
         run_id: run.run_id,
         thread_id: run.thread_id,
         agent_id: run.agent_id,
@@ -230,7 +262,7 @@ export class RunRepository {
       rethrowCheck(err, "run");
     }
     this.#metadata.put(run.run_id, run.metadata);
-    return this.#require(run.run_id);
+    return toRun(row!);
   }
 
   #updateRun(runId: string, patch: RunPatch): RunRecord {
@@ -239,8 +271,9 @@ export class RunRepository {
     for (const [key, value] of Object.entries(patch)) {
       if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = value;
     }
+    let row: RunRow | undefined;
     try {
-      this.#update.run({
+      row = this.#update.get({
         run_id: runId,
         status: next.status,
         updated_at: nowIso(),
@@ -257,7 +290,7 @@ export class RunRepository {
     } catch (err) {
       rethrowCheck(err, "run patch");
     }
-    return this.#require(runId);
+    return toRun(row!);
   }
 
   #deleteRun(runId: string): void {
@@ -270,8 +303,8 @@ export class RunRepository {
   #claim(owner: string, leaseMs: number, now: Date, agents: string | null): RunRecord | null {
     const row = this.#claimCandidate.get({ now: now.toISOString(), agents });
     if (row === undefined) return null;
-    this.#setLease.run(owner, addMs(now, leaseMs), row.seq);
-    return this.#require(row.run_id);
+    const claimed = this.#setLease.get(owner, addMs(now, leaseMs), row.seq);
+    return claimed === undefined ? null : toRun(claimed);
   }
 
   #require(runId: string): RunRecord {

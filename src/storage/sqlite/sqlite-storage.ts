@@ -7,6 +7,7 @@ import type {
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
+  RunCountFilter,
   RunFrame,
   RunPatch,
   RunRecord,
@@ -180,6 +181,10 @@ export class SqliteStorage implements Storage {
 
   async searchRuns(search: RunSearch): Promise<RunRecord[]> {
     return this.#open().runs.search(search);
+  }
+
+  async countRuns(filter: RunCountFilter, limit: number): Promise<number> {
+    return this.#open().runs.count(filter, limit);
   }
 
   async pendingRunsOfThread(threadId: string): Promise<RunRecord[]> {

@@ -90,17 +90,21 @@ export class ThreadRepository {
     }
     assertObject(input.metadata, "thread metadata");
     const now = nowIso();
-    this.#insert.run({
-      thread_id: input.thread_id,
-      created_at: now,
-      updated_at: now,
-      metadata: toJson(input.metadata),
-      status: "idle",
-      values: "null",
-      messages: "null",
-      checkpoint_id: null,
-      hidden: input.hidden === true ? 1 : 0,
-    });
+    try {
+      this.#insert.run({
+        thread_id: input.thread_id,
+        created_at: now,
+        updated_at: now,
+        metadata: toJson(input.metadata),
+        status: input.status ?? "idle",
+        values: "null",
+        messages: "null",
+        checkpoint_id: null,
+        hidden: input.hidden === true ? 1 : 0,
+      });
+    } catch (err) {
+      rethrowCheck(err, "thread");
+    }
     this.#metadata.put(input.thread_id, input.metadata);
     return { thread: this.require(input.thread_id), created: true };
   }

@@ -153,6 +153,30 @@ export function describeRuns(factory: StorageFactory): void {
     });
   });
 
+  describe("countRuns", () => {
+    it("counts matching runs, at most limit", async () => {
+      const t1 = await makeThread(context.storage);
+      const t2 = await makeThread(context.storage, {}, true);
+      const a1 = await makeRun(context.storage, t1.thread_id, { agent_id: "count-a" });
+      await makeRun(context.storage, t1.thread_id, { agent_id: "count-a" });
+      await makeRun(context.storage, t2.thread_id, { agent_id: "count-a", kind: "stateless" });
+      await makeRun(context.storage, t2.thread_id, { agent_id: "count-b", kind: "stateless" });
+      await context.storage.updateRun(a1.run_id, { status: "success" });
+      const count = (filter: Parameters<typeof context.storage.countRuns>[0], limit = 100) =>
+        context.storage.countRuns(filter, limit);
+
+      expect(await count({ agent_id: "count-a" })).toBe(3);
+      expect(await count({ agent_id: "count-a", status: "pending" })).toBe(2);
+      expect(await count({ agent_id: "count-a", status: "pending" }, 1)).toBe(1);
+      expect(await count({ agent_id: "count-a", status: "pending" }, 0)).toBe(0);
+      expect(await count({ agent_id: "count-a", kind: "stateless" })).toBe(1);
+      expect(await count({ thread_id: t2.thread_id })).toBe(2);
+      expect(await count({ thread_id: t1.thread_id, status: "success" })).toBe(1);
+      expect(await count({ agent_id: "nobody" })).toBe(0);
+      expect(await count({}, 2)).toBe(2);
+    });
+  });
+
   describe("pendingRunsOfThread", () => {
     it("lists the thread's pending runs oldest first", async () => {
       const thread = await makeThread(context.storage);

@@ -33,6 +33,27 @@ export function describeThreads(factory: StorageFactory): void {
   });
 
   describe("createThread", () => {
+    it("creates a thread with the status given; an existing thread keeps its own", async () => {
+      const threadId = id();
+      const { thread } = await context.storage.createThread({
+        thread_id: threadId,
+        metadata: {},
+        hidden: true,
+        status: "busy",
+        if_exists: "raise",
+      });
+      expect(thread.status).toBe("busy");
+      expect((await context.storage.getThread(threadId))?.status).toBe("busy");
+      await context.storage.setThreadStatus(threadId, "idle");
+      const again = await context.storage.createThread({
+        thread_id: threadId,
+        metadata: {},
+        status: "busy",
+        if_exists: "do_nothing",
+      });
+      expect(again).toMatchObject({ created: false, thread: { status: "idle" } });
+    });
+
     it("creates an idle thread without values, messages or checkpoint", async () => {
       const threadId = id();
       const { thread, created } = await context.storage.createThread({
