@@ -1,14 +1,11 @@
 import type { Logger } from "pino";
 import { v4 as uuidv4 } from "uuid";
 import type { AgentAdapter } from "../adapters/types.js";
-import { DomainError } from "../errors.js";
-import { aguiToAcpMessages as toAcpMessages } from "../pipeline/acp-messages.js";
 import type { RunPatch, RunRecord, Storage } from "../storage/types.js";
-import { asValues, storedValues, toAcpRun } from "./acp-mapping.js";
-import { type EventRejection, executeSegment, interruptOutput, StopReason } from "./executor.js";
+import { type EventRejection, executeSegment, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
-import { FrameWriter } from "./frame-writer.js";
-import { ERRCODE, type SegmentEnd, statusesFor } from "./outcomes.js";
+import { ERRCODE, type SegmentEnd } from "./outcomes.js";
+import { RunRecorder } from "./run-recorder.js";
 
 /** What the engine needs to know of each configured agent. */
 export interface EngineAgent {
@@ -55,6 +52,7 @@ export class RunEngine {
   readonly owner: string;
   private readonly agents: Map<string, EngineAgent>;
   private readonly executing = new Map<string, Execution>();
+  private readonly recorder: RunRecorder;
   private readonly activeByAgent = new Map<string, number>();
   private readonly leaseMs: number;
   private readonly pollMs: number;
@@ -68,6 +66,7 @@ export class RunEngine {
   constructor(private readonly options: RunEngineOptions) {
     this.owner = options.owner ?? `replica-${uuidv4()}`;
     this.agents = new Map(options.agents.map((agent) => [agent.agentId, agent]));
+    this.recorder = new RunRecorder(options);
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 1_000;
     // Another replica (or this one) asks for a run to stop / announces new work.
@@ -342,149 +341,16 @@ export class RunEngine {
     );
   }
 
-  /**
-   * Records how a segment ended: checkpoint (progress is kept unless rolled back), run status
-   * and output, thread status, the final frame, then webhooks and hidden-thread clean-up.
-   */
-  async finishSegment(
-    run: RunRecord,
-    end: SegmentEnd,
-    values: unknown,
-    messages: unknown[],
-    writer: FrameWriter,
-  ): Promise<void> {
-    const { storage } = this;
-    await writer.flush();
-    const acpValues = asValues(values);
-    const acpMessages = toAcpMessages(messages as never);
-    const threadId = run.thread_id;
-    const rollback = end.kind === "cancelled" && end.rollback;
-
-    const checkpoint = async () => {
-      if (!threadId || rollback) return;
-      await storage.addCheckpoint(threadId, {
-        checkpoint_id: uuidv4(),
-        values: acpValues,
-        messages: acpMessages,
-        metadata: { run_id: run.run_id, step: `segment-${run.segments.length - 1}`, source: "run" },
-      });
-    };
-    // A stateless run's hidden thread that is deleted at the end would take the checkpoint
-    // with it: it is written only if that deletion fails (nothing can read a hidden thread).
-    if (deletesHiddenThread(run, end)) {
-      await this.record(run, end, acpValues, acpMessages, writer, checkpoint);
-      return;
-    }
-    await checkpoint();
-    await this.record(run, end, acpValues, acpMessages, writer);
+  finishSegment(...args: Parameters<RunRecorder["finishSegment"]>): Promise<void> {
+    return this.recorder.finishSegment(...args);
   }
 
-  /** Ends a run that never got to execute a segment (cancelled while queued, agent gone…). */
-  async finishWithoutSegment(run: RunRecord, end: SegmentEnd): Promise<void> {
-    const thread = run.thread_id ? await this.storage.getThread(run.thread_id) : null;
-    const writer = new FrameWriter(this.storage, this.bus, run.run_id, run.last_seq);
-    await this.record(
-      run,
-      end,
-      storedValues(thread?.values ?? null),
-      thread?.messages ?? [],
-      writer,
-    );
-  }
-
-  private async record(
-    run: RunRecord,
-    end: SegmentEnd,
-    values: Record<string, unknown>,
-    messages: unknown[],
-    writer: FrameWriter,
-    /** Writes the segment's checkpoint when it was held back for a hidden thread's deletion. */
-    heldCheckpoint?: () => Promise<void>,
-  ): Promise<void> {
-    const { storage } = this;
-    const statuses = statusesFor(end);
-    const output = outputFor(run.run_id, end, values, messages);
-    const segments = run.segments.map((segment, index) =>
-      index === run.segments.length - 1 && segment.ended_at === null
-        ? { ...segment, ended_at: now() }
-        : segment,
-    );
-    const rollback = end.kind === "cancelled" && end.rollback;
-    const updated = await storage.updateRun(run.run_id, {
-      status: statuses.run,
-      output,
-      interrupts: end.kind === "interrupt" ? end.interrupts : [],
-      resume: null,
-      segments,
-      owner: null,
-      lease_expires_at: null,
-      cancel_requested: null,
-    });
-    // The hidden thread goes before the final frame and the webhook, so `wait`, a late GET and
-    // the webhook all show the same run (without `thread_id`). Its status and checkpoint would
-    // go with it: they are written only when it could not be deleted.
-    let finished = updated;
-    let threadKept = run.thread_id !== null;
-    if (run.thread_id && deletesHiddenThread(run, end)) {
-      try {
-        await storage.deleteThread(run.thread_id);
-        threadKept = false;
-        // Deleting the thread unlinks its runs and changes nothing else of them.
-        finished = { ...updated, thread_id: null };
-      } catch (err) {
-        this.options.logger.warn(
-          { err, run_id: run.run_id },
-          "could not delete the stateless run's thread",
-        );
-        finished = (await storage.getRun(run.run_id)) ?? updated;
-        // Already gone: nothing is left to write its status or checkpoint to.
-        if (err instanceof DomainError && err.code === "not_found") threadKept = false;
-      }
-    }
-    if (run.thread_id && threadKept) {
-      await heldCheckpoint?.();
-      // Only a run that started changed the thread; one cancelled in the queue has nothing to undo.
-      if (rollback && run.segments.length > 0) {
-        await storage.restoreCheckpoint(run.thread_id, run.checkpoint_before, {
-          discardRunId: run.run_id,
-        });
-      }
-      const stillBusy = (await storage.pendingRunsOfThread(run.thread_id)).length > 0;
-      await storage.setThreadStatus(run.thread_id, stillBusy ? "busy" : statuses.thread);
-    }
-    await writer.final(
-      JSON.stringify({
-        type: "values",
-        run_id: run.run_id,
-        status: statuses.run,
-        values,
-        messages,
-        output,
-      }),
-    );
-    this.notify(finished);
-    if (rollback) {
-      await storage.deleteRun(run.run_id);
-      // Nothing can reach a deleted stateless run's hidden thread any more.
-      if (run.kind === "stateless" && run.thread_id) {
-        await storage.deleteThread(run.thread_id).catch((err) => {
-          this.options.logger.warn(
-            { err, run_id: run.run_id },
-            "could not delete the rolled-back stateless run's thread",
-          );
-        });
-      }
-    }
+  finishWithoutSegment(run: RunRecord, end: SegmentEnd): Promise<void> {
+    return this.recorder.finishWithoutSegment(run, end);
   }
 
   notify(run: RunRecord): void {
-    const hook = this.options.onStatusChange;
-    if (!hook) return;
-    Promise.resolve()
-      .then(() => hook(run))
-      .catch((err) =>
-        this.options.logger.warn({ err, run_id: run.run_id }, "status change hook failed"),
-      );
+    this.recorder.notify(run);
   }
 
   /**
@@ -548,18 +414,6 @@ export class RunEngine {
 }
 
 /** True when recording this end deletes the run's hidden (stateless) thread. */
-function deletesHiddenThread(run: RunRecord, end: SegmentEnd): boolean {
-  const rollback = end.kind === "cancelled" && end.rollback;
-  const onCompletion = (run.creation.on_completion as string | undefined) ?? "delete";
-  return (
-    !rollback &&
-    run.kind === "stateless" &&
-    statusesFor(end).run !== "interrupted" &&
-    onCompletion === "delete" &&
-    run.thread_id !== null
-  );
-}
-
 const RESTART_END: SegmentEnd = {
   kind: "error",
   errcode: ERRCODE.serverRestart,
@@ -574,40 +428,7 @@ function cancelledEnd(action: "interrupt" | "rollback"): SegmentEnd {
   };
 }
 
-function outputFor(
-  runId: string,
-  end: SegmentEnd,
-  values: Record<string, unknown>,
-  messages: unknown[],
-): Record<string, unknown> {
-  switch (end.kind) {
-    case "success":
-      return end.result === undefined
-        ? { type: "result", values, messages }
-        : { type: "result", values, messages, result: end.result };
-    case "interrupt":
-      return interruptOutput(end.interrupts);
-    case "cancelled":
-      return {
-        type: "error",
-        run_id: runId,
-        errcode: ERRCODE.cancelled,
-        description: end.description,
-      };
-    case "timeout":
-      return {
-        type: "error",
-        run_id: runId,
-        errcode: ERRCODE.timeout,
-        description: end.description,
-      };
-    case "error":
-      return { type: "error", run_id: runId, errcode: end.errcode, description: end.description };
-  }
-}
-
 function now(): string {
   return new Date().toISOString();
 }
 
-export { toAcpRun };
