@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { buildApp } from "./app.js";
-import { PostgresFrameBus } from "./bus/postgres-bus.js";
 import { loadConfig } from "./config/load.js";
 import { AgentRegistry } from "./config/registry.js";
 import type { FrameBus } from "./engine/frame-bus.js";
@@ -37,8 +36,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let bus: FrameBus | undefined;
   try {
     // Replicas sharing PostgreSQL hear each other through LISTEN/NOTIFY; SQLite is one process.
-    if (storage.kind === "postgres")
+    if (storage.kind === "postgres") {
+      const { PostgresFrameBus } = await import("./bus/postgres-bus.js");
       bus = await PostgresFrameBus.connect(settings.database, options.logger);
+    }
     app = await buildApp({
       settings,
       registry,

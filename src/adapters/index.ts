@@ -1,8 +1,5 @@
 import type { AgentConfig } from "../config/schema.js";
-import { AguiHttpAdapter } from "./agui-http.js";
 import { EchoAdapter } from "./echo.js";
-import { loadModuleAdapter } from "./module.js";
-import { OpenAiAdapter } from "./openai.js";
 import { ScriptedAdapter } from "./scripted.js";
 import type { AgentAdapter } from "./types.js";
 
@@ -25,13 +22,20 @@ export async function createAdapter(agent: AgentConfig): Promise<AgentAdapter> {
           ),
           delayMs: adapter.delayMs,
         });
-      case "agui-http":
+      // Loaded only when a config uses them: their HTTP clients cost memory at start-up.
+      case "agui-http": {
+        const { AguiHttpAdapter } = await import("./agui-http.js");
         return new AguiHttpAdapter(adapter);
-      case "openai":
+      }
+      case "openai": {
+        const { OpenAiAdapter } = await import("./openai.js");
         return new OpenAiAdapter(adapter);
-      case "module":
+      }
+      case "module": {
+        const { loadModuleAdapter } = await import("./module.js");
         // Awaited here so a load error gets the agent's name from the catch below.
         return await loadModuleAdapter(adapter);
+      }
       default: {
         const unknown: { type: string } = adapter;
         throw new Error(`unknown adapter type "${unknown.type}"`);

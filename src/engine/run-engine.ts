@@ -431,4 +431,3 @@ function cancelledEnd(action: "interrupt" | "rollback"): SegmentEnd {
 function now(): string {
   return new Date().toISOString();
 }
-
