@@ -3,14 +3,14 @@ import { invalid } from "../../errors.js";
 import type {
   AcpMessage,
   CheckpointRecord,
-  RunFrame,
   RunRecord,
   SegmentRecord,
   ThreadRecord,
   ThreadStatus,
-  WebhookDelivery,
 } from "../types.js";
 import { fromJson } from "./json.js";
+
+export { addMs, isoTimestamp, nowIso, nullableIso, toFrame, toWebhook } from "../records.js";
 
 export interface ThreadRow {
   thread_id: string;
@@ -119,43 +119,6 @@ export function toRun(row: RunRow): RunRecord {
     cancel_requested: row.cancel_requested as RunRecord["cancel_requested"],
     last_seq: row.last_seq,
   };
-}
-
-export function toFrame(row: RunFrame): RunFrame {
-  return { run_id: row.run_id, seq: row.seq, mode: row.mode, data: row.data };
-}
-
-export function toWebhook(row: WebhookRow): WebhookDelivery {
-  return {
-    delivery_id: row.delivery_id,
-    run_id: row.run_id,
-    url: row.url,
-    body: row.body,
-    attempts: row.attempts,
-    next_attempt_at: row.next_attempt_at,
-    state: row.state as WebhookDelivery["state"],
-    last_error: row.last_error,
-    created_at: row.created_at,
-  };
-}
-
-export const nowIso = (): string => new Date().toISOString();
-
-export const addMs = (date: Date, ms: number): string =>
-  new Date(date.getTime() + ms).toISOString();
-
-/**
- * Normalizes a caller-given timestamp to `toISOString()` form. Timestamps are compared as text in
- * SQL, which is only correct when every stored value has exactly this shape.
- */
-export function isoTimestamp(value: string, field: string): string {
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw invalid(`${field} is not a valid timestamp: ${value}`);
-  return date.toISOString();
-}
-
-export function nullableIso(value: string | null, field: string): string | null {
-  return value === null ? null : isoTimestamp(value, field);
 }
 
 /** better-sqlite3 reports constraint failures as `SqliteError` with a `code` such as this. */

@@ -1,0 +1,56 @@
+/**
+ * Row ↔ record helpers both storage backends share: frames and webhook deliveries map the same
+ * way, and timestamps are the contract's `toISOString()` text in both.
+ */
+import { invalid } from "../errors.js";
+import type { RunFrame, WebhookDelivery } from "./types.js";
+
+/** A webhook delivery row as both backends select it (SQLite adds an insertion counter). */
+export interface WebhookRowFields {
+  delivery_id: string;
+  run_id: string;
+  url: string;
+  body: string;
+  attempts: number;
+  next_attempt_at: string;
+  state: string;
+  last_error: string | null;
+  created_at: string;
+}
+
+export function toFrame(row: RunFrame): RunFrame {
+  return { run_id: row.run_id, seq: row.seq, mode: row.mode, data: row.data };
+}
+
+export function toWebhook(row: WebhookRowFields): WebhookDelivery {
+  return {
+    delivery_id: row.delivery_id,
+    run_id: row.run_id,
+    url: row.url,
+    body: row.body,
+    attempts: row.attempts,
+    next_attempt_at: row.next_attempt_at,
+    state: row.state as WebhookDelivery["state"],
+    last_error: row.last_error,
+    created_at: row.created_at,
+  };
+}
+
+export const nowIso = (): string => new Date().toISOString();
+
+export const addMs = (date: Date, ms: number): string =>
+  new Date(date.getTime() + ms).toISOString();
+
+/**
+ * Normalizes a caller-given timestamp to `toISOString()` form. Timestamps are compared as text
+ * (SQLite) and read back in this form (both), so every stored value must have exactly this shape.
+ */
+export function isoTimestamp(value: string, field: string): string {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw invalid(`${field} is not a valid timestamp: ${value}`);
+  return date.toISOString();
+}
+
+export function nullableIso(value: string | null, field: string): string | null {
+  return value === null ? null : isoTimestamp(value, field);
+}
