@@ -10,7 +10,7 @@ export { type ApiKey, DEFAULT_LIMITS, type RequestLimits };
 export interface ServerSettings {
   host: string;
   port: number;
-  /** SQLite file path, ":memory:", or (later) a postgres:// URL. */
+  /** SQLite file path, ":memory:", or a postgres:// URL (replicas sharing one database). */
   database: string;
   logLevel: string;
   /** SSE keep-alive comment interval; 0 turns keep-alives off. */

@@ -1,5 +1,5 @@
 /**
- * The storage contract. Every backend (SQLite now, PostgreSQL later) implements `Storage`;
+ * The storage contract. Every backend (SQLite, PostgreSQL) implements `Storage`;
  * one shared test suite (test/storage/suite.ts) runs against each of them.
  *
  * Rules every implementation follows:
