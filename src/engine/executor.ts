@@ -26,6 +26,13 @@ export class StopReason extends Error {
     super(message);
     this.name = "StopReason";
   }
+
+  /** A client's cancel: `interrupt` ends the run as cancelled, `rollback` also undoes it. */
+  static cancel(action: "interrupt" | "rollback"): StopReason {
+    return action === "rollback"
+      ? new StopReason("rollback", "run was cancelled and rolled back")
+      : new StopReason("cancel", "run was cancelled");
+  }
 }
 
 export interface SegmentOutcome {

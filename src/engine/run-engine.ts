@@ -71,11 +71,7 @@ export class RunEngine {
     this.pollMs = options.pollMs ?? 1_000;
     // Another replica (or this one) asks for a run to stop / announces new work.
     options.bus.onCancel((runId, action) => {
-      const reason = new StopReason(
-        action === "rollback" ? "rollback" : "cancel",
-        action === "rollback" ? "run was cancelled and rolled back" : "run was cancelled",
-      );
-      void this.abortLocal(runId, reason);
+      void this.abortLocal(runId, StopReason.cancel(action));
     });
     options.bus.onWork(() => this.wake());
   }
@@ -397,14 +393,7 @@ export class RunEngine {
         }
         const run = await this.storage.getRun(runId);
         if (run?.cancel_requested) {
-          const action = run.cancel_requested;
-          void this.abortLocal(
-            runId,
-            new StopReason(
-              action === "rollback" ? "rollback" : "cancel",
-              action === "rollback" ? "run was cancelled and rolled back" : "run was cancelled",
-            ),
-          );
+          void this.abortLocal(runId, StopReason.cancel(run.cancel_requested));
         }
       }
     } catch (err) {

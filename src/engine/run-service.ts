@@ -270,10 +270,7 @@ export class RunService {
   /** Stops a run wherever it is: executing here, queued, or interrupted. Resolves when stopped. */
   private async stop(run: RunRecord, kind: "cancel" | "rollback"): Promise<void> {
     const { engine } = this.options;
-    const reason = new StopReason(
-      kind,
-      kind === "rollback" ? "run was cancelled and rolled back" : "run was cancelled",
-    );
+    const reason = StopReason.cancel(kind === "rollback" ? "rollback" : "interrupt");
     if (await engine.abortLocal(run.run_id, reason)) return;
     if (run.status !== "pending" && run.status !== "interrupted") return;
     // Queued or interrupted: claim it so no scheduler starts it meanwhile, then end it here.

@@ -3,6 +3,7 @@
  * connection.ts), their conversion to the contract's records, and error translation.
  */
 import { invalid } from "../../errors.js";
+import type { WebhookRowFields } from "../records.js";
 import type {
   AcpMessage,
   CheckpointRecord,
@@ -70,17 +71,7 @@ export interface RunRow {
   last_seq: number;
 }
 
-export interface WebhookRow {
-  delivery_id: string;
-  run_id: string;
-  url: string;
-  body: string;
-  attempts: number;
-  next_attempt_at: string;
-  state: string;
-  last_error: string | null;
-  created_at: string;
-}
+export type WebhookRow = WebhookRowFields;
 
 export function toThread(row: ThreadRow): ThreadRecord {
   return {

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { loadMigrations as loadShared, type Migration } from "../migrations.js";
 import type { Queryable } from "./connection.js";
 
 /**
@@ -9,7 +8,6 @@ import type { Queryable } from "./connection.js";
  * scripts/copy-assets.mjs): if that copy step goes, a built server fails at open().
  */
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
-const FILE_NAME = /^(\d{3})-[a-z0-9-]+\.sql$/;
 
 /**
  * First key of the advisory lock migrations hold ("ACPm"); the second is derived from the schema
@@ -17,28 +15,11 @@ const FILE_NAME = /^(\d{3})-[a-z0-9-]+\.sql$/;
  */
 const MIGRATION_LOCK = 0x4143506d;
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+export type { Migration } from "../migrations.js";
 
 /** The numbered migrations shipped with the package, in order. */
 export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
-  const migrations: Migration[] = [];
-  for (const file of readdirSync(dir).sort()) {
-    const match = FILE_NAME.exec(file);
-    if (match === null) continue;
-    migrations.push({
-      version: Number(match[1]),
-      name: file,
-      sql: readFileSync(join(dir, file), "utf8"),
-    });
-  }
-  const versions = new Set(migrations.map((m) => m.version));
-  if (versions.size !== migrations.length) throw new Error(`duplicate migration number in ${dir}`);
-  if (migrations.length === 0) throw new Error(`no migrations found in ${dir}`);
-  return migrations;
+  return loadShared(dir);
 }
 
 const schemaLockKey = (schema: string): number =>

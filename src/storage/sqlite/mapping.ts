@@ -1,5 +1,6 @@
 /** Rows as SQLite returns them, and their conversion to the contract's records. */
 import { invalid } from "../../errors.js";
+import type { WebhookRowFields } from "../records.js";
 import type {
   AcpMessage,
   CheckpointRecord,
@@ -58,17 +59,8 @@ export interface RunRow {
   last_seq: number;
 }
 
-export interface WebhookRow {
+export interface WebhookRow extends WebhookRowFields {
   seq: number;
-  delivery_id: string;
-  run_id: string;
-  url: string;
-  body: string;
-  attempts: number;
-  next_attempt_at: string;
-  state: string;
-  last_error: string | null;
-  created_at: string;
 }
 
 export function toThread(row: ThreadRow): ThreadRecord {
