@@ -20,6 +20,7 @@ import type {
 } from "../types.js";
 import { CheckpointRepository } from "./checkpoints.js";
 import { FrameRepository } from "./frames.js";
+import { GroupCommit } from "./group-commit.js";
 import { makeContainsFunction } from "./json.js";
 import { migrate } from "./migrate.js";
 import { RunRepository } from "./runs.js";
@@ -38,12 +39,15 @@ interface Repositories {
   runs: RunRepository;
   frames: FrameRepository;
   webhooks: WebhookRepository;
+  /** Every write goes through it: one commit per event-loop turn (see group-commit.ts). */
+  writes: GroupCommit;
 }
 
 /**
  * The embedded backend. better-sqlite3 is synchronous; every method is still async (the contract
- * says so) and multi-statement operations run in one immediate transaction each, so replicas
- * sharing the file serialize on the write lock instead of failing on a lock upgrade.
+ * says so). Reads run at once; writes are grouped: those requested in one turn of the event loop
+ * commit in one immediate transaction (group-commit.ts), each still atomic on its own, so
+ * replicas sharing the file serialize on the write lock instead of failing on a lock upgrade.
  */
 export class SqliteStorage implements Storage {
   readonly kind = "sqlite";
@@ -79,6 +83,7 @@ export class SqliteStorage implements Storage {
         runs: new RunRepository(db),
         frames: new FrameRepository(db),
         webhooks: new WebhookRepository(db),
+        writes: new GroupCommit(db),
       };
     } catch (err) {
       db.close();
@@ -90,6 +95,7 @@ export class SqliteStorage implements Storage {
     const repos = this.#repos;
     if (repos === null) return;
     this.#repos = null;
+    repos.writes.flushNow();
     // Lets SQLite refresh planner statistics for the queries this connection ran.
     repos.db.pragma("optimize");
     repos.db.close();
@@ -114,7 +120,7 @@ export class SqliteStorage implements Storage {
   async createThread(
     input: CreateThreadInput,
   ): Promise<{ thread: ThreadRecord; created: boolean }> {
-    return this.#open().threads.create(input);
+    return this.#write((repos) => repos.threads.create(input));
   }
 
   async getThread(threadId: string): Promise<ThreadRecord | null> {
@@ -129,25 +135,25 @@ export class SqliteStorage implements Storage {
     threadId: string,
     metadata: Record<string, unknown>,
   ): Promise<ThreadRecord> {
-    return this.#open().threads.mergeMetadata(threadId, metadata);
+    return this.#write((repos) => repos.threads.mergeMetadata(threadId, metadata));
   }
 
   async setThreadStatus(threadId: string, status: ThreadStatus): Promise<void> {
-    this.#open().threads.setStatus(threadId, status);
+    return this.#write((repos) => repos.threads.setStatus(threadId, status));
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    this.#open().threads.delete(threadId);
+    return this.#write((repos) => repos.threads.delete(threadId));
   }
 
   async copyThread(threadId: string, newThreadId: string): Promise<ThreadRecord> {
-    return this.#open().threads.copy(threadId, newThreadId);
+    return this.#write((repos) => repos.threads.copy(threadId, newThreadId));
   }
 
   // Checkpoints
 
   async addCheckpoint(threadId: string, checkpoint: NewCheckpoint): Promise<CheckpointRecord> {
-    return this.#open().checkpoints.add(threadId, checkpoint);
+    return this.#write((repos) => repos.checkpoints.add(threadId, checkpoint));
   }
 
   async getCheckpoint(threadId: string, checkpointId: string): Promise<CheckpointRecord | null> {
@@ -166,13 +172,15 @@ export class SqliteStorage implements Storage {
     checkpointId: string | null,
     options: { discardRunId?: string } = {},
   ): Promise<void> {
-    this.#open().checkpoints.restore(threadId, checkpointId, options.discardRunId);
+    return this.#write((repos) =>
+      repos.checkpoints.restore(threadId, checkpointId, options.discardRunId),
+    );
   }
 
   // Runs
 
   async insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
-    return this.#open().runs.insert(run, options);
+    return this.#write((repos) => repos.runs.insert(run, options));
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
@@ -192,11 +200,11 @@ export class SqliteStorage implements Storage {
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
-    return this.#open().runs.update(runId, patch);
+    return this.#write((repos) => repos.runs.update(runId, patch));
   }
 
   async deleteRun(runId: string): Promise<void> {
-    this.#open().runs.delete(runId);
+    return this.#write((repos) => repos.runs.delete(runId));
   }
 
   async claimRun(
@@ -205,7 +213,7 @@ export class SqliteStorage implements Storage {
     now: Date,
     agentIds?: string[],
   ): Promise<RunRecord | null> {
-    return this.#open().runs.claim(owner, leaseMs, now, agentIds);
+    return this.#write((repos) => repos.runs.claim(owner, leaseMs, now, agentIds));
   }
 
   async claimRunById(
@@ -214,11 +222,11 @@ export class SqliteStorage implements Storage {
     leaseMs: number,
     now: Date,
   ): Promise<RunRecord | null> {
-    return this.#open().runs.claimById(runId, owner, leaseMs, now);
+    return this.#write((repos) => repos.runs.claimById(runId, owner, leaseMs, now));
   }
 
   async renewLeases(owner: string, leaseMs: number, now: Date): Promise<string[]> {
-    return this.#open().runs.renewLeases(owner, leaseMs, now);
+    return this.#write((repos) => repos.runs.renewLeases(owner, leaseMs, now));
   }
 
   async expiredRuns(now: Date): Promise<RunRecord[]> {
@@ -232,7 +240,7 @@ export class SqliteStorage implements Storage {
   // Frames
 
   async appendFrames(frames: RunFrame[]): Promise<void> {
-    this.#open().frames.append(frames);
+    return this.#write((repos) => repos.frames.append(frames));
   }
 
   async readFrames(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]> {
@@ -242,19 +250,25 @@ export class SqliteStorage implements Storage {
   // Webhooks
 
   async enqueueWebhook(delivery: WebhookDelivery): Promise<void> {
-    this.#open().webhooks.enqueue(delivery);
+    return this.#write((repos) => repos.webhooks.enqueue(delivery));
   }
 
   async claimDueWebhooks(now: Date, leaseMs: number, limit: number): Promise<WebhookDelivery[]> {
-    return this.#open().webhooks.claimDue(now, leaseMs, limit);
+    return this.#write((repos) => repos.webhooks.claimDue(now, leaseMs, limit));
   }
 
   async updateWebhook(deliveryId: string, patch: WebhookPatch): Promise<void> {
-    this.#open().webhooks.update(deliveryId, patch);
+    return this.#write((repos) => repos.webhooks.update(deliveryId, patch));
   }
 
   async getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]> {
     return this.#open().webhooks.ofRun(runId);
+  }
+
+  /** Queues a write for the next group commit (see group-commit.ts). */
+  #write<T>(write: (repos: Repositories) => T): Promise<T> {
+    const repos = this.#open();
+    return repos.writes.run(() => write(repos));
   }
 
   #open(): Repositories {

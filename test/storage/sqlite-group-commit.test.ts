@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { SqliteStorage } from "../../src/storage/index.js";
+import type { RunFrame } from "../../src/storage/types.js";
+import { expectDomainError, id, makeRun, makeThread } from "./contract/helpers.js";
+
+// Group commit (src/storage/sqlite/group-commit.ts): the writes of one event-loop turn share a
+// transaction, each in its own savepoint. These check what the contract suite cannot see.
+
+const dir = mkdtempSync(join(tmpdir(), "acp-group-commit-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function open(): Promise<{ storage: SqliteStorage; path: string }> {
+  const path = join(dir, `${id()}.db`);
+  const storage = new SqliteStorage({ path });
+  await storage.open();
+  return { storage, path };
+}
+
+const frame = (runId: string, seq: number): RunFrame => ({
+  run_id: runId,
+  seq,
+  mode: "custom",
+  data: `{"n":${seq}}`,
+});
+
+describe("SQLite group commit", () => {
+  it("commits the writes of one turn together and fails only the one that broke", async () => {
+    const { storage } = await open();
+    const thread = await makeThread(storage);
+    const run = await makeRun(storage, thread.thread_id);
+    // Issued in one turn: they land in one group.
+    const results = await Promise.allSettled([
+      storage.appendFrames([frame(run.run_id, 1), frame(run.run_id, 2)]),
+      // A batch whose second frame repeats a seq of the first write: it fails as a whole.
+      storage.appendFrames([frame(run.run_id, 3), frame(run.run_id, 1)]),
+      storage.setThreadStatus(thread.thread_id, "busy"),
+      storage.deleteThread(id()),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "rejected",
+    ]);
+    await expectDomainError(
+      Promise.reject((results[1] as PromiseRejectedResult).reason),
+      "conflict",
+    );
+    await expectDomainError(
+      Promise.reject((results[3] as PromiseRejectedResult).reason),
+      "not_found",
+    );
+    // Frame 3 was rolled back with its failed batch; the others are stored.
+    expect((await storage.readFrames(run.run_id, 0)).map((f) => f.seq)).toEqual([1, 2]);
+    expect((await storage.getRun(run.run_id))?.last_seq).toBe(2);
+    expect((await storage.getThread(thread.thread_id))?.status).toBe("busy");
+    await storage.close();
+  });
+
+  it("resolves a write only once it is committed, visible to another connection", async () => {
+    const { storage, path } = await open();
+    const thread = await makeThread(storage);
+    const writes = Array.from({ length: 20 }, () => makeRun(storage, thread.thread_id));
+    const runs = await Promise.all(writes);
+    const other = new Database(path, { readonly: true });
+    try {
+      const count = other.prepare("SELECT count(*) AS n FROM runs").get() as { n: number };
+      expect(count.n).toBe(runs.length);
+    } finally {
+      other.close();
+    }
+    await storage.close();
+  });
+
+  it("stores long frame batches (multi-row inserts) in order and names a duplicate", async () => {
+    const { storage } = await open();
+    const thread = await makeThread(storage);
+    const run = await makeRun(storage, thread.thread_id);
+    const frames = Array.from({ length: 200 }, (_, i) => frame(run.run_id, i + 1));
+    await storage.appendFrames(frames);
+    const stored = await storage.readFrames(run.run_id, 0);
+    expect(stored.map((f) => f.seq)).toEqual(frames.map((f) => f.seq));
+    expect(stored[150]).toEqual(frames[150]);
+    // A duplicate inside the first 64 rows: the multi-row insert fails, the row path names it.
+    const again = Array.from({ length: 100 }, (_, i) => frame(run.run_id, 201 + i));
+    again[10] = frame(run.run_id, 5);
+    await expectDomainError(storage.appendFrames(again), "conflict");
+    expect((await storage.readFrames(run.run_id, 200)).length).toBe(0);
+    await storage.close();
+  });
+
+  it("commits what is queued when the storage closes", async () => {
+    const { storage, path } = await open();
+    const thread = await makeThread(storage);
+    const pending = makeRun(storage, thread.thread_id);
+    await storage.close();
+    const run = await pending;
+    const reopened = new SqliteStorage({ path });
+    await reopened.open();
+    expect((await reopened.getRun(run.run_id))?.run_id).toBe(run.run_id);
+    await reopened.close();
+  });
+});
