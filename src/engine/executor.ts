@@ -1,13 +1,12 @@
 import type { Interrupt, Message, RunAgentInput } from "@ag-ui/core";
-import { PROTOCOL_VERSION } from "@ag-ui/core";
 import type { Logger } from "pino";
-import { v4 as uuidv4 } from "uuid";
 import type { AgentAdapter, RunConfig } from "../adapters/types.js";
+import { newId } from "../ids.js";
 import {
   acpToAguiMessages as fromAcpMessages,
   aguiToAcpMessages as toAcpMessages,
 } from "../pipeline/acp-messages.js";
-import { SegmentPipeline } from "../pipeline/index.js";
+import { AGUI_PROTOCOL_VERSION, SegmentPipeline } from "../pipeline/index.js";
 import type { TerminalInfo } from "../pipeline/types.js";
 import type { RunRecord, Storage, ThreadRecord } from "../storage/types.js";
 import { untilAborted } from "./abortable.js";
@@ -141,7 +140,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
       if (pushed.checkpoint === "step") {
         await writer.flush();
         await storage.addCheckpoint(run.thread_id!, {
-          checkpoint_id: uuidv4(),
+          checkpoint_id: newId(),
           values: asValues(pipeline.state),
           messages: toAcpMessages(pipeline.messages),
           metadata: { run_id: run.run_id, step: pushed.stepName ?? null, source: "step" },
@@ -241,7 +240,7 @@ export function buildRunInput(
   const result: RunAgentInput = {
     threadId: thread.thread_id,
     runId: aguiRunId,
-    protocolVersion: PROTOCOL_VERSION,
+    protocolVersion: AGUI_PROTOCOL_VERSION,
     messages: [...history, ...added],
 
     tools: Array.isArray(input.tools) ? (input.tools as RunAgentInput["tools"]) : [],

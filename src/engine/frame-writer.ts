@@ -47,6 +47,16 @@ export class FrameWriter {
     await this.flush();
   }
 
+  /**
+   * Publishes the final frame without storing it, after everything before it is stored: for a
+   * run that is deleted (rolled back), whose frames went with it, so that clients following it
+   * live still learn how it ended.
+   */
+  async publishFinal(data: string): Promise<void> {
+    await this.flush();
+    this.bus.publish(this.runId, [{ run_id: this.runId, seq: ++this.seq, mode: "final", data }]);
+  }
+
   get lastSeq(): number {
     return this.seq;
   }

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { v4 as uuidv4 } from "uuid";
 import type { AgentAdapter } from "../adapters/types.js";
+import { newId } from "../ids.js";
 import type { RunPatch, RunRecord, Storage } from "../storage/types.js";
 import { type EventRejection, executeSegment, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
@@ -64,7 +64,7 @@ export class RunEngine {
   private leaseTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RunEngineOptions) {
-    this.owner = options.owner ?? `replica-${uuidv4()}`;
+    this.owner = options.owner ?? `replica-${newId()}`;
     this.agents = new Map(options.agents.map((agent) => [agent.agentId, agent]));
     this.recorder = new RunRecorder(options);
     this.leaseMs = options.leaseMs ?? 30_000;
@@ -270,7 +270,7 @@ export class RunEngine {
 
     const segments = [
       ...claimed.segments,
-      { agui_run_id: uuidv4(), started_at: now(), ended_at: null },
+      { agui_run_id: newId(), started_at: now(), ended_at: null },
     ];
     const patch: RunPatch = { segments, resume: claimed.resume };
     if (claimed.segments.length === 0) patch.checkpoint_before = thread.checkpoint_id;
@@ -385,6 +385,16 @@ export class RunEngine {
       const held = new Set(await this.storage.renewLeases(this.owner, this.leaseMs, new Date()));
       for (const runId of [...this.executing.keys()]) {
         if (!held.has(runId)) {
+          // Only pending runs are renewed: one whose outcome was just recorded (its execution
+          // is still winding down) is not lost, it is done.
+          const current = await this.storage.getRun(runId);
+          if (
+            current?.status !== "pending" ||
+            current.owner === null ||
+            current.owner === this.owner
+          ) {
+            continue;
+          }
           // Our lease lapsed (this process stalled longer than the lease) and another replica
           // may have taken the run over. Recording an outcome from here could overwrite its
           // work, so only say so; the run's record belongs to whoever holds the claim.
@@ -402,7 +412,7 @@ export class RunEngine {
   }
 }
 
-/** True when recording this end deletes the run's hidden (stateless) thread. */
+/** How a run ends when the process executing it died (and the agent may not retry it). */
 const RESTART_END: SegmentEnd = {
   kind: "error",
   errcode: ERRCODE.serverRestart,

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { v4 as uuidv4 } from "uuid";
 import { DomainError } from "../errors.js";
+import { newId } from "../ids.js";
 import { aguiToAcpMessages as toAcpMessages } from "../pipeline/acp-messages.js";
 import type { RunRecord, Storage } from "../storage/types.js";
 import { asValues, storedValues } from "./acp-mapping.js";
@@ -53,7 +53,7 @@ export class RunRecorder {
     const checkpoint = async () => {
       if (!threadId || rollback) return;
       await storage.addCheckpoint(threadId, {
-        checkpoint_id: uuidv4(),
+        checkpoint_id: newId(),
         values: acpValues,
         messages: acpMessages,
         metadata: { run_id: run.run_id, step: `segment-${run.segments.length - 1}`, source: "run" },
@@ -142,28 +142,33 @@ export class RunRecorder {
       const stillBusy = (await storage.pendingRunsOfThread(run.thread_id)).length > 0;
       await storage.setThreadStatus(run.thread_id, stillBusy ? "busy" : statuses.thread);
     }
-    await writer.final(
-      JSON.stringify({
-        type: "values",
-        run_id: run.run_id,
-        status: statuses.run,
-        values,
-        messages,
-        output,
-      }),
-    );
+    const finalFrame = JSON.stringify({
+      type: "values",
+      run_id: run.run_id,
+      status: statuses.run,
+      values,
+      messages,
+      output,
+    });
+    if (!rollback) {
+      await writer.final(finalFrame);
+      this.notify(finished);
+      return;
+    }
+    // Rolled back: the run is deleted before its final frame goes out, so a client that has
+    // seen the end and asks again gets 404, never the run it was told is gone.
+    await writer.flush();
+    await storage.deleteRun(run.run_id);
+    await writer.publishFinal(finalFrame);
     this.notify(finished);
-    if (rollback) {
-      await storage.deleteRun(run.run_id);
-      // Nothing can reach a deleted stateless run's hidden thread any more.
-      if (run.kind === "stateless" && run.thread_id) {
-        await storage.deleteThread(run.thread_id).catch((err) => {
-          this.options.logger.warn(
-            { err, run_id: run.run_id },
-            "could not delete the rolled-back stateless run's thread",
-          );
-        });
-      }
+    // Nothing can reach a deleted stateless run's hidden thread any more.
+    if (run.kind === "stateless" && run.thread_id) {
+      await storage.deleteThread(run.thread_id).catch((err) => {
+        this.options.logger.warn(
+          { err, run_id: run.run_id },
+          "could not delete the rolled-back stateless run's thread",
+        );
+      });
     }
   }
 

@@ -1,6 +1,6 @@
 import type { Interrupt } from "@ag-ui/core";
-import { v4 as uuidv4 } from "uuid";
 import { conflict, DomainError, invalid, notFound } from "../errors.js";
+import { newId } from "../ids.js";
 import { acpToAguiMessages } from "../pipeline/acp-messages.js";
 import type { RunFrame, RunKind, RunRecord, RunSearch, RunStatus } from "../storage/types.js";
 import { StopReason } from "./executor.js";
@@ -95,7 +95,7 @@ export class RunService {
 
     const run = await this.storage.insertRun(
       {
-        run_id: uuidv4(),
+        run_id: newId(),
         thread_id: targetThread,
         agent_id: agent.agentId,
         kind,
@@ -253,7 +253,7 @@ export class RunService {
 
   private async hiddenThread(): Promise<string> {
     const { thread } = await this.storage.createThread({
-      thread_id: uuidv4(),
+      thread_id: newId(),
       metadata: {},
       hidden: true,
       status: "busy",

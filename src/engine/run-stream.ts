@@ -51,6 +51,10 @@ export async function* followRun(
             return;
           continue;
         }
+        if (first !== undefined && (await storage.getRun(runId)) === null) {
+          // Deleted (rolled back) with its stored frames: what is published live is all there is.
+          lastSeq = first.seq - 1;
+        }
       }
       const batch = live;
       live = [];

@@ -1,5 +1,5 @@
-import { v4 as uuidv4 } from "uuid";
 import { conflict, notFound } from "../errors.js";
+import { newId } from "../ids.js";
 import type {
   AcpMessage,
   Storage,
@@ -28,7 +28,7 @@ export class ThreadService {
     if_exists?: "raise" | "do_nothing";
   }): Promise<ThreadRecord> {
     const { thread } = await this.storage.createThread({
-      thread_id: input.thread_id ?? uuidv4(),
+      thread_id: input.thread_id ?? newId(),
       metadata: input.metadata ?? {},
       if_exists: input.if_exists ?? "raise",
     });
@@ -67,7 +67,7 @@ export class ThreadService {
       base = { values: from.values, messages: from.messages, id: from.checkpoint_id };
     }
     await this.storage.addCheckpoint(threadId, {
-      checkpoint_id: uuidv4(),
+      checkpoint_id: newId(),
       values: patch.values ?? base.values,
       messages: patch.messages ?? base.messages,
       parent_checkpoint_id: base.id,
@@ -86,7 +86,7 @@ export class ThreadService {
 
   async copy(threadId: string): Promise<ThreadRecord> {
     await this.get(threadId);
-    return this.storage.copyThread(threadId, uuidv4());
+    return this.storage.copyThread(threadId, newId());
   }
 
   async history(threadId: string, options: { limit: number; before?: string }) {
