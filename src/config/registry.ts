@@ -144,6 +144,31 @@ export class AgentRegistry {
   }
 }
 
+let sharedAjv: Ajv | undefined;
+
+/**
+ * One Ajv for every agent's schemas: each instance compiles the 2020-12 meta-schemas, which
+ * costs tens of milliseconds and megabytes of heap that stay committed. Sharing is safe because
+ * `addUsedSchema: false` keeps a schema's `$id` from being registered on the instance, so two
+ * agents' schemas never see each other.
+ */
+function userSchemaAjv(): Ajv {
+  if (sharedAjv) return sharedAjv;
+  const ajv = new Ajv2020({
+    strict: false,
+    allErrors: false,
+    verbose: true,
+    coerceTypes: false,
+    useDefaults: false,
+    removeAdditional: false,
+    addUsedSchema: false,
+    logger: false,
+  });
+  addFormats(ajv);
+  sharedAjv = ajv;
+  return ajv;
+}
+
 function register(
   config: AgentConfig,
   options: RegistryOptions,
@@ -167,17 +192,7 @@ function register(
   });
   for (const problem of problems) fail(problem.path, problem.message);
 
-  const ajv = new Ajv2020({
-    strict: false,
-    allErrors: false,
-    verbose: true,
-    coerceTypes: false,
-    useDefaults: false,
-    removeAdditional: false,
-    addUsedSchema: false,
-    logger: false,
-  });
-  addFormats(ajv);
+  const ajv = userSchemaAjv();
 
   const compile = (schema: JsonSchemaObject, key: KeyPath, what: string) =>
     compileUserSchema(ajv, schema, { key: [...specsPath, ...key], what, label, issues, locate });

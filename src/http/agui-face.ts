@@ -1,5 +1,4 @@
 import type { RunAgentInput } from "@ag-ui/core";
-import { EventEncoder } from "@ag-ui/encoder";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { validate as isUuid, v5 as uuidv5 } from "uuid";
 import type { RegisteredAgent } from "../config/registry.js";
@@ -144,6 +143,7 @@ export class AguiFace {
     input: RunAgentInput,
   ): Promise<void> {
     const protobuf = wantsProtobuf(request.headers.accept);
+    const { EventEncoder } = await loadEncoder();
     const encoder = new EventEncoder({ accept: protobuf ? PROTO_MEDIA_TYPE : "text/event-stream" });
     reply.hijack();
     const raw = reply.raw;
@@ -224,4 +224,14 @@ function drainOrClose(raw: FastifyReply["raw"]): Promise<void> {
     raw.on("drain", done);
     raw.on("close", done);
   });
+}
+
+/**
+ * The encoder (with protobufjs and zod behind it) costs about 13 MB of memory, so it is loaded
+ * by the first AG-UI request rather than at start: an ACP-only deployment never pays for it.
+ */
+let encoderModule: Promise<typeof import("@ag-ui/encoder")> | undefined;
+function loadEncoder(): Promise<typeof import("@ag-ui/encoder")> {
+  encoderModule ??= import("@ag-ui/encoder");
+  return encoderModule;
 }

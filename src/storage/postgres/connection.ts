@@ -2,7 +2,7 @@
  * The connection pool: URL and schema handling, per-connection settings, type parsing, and the
  * transaction helper every multi-statement operation goes through.
  */
-import pg from "pg";
+import type pg from "pg";
 import { invalid, isDomainError } from "../../errors.js";
 
 /** What the repositories need from a pool or a client inside a transaction. */
@@ -53,32 +53,43 @@ export function connectionTarget(url: string, schema?: string): ConnectionTarget
   return { url: pgUrl, schema: chosen, options };
 }
 
-/** pg's own timestamptz parser gives a Date; the contract wants `toISOString()` text. */
-const parseTimestamp = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
-
-const typeParsers: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: string) => {
-    if (oid === pg.types.builtins.TIMESTAMPTZ) {
-      return (text: string) => (parseTimestamp(text) as Date).toISOString();
-    }
-    // count(*) and other bigints: numbers, not strings (no value here comes near 2^53).
-    if (oid === pg.types.builtins.INT8) return (text: string) => Number(text);
-    return pg.types.getTypeParser(oid, format as "text");
-  }) as pg.CustomTypesConfig["getTypeParser"],
-};
-
-export function createPool(target: ConnectionTarget, max: number): pg.Pool {
+/**
+ * Opens the pool. pg is imported here, not at the top: a server on SQLite never loads it (it
+ * costs about 3 MB of memory at rest).
+ */
+export async function createPool(target: ConnectionTarget, max: number): Promise<pg.Pool> {
+  const { default: pgModule } = await import("pg");
   // `-c search_path=…` is applied by the server when each pooled connection starts, so every
   // query (and every replica) sees the configured schema without an extra round trip.
   const options = [target.options, `-c search_path=${target.schema}`]
     .filter((o) => o !== null && o !== "")
     .join(" ");
-  const pool = new pg.Pool({ connectionString: target.url, max, options, types: typeParsers });
+  const pool = new pgModule.Pool({
+    connectionString: target.url,
+    max,
+    options,
+    types: typeParsers(pgModule.types),
+  });
   // An idle connection that breaks (database restart, network cut) is emitted here; without a
   // listener the EventEmitter rethrows it and takes the whole server down. The pool drops the
   // connection and the next query opens a fresh one.
   pool.on("error", () => {});
   return pool;
+}
+
+function typeParsers(types: typeof pg.types): pg.CustomTypesConfig {
+  // pg's own timestamptz parser gives a Date; the contract wants `toISOString()` text.
+  const parseTimestamp = types.getTypeParser(types.builtins.TIMESTAMPTZ);
+  return {
+    getTypeParser: ((oid: number, format?: string) => {
+      if (oid === types.builtins.TIMESTAMPTZ) {
+        return (text: string) => (parseTimestamp(text) as Date).toISOString();
+      }
+      // count(*) and other bigints: numbers, not strings (no value here comes near 2^53).
+      if (oid === types.builtins.INT8) return (text: string) => Number(text);
+      return types.getTypeParser(oid, format as "text");
+    }) as pg.CustomTypesConfig["getTypeParser"],
+  };
 }
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock detected, serialization failure

@@ -79,7 +79,7 @@ export class PostgresStorage implements Storage {
   }
 
   async #open(): Promise<void> {
-    const db = new Database(createPool(this.#target, this.#poolSize));
+    const db = new Database(await createPool(this.#target, this.#poolSize));
     try {
       this.appliedMigrations = await db.transaction((client) => migrate(client, this.schema));
     } catch (err) {
