@@ -175,14 +175,21 @@ export class RunRepository {
     const params: unknown[] = [];
     for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
       const value = filter[field];
-      if (value !== undefined) {
-        // With a status, its index (few pending runs) beats the agent's (all its runs ever):
-        // `+` keeps the planner off the agent index.
-        where.push(
-          field === "agent_id" && filter.status !== undefined ? "+agent_id = ?" : `${field} = ?`,
-        );
-        params.push(value);
+      if (value === undefined) continue;
+      if (field === "status" && value === "pending") {
+        // A literal, not a parameter: only then may SQLite use the partial pending indexes
+        // (runs_pending_by_agent answers the queue-limit count from the index alone).
+        where.push("status = 'pending'");
+        continue;
       }
+      // With another status, its index (few runs) beats the agent's (all its runs ever): `+`
+      // keeps the planner off the agent index.
+      where.push(
+        field === "agent_id" && filter.status !== undefined && filter.status !== "pending"
+          ? "+agent_id = ?"
+          : `${field} = ?`,
+      );
+      params.push(value);
     }
     const clause = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
     const sql = `SELECT count(*) AS n FROM (SELECT 1 FROM runs ${clause} LIMIT ?)`;
