@@ -195,7 +195,12 @@ export class RunService {
     signal: AbortSignal,
     threadId?: string,
   ): Promise<RunRecord> {
-    const run = await this.get(runId, kind, threadId);
+    return this.waitFor(await this.get(runId, kind, threadId), signal);
+  }
+
+  /** `wait` for a run record in hand (one just created): no need to read it again first. */
+  async waitFor(run: RunRecord, signal: AbortSignal): Promise<RunRecord> {
+    const runId = run.run_id;
     if (run.status !== "pending") return run;
     let last: RunFrame | undefined;
     for await (const frame of followRun(this.storage, this.options.engine.bus, runId, {

@@ -54,7 +54,7 @@ export class RunHandlers {
     };
     gone.addEventListener("abort", onGone, { once: true });
     try {
-      return waitResponse(await this.runs.wait(run.run_id, kind, gone));
+      return waitResponse(await this.runs.waitFor(run, gone));
     } finally {
       gone.removeEventListener("abort", onGone);
     }
