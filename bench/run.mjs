@@ -512,7 +512,7 @@ async function customStream() {
 async function pipeline() {
   const W = "in-process pipeline";
   log(`${W}: child process (ours 100k events; both pipelines on the smaller stream)`);
-  const proc = spawnNode(ctx.plan, [join(BENCH_DIR, "pipeline-bench.mjs")], {
+  const proc = spawnNode(ctx.plan, ["--expose-gc", join(BENCH_DIR, "pipeline-bench.mjs")], {
     logFile: join(ctx.tmp, "pipeline.log"),
   });
   const timer = setTimeout(() => proc.child.kill("SIGKILL"), 180_000);
