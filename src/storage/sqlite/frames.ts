@@ -11,18 +11,18 @@ const ROWS_PER_INSERT = 64;
 
 /** The per-run frame log behind stream, wait and Last-Event-ID replay. */
 export class FrameRepository {
+  readonly #db: Database.Database;
   readonly #insert: Database.Statement<[string, number, string, string]>;
-  readonly #insertMany: Database.Statement<unknown[]>;
+  /** Multi-row INSERTs by row count (2..ROWS_PER_INSERT), prepared on first use. */
+  readonly #insertRows = new Map<number, Database.Statement<unknown[]>>();
   readonly #bumpLastSeq: Database.Statement<[number, string]>;
   readonly #read: Database.Statement<[string, number, number], RunFrame>;
   readonly #appendTx: Database.Transaction<(frames: RunFrame[]) => void>;
 
   constructor(db: Database.Database) {
+    this.#db = db;
     this.#insert = db.prepare(
       "INSERT INTO run_frames (run_id, seq, mode, data) VALUES (?, ?, ?, ?)",
-    );
-    this.#insertMany = db.prepare(
-      `INSERT INTO run_frames (run_id, seq, mode, data) VALUES ${Array(ROWS_PER_INSERT).fill("(?, ?, ?, ?)").join(", ")}`,
     );
     this.#bumpLastSeq = db.prepare("UPDATE runs SET last_seq = max(last_seq, ?) WHERE run_id = ?");
     // LIMIT -1 is SQLite's "no limit", so one statement serves both forms.
@@ -45,24 +45,39 @@ export class FrameRepository {
     const lastSeq = new Map<string, number>();
     const params: unknown[] = [];
     let i = 0;
-    for (; i + ROWS_PER_INSERT <= frames.length; i += ROWS_PER_INSERT) {
+    while (frames.length - i > 1) {
+      const rows = Math.min(ROWS_PER_INSERT, frames.length - i);
       params.length = 0;
-      for (const frame of frames.slice(i, i + ROWS_PER_INSERT)) {
+      for (let k = i; k < i + rows; k++) {
+        const frame = frames[k]!;
         params.push(frame.run_id, frame.seq, frame.mode, frame.data);
       }
       try {
-        this.#insertMany.run(params);
+        this.#insertRowsStatement(rows).run(params);
       } catch (err) {
-        // Which frame broke a constraint: the single-row path below names it.
+        // A statement fails as a whole: the single-row path below names the frame at fault.
         if (sqliteCode(err) === undefined) throw err;
         break;
       }
+      i += rows;
     }
     for (const frame of frames.slice(i)) this.#insertOne(frame);
     for (const frame of frames) {
       lastSeq.set(frame.run_id, Math.max(lastSeq.get(frame.run_id) ?? 0, frame.seq));
     }
     for (const [runId, seq] of lastSeq) this.#bumpLastSeq.run(seq, runId);
+  }
+
+  #insertRowsStatement(rows: number): Database.Statement<unknown[]> {
+    let statement = this.#insertRows.get(rows);
+    if (statement === undefined) {
+      const values = Array(rows).fill("(?, ?, ?, ?)").join(", ");
+      statement = this.#db.prepare(
+        `INSERT INTO run_frames (run_id, seq, mode, data) VALUES ${values}`,
+      );
+      this.#insertRows.set(rows, statement);
+    }
+    return statement;
   }
 
   #insertOne(frame: RunFrame): void {
