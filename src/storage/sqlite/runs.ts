@@ -26,9 +26,13 @@ import { StatementCache } from "./statements.js";
  * out), due, and its thread is free: no older pending run on that thread (claimed or still
  * waiting) and no other pending run on it under a live lease (a resumed older run must not
  * start while a newer one executes).
+ *
+ * `INDEXED BY`: the partial index of pending runs holds every column the outer filter reads, in
+ * queue order. Without statistics SQLite prefers `runs_by_status (status=?)` and fetches each
+ * pending row from the table (measured: a third of the storage time of a run at 50 clients).
  */
 const CLAIM_SQL = `
-  SELECT r.* FROM runs r
+  SELECT r.* FROM runs r INDEXED BY runs_claimable
   WHERE r.status = 'pending'
     AND (r.owner IS NULL OR r.lease_expires_at <= @now)
     AND r.start_after <= @now
@@ -115,16 +119,19 @@ export class RunRepository {
        RETURNING *`,
     );
     this.#renew = db.prepare(
-      `UPDATE runs SET lease_expires_at = ? WHERE owner = ? AND status = 'pending'
+      `UPDATE runs INDEXED BY runs_claimable SET lease_expires_at = ?
+       WHERE owner = ? AND status = 'pending'
        RETURNING run_id`,
     );
     this.#expired = db.prepare(
-      `SELECT * FROM runs
+      `SELECT * FROM runs INDEXED BY runs_claimable
        WHERE status = 'pending' AND owner IS NOT NULL AND lease_expires_at <= ?
        ORDER BY created_at, seq`,
     );
     this.#nextStart = db.prepare(
-      "SELECT min(start_after) AS next FROM runs WHERE status = 'pending' AND owner IS NULL",
+      // The partial index covers both columns (see CLAIM_SQL on INDEXED BY).
+      `SELECT min(start_after) AS next FROM runs INDEXED BY runs_claimable
+       WHERE status = 'pending' AND owner IS NULL`,
     );
     this.#insertTx = db.transaction((run, options) => this.#insertRun(run, options));
     this.#updateTx = db.transaction((runId, patch) => this.#updateRun(runId, patch));
