@@ -16,6 +16,10 @@ import { FrameWriter } from "./frame-writer.js";
 import { toAcpInterrupt } from "./interrupts.js";
 import { ERRCODE, errcodeOf, type SegmentEnd } from "./outcomes.js";
 
+/** How long an agent may keep its stream open after RUN_FINISHED or RUN_ERROR. */
+const TERMINAL_GRACE_MS = 500;
+const STREAM_LEFT_OPEN = "the agent kept its stream open after the run's end";
+
 /** Why the engine aborted a segment; carried as the AbortSignal's reason. */
 export class StopReason extends Error {
   constructor(
@@ -100,6 +104,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
 
   let end: SegmentEnd | undefined;
   let terminal: TerminalInfo | undefined;
+  let terminalGrace: NodeJS.Timeout | undefined;
   try {
     const config = (run.creation.config ?? {}) as RunConfig;
     const events = adapter.run(input, { signal: adapterAbort.signal, config, segment, logger });
@@ -146,15 +151,29 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
           metadata: { run_id: run.run_id, step: pushed.stepName ?? null, source: "step" },
         });
       }
-      if (pushed.terminal) terminal = pushed.terminal;
+      if (pushed.terminal) {
+        terminal = pushed.terminal;
+        // The agent said the run is over; one that then keeps its stream open must not hold
+        // the run (and its concurrency slot) until the time limit.
+        terminalGrace ??= setTimeout(
+          () => adapterAbort.abort(new Error(STREAM_LEFT_OPEN)),
+          TERMINAL_GRACE_MS,
+        );
+      }
     }
   } catch (err) {
-    if (!signal.aborted && !end) {
+    const cutAfterEnd =
+      terminal !== undefined && adapterAbort.signal.reason?.message === STREAM_LEFT_OPEN;
+    if (!signal.aborted && !end && !cutAfterEnd) {
       const message = err instanceof Error ? err.message : String(err);
       end = { kind: "error", errcode: ERRCODE.agentError, description: `agent failed: ${message}` };
     }
   } finally {
+    clearTimeout(terminalGrace);
     signal.removeEventListener("abort", onAbort);
+  }
+  if (terminalGrace !== undefined && adapterAbort.signal.reason?.message === STREAM_LEFT_OPEN) {
+    logger.warn("the agent finished its run but left its stream open; closed it");
   }
 
   if (signal.aborted) end = stoppedEnd(signal.reason);
