@@ -16,6 +16,7 @@ import {
   nullableIso,
   type RunRow,
   rethrowCheck,
+  sqliteCode,
   toRun,
 } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
@@ -58,7 +59,6 @@ export class RunRepository {
   readonly #threadCheckpoint: Database.Statement<[string], { checkpoint_id: string | null }>;
   readonly #hasPending: Database.Statement<[string], { one: number }>;
   readonly #insert: Database.Statement<[Record<string, unknown>], RunRow>;
-  readonly #update: Database.Statement<[Record<string, unknown>], RunRow>;
   readonly #delete: Database.Statement;
   readonly #pendingOfThread: Database.Statement<[string], RunRow>;
   readonly #claimCandidate: Database.Statement<[{ now: string; agents: string | null }], RunRow>;
@@ -92,15 +92,6 @@ export class RunRepository {
        VALUES
          (@run_id, @thread_id, @agent_id, @kind, 'pending', @now, @now, @creation, @metadata,
           'null', '[]', 'null', '[]', @start_after, @checkpoint_before)
-       RETURNING *`,
-    );
-    this.#update = db.prepare(
-      `UPDATE runs SET
-         status = @status, updated_at = @updated_at, output = @output, interrupts = @interrupts,
-         resume = @resume, segments = @segments, start_after = @start_after,
-         checkpoint_before = @checkpoint_before, owner = @owner,
-         lease_expires_at = @lease_expires_at, cancel_requested = @cancel_requested
-       WHERE run_id = @run_id
        RETURNING *`,
     );
     this.#delete = db.prepare("DELETE FROM runs WHERE run_id = ?");
@@ -251,9 +242,6 @@ export class RunRepository {
   #insertRun(run: NewRun, options: InsertRunOptions): RunRecord {
     const thread = this.#threadCheckpoint.get(run.thread_id);
     if (thread === undefined) throw notFound("thread", run.thread_id);
-    if (this.#select.get(run.run_id) !== undefined) {
-      throw conflict(`run ${run.run_id} already exists`);
-    }
     if (options.reject_if_busy && this.#hasPending.get(run.thread_id) !== undefined) {
       throw conflict(`thread ${run.thread_id} is busy`);
     }
@@ -273,38 +261,40 @@ export class RunRepository {
         checkpoint_before: thread.checkpoint_id,
       });
     } catch (err) {
+      // The run_id UNIQUE index decides, rather than a read before every insert.
+      if (sqliteCode(err) === "SQLITE_CONSTRAINT_UNIQUE") {
+        throw conflict(`run ${run.run_id} already exists`);
+      }
       rethrowCheck(err, "run");
     }
     this.#metadata.put(run.run_id, run.metadata);
     return toRun(row!);
   }
 
+  /**
+   * One statement: only the patched columns are written (no read of the row first, no
+   * re-serializing what did not change), and RETURNING gives the updated record.
+   */
   #updateRun(runId: string, patch: RunPatch): RunRecord {
-    const current = this.#require(runId);
-    const next: RunRecord = { ...current };
-    for (const [key, value] of Object.entries(patch)) {
-      if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = value;
+    const columns: string[] = [];
+    const params: Record<string, unknown> = { run_id: runId, updated_at: nowIso() };
+    for (const column of PATCH_COLUMNS) {
+      const value = patch[column];
+      if (value === undefined) continue;
+      columns.push(column);
+      params[column] = patchValue(column, value);
     }
+    const assignments = columns.map((column) => `${column} = @${column}`).join(", ");
+    const sql = `UPDATE runs SET ${assignments}${assignments ? ", " : ""}updated_at = @updated_at
+       WHERE run_id = @run_id RETURNING *`;
     let row: RunRow | undefined;
     try {
-      row = this.#update.get({
-        run_id: runId,
-        status: next.status,
-        updated_at: nowIso(),
-        output: toJson(next.output),
-        interrupts: toJson(next.interrupts),
-        resume: toJson(next.resume),
-        segments: toJson(next.segments),
-        start_after: isoTimestamp(next.start_after, "start_after"),
-        checkpoint_before: next.checkpoint_before,
-        owner: next.owner,
-        lease_expires_at: nullableIso(next.lease_expires_at, "lease_expires_at"),
-        cancel_requested: next.cancel_requested,
-      });
+      row = this.#cache.get(sql).get(params) as RunRow | undefined;
     } catch (err) {
       rethrowCheck(err, "run patch");
     }
-    return toRun(row!);
+    if (row === undefined) throw notFound("run", runId);
+    return toRun(row);
   }
 
   #deleteRun(runId: string): void {
@@ -325,5 +315,35 @@ export class RunRepository {
     const run = this.get(runId);
     if (run === null) throw notFound("run", runId);
     return run;
+  }
+}
+
+/** The columns a RunPatch may set, in a fixed order (one cached statement per combination). */
+const PATCH_COLUMNS = [
+  "status",
+  "output",
+  "interrupts",
+  "resume",
+  "segments",
+  "start_after",
+  "checkpoint_before",
+  "owner",
+  "lease_expires_at",
+  "cancel_requested",
+] as const satisfies readonly (keyof RunPatch)[];
+
+function patchValue(column: (typeof PATCH_COLUMNS)[number], value: unknown): unknown {
+  switch (column) {
+    case "output":
+    case "interrupts":
+    case "resume":
+    case "segments":
+      return toJson(value);
+    case "start_after":
+      return isoTimestamp(value as string, "start_after");
+    case "lease_expires_at":
+      return nullableIso(value as string | null, "lease_expires_at");
+    default:
+      return value;
   }
 }

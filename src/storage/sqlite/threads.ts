@@ -17,7 +17,7 @@ export class ThreadRepository {
   readonly #metadata: MetadataIndex;
   readonly #updateStatus: Database.Statement;
   readonly #hasPendingRun: Database.Statement<[string], { one: number }>;
-  readonly #delete: Database.Statement;
+  readonly #deleteIfIdle: Database.Statement<[{ id: string }]>;
   readonly #createTx: Database.Transaction<
     (input: CreateThreadInput) => { thread: ThreadRecord; created: boolean }
   >;
@@ -47,7 +47,10 @@ export class ThreadRepository {
     this.#hasPendingRun = db.prepare(
       "SELECT 1 AS one FROM runs WHERE thread_id = ? AND status = 'pending' LIMIT 1",
     );
-    this.#delete = db.prepare("DELETE FROM threads WHERE thread_id = ?");
+    this.#deleteIfIdle = db.prepare(
+      `DELETE FROM threads WHERE thread_id = @id AND NOT EXISTS (
+         SELECT 1 FROM runs WHERE thread_id = @id AND status = 'pending')`,
+    );
     this.#createTx = db.transaction((input) => this.#create(input));
     this.#mergeTx = db.transaction((threadId, patch) => this.#merge(threadId, patch));
     this.#deleteTx = db.transaction((threadId) => this.#deleteThread(threadId));
@@ -90,12 +93,13 @@ export class ThreadRepository {
     }
     assertObject(input.metadata, "thread metadata");
     const now = nowIso();
+    const metadataJson = toJson(input.metadata);
     try {
       this.#insert.run({
         thread_id: input.thread_id,
         created_at: now,
         updated_at: now,
-        metadata: toJson(input.metadata),
+        metadata: metadataJson,
         status: input.status ?? "idle",
         values: "null",
         messages: "null",
@@ -106,7 +110,19 @@ export class ThreadRepository {
       rethrowCheck(err, "thread");
     }
     this.#metadata.put(input.thread_id, input.metadata);
-    return { thread: this.require(input.thread_id), created: true };
+    // What the row now holds, without reading it back.
+    const thread: ThreadRecord = {
+      thread_id: input.thread_id,
+      created_at: now,
+      updated_at: now,
+      metadata: JSON.parse(metadataJson) as Record<string, unknown>,
+      status: input.status ?? "idle",
+      values: null,
+      messages: null,
+      checkpoint_id: null,
+      hidden: input.hidden === true,
+    };
+    return { thread, created: true };
   }
 
   #merge(threadId: string, patch: Record<string, unknown>): ThreadRecord {
@@ -129,12 +145,13 @@ export class ThreadRepository {
   }
 
   #deleteThread(threadId: string): void {
-    this.require(threadId);
+    // Cascades to checkpoints and thread_metadata; runs keep existing with thread_id NULL.
+    if (this.#deleteIfIdle.run({ id: threadId }).changes === 1) return;
+    // Nothing deleted: say why.
     if (this.#hasPendingRun.get(threadId) !== undefined) {
       throw conflict(`thread ${threadId} has a pending run`);
     }
-    // Cascades to checkpoints and thread_metadata; runs keep existing with thread_id NULL.
-    this.#delete.run(threadId);
+    throw notFound("thread", threadId);
   }
 
   #copy(threadId: string, newThreadId: string): ThreadRecord {
