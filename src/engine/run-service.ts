@@ -86,8 +86,8 @@ export class RunService {
       );
     }
 
-    const targetThread =
-      kind === "stateful" ? await this.statefulThread(threadId!, body) : await this.hiddenThread();
+    // A stateless run's hidden thread is created with the run, in one write.
+    const targetThread = kind === "stateful" ? await this.statefulThread(threadId!, body) : newId();
     const strategy = (body.multitask_strategy as MultitaskStrategy | undefined) ?? "reject";
     if (kind === "stateful" && (strategy === "interrupt" || strategy === "rollback")) {
       await this.stopPendingRuns(targetThread, strategy === "rollback" ? "rollback" : "cancel");
@@ -103,7 +103,10 @@ export class RunService {
         metadata: (body.metadata as Record<string, unknown> | undefined) ?? {},
         start_after: new Date(startAfter).toISOString(),
       },
-      { reject_if_busy: kind === "stateful" && strategy === "reject" },
+      {
+        reject_if_busy: kind === "stateful" && strategy === "reject",
+        create_hidden_thread: kind === "stateless",
+      },
     );
     // A hidden thread is created busy already (it exists for this run only).
     if (kind === "stateful") await this.storage.setThreadStatus(targetThread, "busy");
@@ -256,16 +259,6 @@ export class RunService {
     return threadId;
   }
 
-  private async hiddenThread(): Promise<string> {
-    const { thread } = await this.storage.createThread({
-      thread_id: newId(),
-      metadata: {},
-      hidden: true,
-      status: "busy",
-      if_exists: "raise",
-    });
-    return thread.thread_id;
-  }
 
   private async stopPendingRuns(threadId: string, kind: "cancel" | "rollback"): Promise<void> {
     const pending = await this.storage.pendingRunsOfThread(threadId);

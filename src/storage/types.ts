@@ -131,6 +131,11 @@ export interface InsertRunOptions {
    * The check and the insert are one atomic step (two replicas racing: exactly one wins).
    */
   reject_if_busy: boolean;
+  /**
+   * Creates the run's thread in the same transaction: hidden, `busy`, no metadata (the thread a
+   * stateless run gets). `conflict` when a thread with that id exists; nothing is written then.
+   */
+  create_hidden_thread?: boolean;
 }
 
 export interface RunSearch {

@@ -9,6 +9,7 @@ import type {
 } from "../types.js";
 import { type Database, pgCode, type Queryable } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
+import { INSERT_THREAD } from "./threads.js";
 import {
   isoTimestamp,
   nowIso,
@@ -50,6 +51,13 @@ export class RunRepository {
     assertObject(run.metadata, "run metadata");
     const startAfter = isoTimestamp(run.start_after, "start_after");
     return this.#db.transaction(async (db) => {
+      if (options.create_hidden_thread) {
+        const created = await db.query(
+          `${INSERT_THREAD} ON CONFLICT (thread_id) DO NOTHING`,
+          [run.thread_id, nowIso(), "{}", entryDigests({}), true, "busy"],
+        );
+        if (created.rowCount === 0) throw conflict(`thread ${run.thread_id} already exists`);
+      }
       const thread = await db.query<{ checkpoint_id: string | null }>(
         "SELECT checkpoint_id FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE",
         [run.thread_id],

@@ -6,7 +6,7 @@ import { type Database, pgCode, type Queryable } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import { nowIso, rethrowInvalid, THREAD_COLUMNS, type ThreadRow, toThread } from "./mapping.js";
 
-const INSERT_THREAD = `
+export const INSERT_THREAD = `
   INSERT INTO threads
     (thread_id, created_at, updated_at, metadata, metadata_digest, status, "values",
      values_digest, messages, checkpoint_id, hidden)

@@ -57,6 +57,7 @@ export class RunRepository {
   readonly #metadata: MetadataIndex;
   readonly #select: Database.Statement<[string], RunRow>;
   readonly #threadCheckpoint: Database.Statement<[string], { checkpoint_id: string | null }>;
+  readonly #insertHiddenThread: Database.Statement<[{ id: string; now: string }]>;
   readonly #hasPending: Database.Statement<[string], { one: number }>;
   readonly #insert: Database.Statement<[Record<string, unknown>], RunRow>;
   readonly #delete: Database.Statement;
@@ -82,6 +83,11 @@ export class RunRepository {
     this.#metadata = new MetadataIndex(db, "run_metadata");
     this.#select = db.prepare("SELECT * FROM runs WHERE run_id = ?");
     this.#threadCheckpoint = db.prepare("SELECT checkpoint_id FROM threads WHERE thread_id = ?");
+    this.#insertHiddenThread = db.prepare(
+      `INSERT INTO threads
+         (thread_id, created_at, updated_at, metadata, status, "values", messages, checkpoint_id, hidden)
+       VALUES (@id, @now, @now, '{}', 'busy', 'null', 'null', NULL, 1)`,
+    );
     this.#hasPending = db.prepare(
       "SELECT 1 AS one FROM runs WHERE thread_id = ? AND status = 'pending' LIMIT 1",
     );
@@ -240,6 +246,16 @@ export class RunRepository {
   }
 
   #insertRun(run: NewRun, options: InsertRunOptions): RunRecord {
+    if (options.create_hidden_thread) {
+      try {
+        this.#insertHiddenThread.run({ id: run.thread_id, now: nowIso() });
+      } catch (err) {
+        if (sqliteCode(err) === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+          throw conflict(`thread ${run.thread_id} already exists`);
+        }
+        throw err;
+      }
+    }
     const thread = this.#threadCheckpoint.get(run.thread_id);
     if (thread === undefined) throw notFound("thread", run.thread_id);
     if (options.reject_if_busy && this.#hasPending.get(run.thread_id) !== undefined) {

@@ -19,6 +19,59 @@ export function describeRuns(factory: StorageFactory): void {
   const context = useStorage(factory);
 
   describe("insertRun", () => {
+    it("creates a stateless run's hidden thread in the same write", async () => {
+      const threadId = id();
+      const run = await context.storage.insertRun(
+        {
+          run_id: id(),
+          thread_id: threadId,
+          agent_id: "agent-a",
+          kind: "stateless",
+          creation: { input: {} },
+          metadata: {},
+          start_after: PAST,
+        },
+        { reject_if_busy: false, create_hidden_thread: true },
+      );
+      expect(run).toMatchObject({
+        thread_id: threadId,
+        status: "pending",
+        checkpoint_before: null,
+      });
+      expect(await context.storage.getThread(threadId)).toMatchObject({
+        thread_id: threadId,
+        hidden: true,
+        status: "busy",
+        metadata: {},
+        values: null,
+        messages: null,
+        checkpoint_id: null,
+      });
+      expect(await context.storage.searchThreads({ limit: 10, offset: 0 })).toEqual([]);
+    });
+
+    it("refuses to create a hidden thread over an existing one, writing nothing", async () => {
+      const thread = await makeThread(context.storage, { keep: true });
+      const runId = id();
+      await expectDomainError(
+        context.storage.insertRun(
+          {
+            run_id: runId,
+            thread_id: thread.thread_id,
+            agent_id: "agent-a",
+            kind: "stateless",
+            creation: {},
+            metadata: {},
+            start_after: PAST,
+          },
+          { reject_if_busy: false, create_hidden_thread: true },
+        ),
+        "conflict",
+      );
+      expect(await context.storage.getRun(runId)).toBeNull();
+      expect(await context.storage.getThread(thread.thread_id)).toEqual(thread);
+    });
+
     it("inserts a pending run with empty outcome fields", async () => {
       const thread = await makeThread(context.storage);
       const cp = await context.storage.addCheckpoint(thread.thread_id, {
