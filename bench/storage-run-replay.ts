@@ -43,17 +43,8 @@ const frameData = (runId: string) =>
 async function replayOneRun(): Promise<void> {
   await timed("countRuns", () => storage.countRuns({ agent_id: "echo", status: "pending" }, 5000));
   const threadId = newId();
-  await timed("createThread", () =>
-    storage.createThread({
-      thread_id: threadId,
-      metadata: {},
-      hidden: true,
-      status: "busy",
-      if_exists: "raise",
-    }),
-  );
   const runId = newId();
-  await timed("insertRun", () =>
+  await timed("insertRun (+thread)", () =>
     storage.insertRun(
       {
         run_id: runId,
@@ -64,7 +55,7 @@ async function replayOneRun(): Promise<void> {
         metadata: {},
         start_after: new Date().toISOString(),
       },
-      { reject_if_busy: false },
+      { reject_if_busy: false, create_hidden_thread: true },
     ),
   );
   await timed("claimRun", () => storage.claimRun("replica", 30_000, new Date(), ["echo"]));
