@@ -1,5 +1,4 @@
 import type { Logger } from "pino";
-import { DomainError } from "../errors.js";
 import { newId } from "../ids.js";
 import { aguiToAcpMessages as toAcpMessages } from "../pipeline/acp-messages.js";
 import type { RunRecord, Storage } from "../storage/types.js";
@@ -100,7 +99,7 @@ export class RunRecorder {
         : segment,
     );
     const rollback = end.kind === "cancelled" && end.rollback;
-    const updated = await storage.updateRun(run.run_id, {
+    const patch = {
       status: statuses.run,
       output,
       interrupts: end.kind === "interrupt" ? end.interrupts : [],
@@ -109,27 +108,28 @@ export class RunRecorder {
       owner: null,
       lease_expires_at: null,
       cancel_requested: null,
-    });
+    };
     // The hidden thread goes before the final frame and the webhook, so `wait`, a late GET and
     // the webhook all show the same run (without `thread_id`). Its status and checkpoint would
     // go with it: they are written only when it could not be deleted.
-    let finished = updated;
+    let finished: RunRecord;
     let threadKept = run.thread_id !== null;
     if (run.thread_id && deletesHiddenThread(run, end)) {
       try {
-        await storage.deleteThread(run.thread_id);
+        // The usual end of a stateless run: one write for the outcome and the clean-up.
+        finished = await storage.updateRunAndDeleteThread(run.run_id, patch);
         threadKept = false;
-        // Deleting the thread unlinks its runs and changes nothing else of them.
-        finished = { ...updated, thread_id: null };
       } catch (err) {
         this.options.logger.warn(
           { err, run_id: run.run_id },
           "could not delete the stateless run's thread",
         );
-        finished = (await storage.getRun(run.run_id)) ?? updated;
-        // Already gone: nothing is left to write its status or checkpoint to.
-        if (err instanceof DomainError && err.code === "not_found") threadKept = false;
+        // Nothing was written: record the outcome alone, and keep the thread if it is there.
+        finished = await storage.updateRun(run.run_id, patch);
+        threadKept = finished.thread_id !== null;
       }
+    } else {
+      finished = await storage.updateRun(run.run_id, patch);
     }
     if (run.thread_id && threadKept) {
       await heldCheckpoint?.();

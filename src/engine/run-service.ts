@@ -259,7 +259,6 @@ export class RunService {
     return threadId;
   }
 
-
   private async stopPendingRuns(threadId: string, kind: "cancel" | "rollback"): Promise<void> {
     const pending = await this.storage.pendingRunsOfThread(threadId);
     await Promise.all(pending.map((run) => this.stop(run, kind)));

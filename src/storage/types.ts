@@ -254,6 +254,13 @@ export interface Storage {
   /** Pending runs of a thread, oldest first. */
   pendingRunsOfThread(threadId: string): Promise<RunRecord[]>;
   updateRun(runId: string, patch: RunPatch): Promise<RunRecord>;
+  /**
+   * How a stateless run ends when its hidden thread goes with it, in one transaction: applies
+   * `patch` to the run, then deletes its thread as `deleteThread` does. Returns the run as it
+   * now is (`thread_id: null`). `not_found` when the run is missing or has no thread, `conflict`
+   * when another run on the thread is still pending; nothing is written then.
+   */
+  updateRunAndDeleteThread(runId: string, patch: RunPatch): Promise<RunRecord>;
   /** Deletes the run and its frames. Conflict when pending. */
   deleteRun(runId: string): Promise<void>;
   /**

@@ -204,6 +204,10 @@ export class PostgresStorage implements Storage {
     return this.#require().runs.update(runId, patch);
   }
 
+  async updateRunAndDeleteThread(runId: string, patch: RunPatch): Promise<RunRecord> {
+    return this.#require().runs.updateAndDeleteThread(runId, patch);
+  }
+
   async deleteRun(runId: string): Promise<void> {
     await this.#require().runs.delete(runId);
   }

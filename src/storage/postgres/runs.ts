@@ -9,7 +9,6 @@ import type {
 } from "../types.js";
 import { type Database, pgCode, type Queryable } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
-import { INSERT_THREAD } from "./threads.js";
 import {
   isoTimestamp,
   nowIso,
@@ -19,6 +18,7 @@ import {
   rethrowInvalid,
   toRun,
 } from "./mapping.js";
+import { INSERT_THREAD } from "./threads.js";
 
 /** How each patchable field is written: its SQL cast and how its value is serialized. */
 const PATCH_COLUMNS: Record<keyof RunPatch, [cast: string, encode: (value: never) => unknown]> = {
@@ -52,10 +52,14 @@ export class RunRepository {
     const startAfter = isoTimestamp(run.start_after, "start_after");
     return this.#db.transaction(async (db) => {
       if (options.create_hidden_thread) {
-        const created = await db.query(
-          `${INSERT_THREAD} ON CONFLICT (thread_id) DO NOTHING`,
-          [run.thread_id, nowIso(), "{}", entryDigests({}), true, "busy"],
-        );
+        const created = await db.query(`${INSERT_THREAD} ON CONFLICT (thread_id) DO NOTHING`, [
+          run.thread_id,
+          nowIso(),
+          "{}",
+          entryDigests({}),
+          true,
+          "busy",
+        ]);
         if (created.rowCount === 0) throw conflict(`thread ${run.thread_id} already exists`);
       }
       const thread = await db.query<{ checkpoint_id: string | null }>(
@@ -170,10 +174,54 @@ export class RunRepository {
   }
 
   /**
+   * The run's update and its thread's deletion in one transaction. Locks as `deleteThread`
+   * does (the thread first, FOR UPDATE), so a run inserted on the thread meanwhile either
+   * waits and then finds it gone, or is seen pending here and the deletion is refused.
+   */
+  async updateAndDeleteThread(runId: string, patch: RunPatch): Promise<RunRecord> {
+    return this.#db.transaction(async (db) => {
+      const locked = await db.query<{ thread_id: string }>(
+        `SELECT thread_id FROM threads
+         WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+         FOR UPDATE`,
+        [runId],
+      );
+      const threadId = locked.rows[0]?.thread_id;
+      if (threadId === undefined) {
+        const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
+        throw exists.rowCount === 0 ? notFound("run", runId) : notFound("thread of run", runId);
+      }
+      const updated = await this.#updateWith(db, runId, patch);
+      const pending = await db.query(
+        "SELECT 1 FROM runs WHERE thread_id = $1 AND status = 'pending' LIMIT 1",
+        [threadId],
+      );
+      if (pending.rowCount !== 0) throw conflict(`thread ${threadId} has a pending run`);
+      // Cascades to checkpoints; runs keep existing with thread_id NULL.
+      await db.query("DELETE FROM threads WHERE thread_id = $1", [threadId]);
+      return { ...updated, thread_id: null };
+    });
+  }
+
+  /**
    * One UPDATE of the given fields. Making a run pending (a resume) takes the thread lock first,
    * like insertRun and claimRun, so "busy" and "one run per thread" see it atomically.
    */
   async update(runId: string, patch: RunPatch): Promise<RunRecord> {
+    if (patch.status !== "pending") return this.#updateWith(this.#db, runId, patch);
+    return this.#db.transaction(async (db) => {
+      await db.query(
+        `SELECT 1 FROM threads
+         WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+         FOR NO KEY UPDATE`,
+        [runId],
+      );
+      return this.#updateWith(db, runId, patch);
+    });
+  }
+
+  /** One UPDATE of the given fields on `db`. */
+  async #updateWith(db: Queryable, runId: string, patch: RunPatch): Promise<RunRecord> {
     const sets = ["updated_at = $2"];
     const params: unknown[] = [runId, nowIso()];
     for (const [key, value] of Object.entries(patch)) {
@@ -184,27 +232,15 @@ export class RunRepository {
       sets.push(`${key} = $${params.length}::${cast}`);
     }
     const sql = `UPDATE runs SET ${sets.join(", ")} WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`;
-    const write = async (db: Queryable): Promise<RunRecord> => {
-      let result: Awaited<ReturnType<Queryable["query"]>>;
-      try {
-        result = await db.query<RunRow>(sql, params);
-      } catch (err) {
-        rethrowInvalid(err, "run patch");
-      }
-      const row = result.rows[0] as RunRow | undefined;
-      if (row === undefined) throw notFound("run", runId);
-      return toRun(row);
-    };
-    if (patch.status !== "pending") return write(this.#db);
-    return this.#db.transaction(async (db) => {
-      await db.query(
-        `SELECT 1 FROM threads
-         WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
-         FOR NO KEY UPDATE`,
-        [runId],
-      );
-      return write(db);
-    });
+    let result: Awaited<ReturnType<Queryable["query"]>>;
+    try {
+      result = await db.query<RunRow>(sql, params);
+    } catch (err) {
+      rethrowInvalid(err, "run patch");
+    }
+    const row = result.rows[0] as RunRow | undefined;
+    if (row === undefined) throw notFound("run", runId);
+    return toRun(row);
   }
 
   async delete(runId: string): Promise<void> {

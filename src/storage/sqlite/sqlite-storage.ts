@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
+import { notFound } from "../../errors.js";
 import type {
   CheckpointRecord,
   CreateThreadInput,
@@ -41,6 +42,7 @@ interface Repositories {
   webhooks: WebhookRepository;
   /** Every write goes through it: one commit per event-loop turn (see group-commit.ts). */
   writes: GroupCommit;
+  finishStatelessTx: Database.Transaction<(runId: string, patch: RunPatch) => RunRecord>;
 }
 
 /**
@@ -76,14 +78,22 @@ export class SqliteStorage implements Storage {
       db.function("acp_json_contains", { deterministic: true }, makeContainsFunction());
       this.appliedMigrations = migrate(db);
       const checkpoints = new CheckpointRepository(db);
+      const threads = new ThreadRepository(db, checkpoints);
+      const runs = new RunRepository(db);
       this.#repos = {
         db,
         checkpoints,
-        threads: new ThreadRepository(db, checkpoints),
-        runs: new RunRepository(db),
+        threads,
+        runs,
         frames: new FrameRepository(db),
         webhooks: new WebhookRepository(db),
         writes: new GroupCommit(db),
+        finishStatelessTx: db.transaction((runId: string, patch: RunPatch) => {
+          const updated = runs.update(runId, patch);
+          if (updated.thread_id === null) throw notFound("thread of run", runId);
+          threads.delete(updated.thread_id);
+          return { ...updated, thread_id: null };
+        }),
       };
     } catch (err) {
       db.close();
@@ -201,6 +211,10 @@ export class SqliteStorage implements Storage {
 
   async updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
     return this.#write((repos) => repos.runs.update(runId, patch));
+  }
+
+  async updateRunAndDeleteThread(runId: string, patch: RunPatch): Promise<RunRecord> {
+    return this.#write((repos) => repos.finishStatelessTx(runId, patch));
   }
 
   async deleteRun(runId: string): Promise<void> {

@@ -18,6 +18,55 @@ const page = (search: Partial<RunSearch> = {}): RunSearch => ({ limit: 100, offs
 export function describeRuns(factory: StorageFactory): void {
   const context = useStorage(factory);
 
+  describe("updateRunAndDeleteThread", () => {
+    const statelessRun = async (threadId = id()) =>
+      context.storage.insertRun(
+        {
+          run_id: id(),
+          thread_id: threadId,
+          agent_id: "agent-a",
+          kind: "stateless",
+          creation: {},
+          metadata: {},
+          start_after: PAST,
+        },
+        { reject_if_busy: false, create_hidden_thread: true },
+      );
+    const success = { status: "success" as const, output: { type: "result", values: { n: 1 } } };
+
+    it("ends the run and deletes its thread in one step", async () => {
+      const run = await statelessRun();
+      const ended = await context.storage.updateRunAndDeleteThread(run.run_id, success);
+      expect(ended).toMatchObject({ run_id: run.run_id, thread_id: null, ...success });
+      expect(await context.storage.getRun(run.run_id)).toEqual(ended);
+      expect(await context.storage.getThread(run.thread_id!)).toBeNull();
+    });
+
+    it("refuses while another run on the thread is pending, writing nothing", async () => {
+      const thread = await makeThread(context.storage);
+      const first = await makeRun(context.storage, thread.thread_id);
+      await makeRun(context.storage, thread.thread_id);
+      await expectDomainError(
+        context.storage.updateRunAndDeleteThread(first.run_id, success),
+        "conflict",
+      );
+      expect(await context.storage.getRun(first.run_id)).toEqual(first);
+      expect(await context.storage.getThread(thread.thread_id)).not.toBeNull();
+    });
+
+    it("fails with not_found for an unknown run or one without a thread", async () => {
+      await expectDomainError(context.storage.updateRunAndDeleteThread(id(), success), "not_found");
+      const run = await statelessRun();
+      await context.storage.updateRunAndDeleteThread(run.run_id, success);
+      const before = await context.storage.getRun(run.run_id);
+      await expectDomainError(
+        context.storage.updateRunAndDeleteThread(run.run_id, { status: "error" }),
+        "not_found",
+      );
+      expect(await context.storage.getRun(run.run_id)).toEqual(before);
+    });
+  });
+
   describe("insertRun", () => {
     it("creates a stateless run's hidden thread in the same write", async () => {
       const threadId = id();
