@@ -70,8 +70,8 @@ async function replayOneRun(): Promise<void> {
     data: frameData(runId),
   }));
   await timed("appendFrames (9)", () => storage.appendFrames(frames));
-  await timed("updateRun (end)", () =>
-    storage.updateRun(runId, {
+  await timed("updateRunAndDeleteThread", () =>
+    storage.updateRunAndDeleteThread(runId, {
       status: "success",
       output: { type: "result", values: {}, messages: [] },
       segments: [{ ...segment, ended_at: new Date().toISOString() }],
@@ -79,7 +79,6 @@ async function replayOneRun(): Promise<void> {
       lease_expires_at: null,
     }),
   );
-  await timed("deleteThread", () => storage.deleteThread(threadId));
   const final: RunFrame = { run_id: runId, seq: 10, mode: "final", data: frameData(runId) };
   await timed("appendFrames (final)", () => storage.appendFrames([final]));
   await timed("getRun", () => storage.getRun(runId));
@@ -112,7 +111,7 @@ try {
   );
   if (concurrency === 1) {
     for (const [name, micros] of timings) {
-      console.log(`  ${name.padEnd(22)} ${(micros / started_runs).toFixed(1).padStart(7)} µs`);
+      console.log(`  ${name.padEnd(26)} ${(micros / started_runs).toFixed(1).padStart(7)} µs`);
     }
   }
 } finally {
