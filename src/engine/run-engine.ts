@@ -184,8 +184,10 @@ export class RunEngine {
           if (!run) break;
           this.launch(run);
         }
+        // Checked again after this await too: a wake that arrives while the next start is
+        // looked up would otherwise be lost, and its run left to the next poll (a second later).
+        if (!this.pumpAgain) await this.scheduleNextStart();
       } while (this.pumpAgain && !this.stopped);
-      await this.scheduleNextStart();
     } catch (err) {
       this.options.logger.error({ err }, "run scheduler failed to claim work");
     } finally {
