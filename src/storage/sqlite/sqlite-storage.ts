@@ -19,6 +19,7 @@ import type {
   ThreadStatus,
   WebhookDelivery,
 } from "../types.js";
+import { WalCheckpointer } from "./checkpointer.js";
 import { CheckpointRepository } from "./checkpoints.js";
 import { FrameRepository } from "./frames.js";
 import { GroupCommit } from "./group-commit.js";
@@ -42,6 +43,8 @@ interface Repositories {
   webhooks: WebhookRepository;
   /** Every write goes through it: one commit per event-loop turn (see group-commit.ts). */
   writes: GroupCommit;
+  /** WAL checkpoints off the event loop (a file database only; see checkpointer.ts). */
+  checkpointer: WalCheckpointer | null;
   finishStatelessTx: Database.Transaction<(runId: string, patch: RunPatch) => RunRecord>;
 }
 
@@ -70,7 +73,11 @@ export class SqliteStorage implements Storage {
     try {
       // Set before anything else touches the file: other replicas may hold the lock right now.
       db.pragma("busy_timeout = 5000");
-      if (!inMemory) db.pragma("journal_mode = WAL");
+      if (!inMemory) {
+        db.pragma("journal_mode = WAL");
+        // A backstop only: the checkpointer's worker copies the WAL back long before this.
+        db.pragma("wal_autocheckpoint = 10000");
+      }
       db.pragma("synchronous = NORMAL");
       db.pragma("foreign_keys = ON");
       // Bounds the ANALYZE that `PRAGMA optimize` (at close) may run on a large database.
@@ -88,6 +95,11 @@ export class SqliteStorage implements Storage {
         frames: new FrameRepository(db),
         webhooks: new WebhookRepository(db),
         writes: new GroupCommit(db),
+        checkpointer: inMemory
+          ? null
+          : new WalCheckpointer(this.path, (message) =>
+              process.emitWarning(`WAL checkpoint failed: ${message}`, "SqliteWarning"),
+            ),
         finishStatelessTx: db.transaction((runId: string, patch: RunPatch) => {
           const updated = runs.update(runId, patch);
           if (updated.thread_id === null) throw notFound("thread of run", runId);
@@ -106,6 +118,7 @@ export class SqliteStorage implements Storage {
     if (repos === null) return;
     this.#repos = null;
     repos.writes.flushNow();
+    await repos.checkpointer?.stop();
     // Lets SQLite refresh planner statistics for the queries this connection ran.
     repos.db.pragma("optimize");
     repos.db.close();
@@ -282,6 +295,7 @@ export class SqliteStorage implements Storage {
   /** Queues a write for the next group commit (see group-commit.ts). */
   #write<T>(write: (repos: Repositories) => T): Promise<T> {
     const repos = this.#open();
+    repos.checkpointer?.noteWrite();
     return repos.writes.run(() => write(repos));
   }
 

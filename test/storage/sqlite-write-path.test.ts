@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -7,10 +7,11 @@ import { SqliteStorage } from "../../src/storage/index.js";
 import type { RunFrame } from "../../src/storage/types.js";
 import { expectDomainError, id, makeRun, makeThread } from "./contract/helpers.js";
 
-// Group commit (src/storage/sqlite/group-commit.ts): the writes of one event-loop turn share a
-// transaction, each in its own savepoint. These check what the contract suite cannot see.
+// The SQLite write path, beyond what the contract suite can see: group commit (the writes of one
+// event-loop turn share a transaction, each in its own savepoint: group-commit.ts), multi-row
+// frame inserts, and WAL checkpoints from a worker thread (checkpointer.ts).
 
-const dir = mkdtempSync(join(tmpdir(), "acp-group-commit-"));
+const dir = mkdtempSync(join(tmpdir(), "acp-sqlite-writes-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function open(): Promise<{ storage: SqliteStorage; path: string }> {
@@ -27,7 +28,7 @@ const frame = (runId: string, seq: number): RunFrame => ({
   data: `{"n":${seq}}`,
 });
 
-describe("SQLite group commit", () => {
+describe("SQLite write path", () => {
   it("commits the writes of one turn together and fails only the one that broke", async () => {
     const { storage } = await open();
     const thread = await makeThread(storage);
@@ -103,5 +104,32 @@ describe("SQLite group commit", () => {
     await reopened.open();
     expect((await reopened.getRun(run.run_id))?.run_id).toBe(run.run_id);
     await reopened.close();
+  });
+
+  it("copies a grown WAL back into the database file from the checkpoint worker", async () => {
+    const { storage, path } = await open();
+    const thread = await makeThread(storage);
+    const run = await makeRun(storage, thread.thread_id);
+    const size = () => statSync(path).size;
+    const before = size();
+    // ~6 MB of frames: past the worker's 4 MB threshold, far below the connection's own
+    // automatic checkpoint (10,000 pages), so only the worker can have moved them.
+    const data = "x".repeat(4000);
+    for (let batch = 0; batch < 3; batch++) {
+      const frames = Array.from({ length: 500 }, (_, i) => ({
+        ...frame(run.run_id, batch * 500 + i + 1),
+        data,
+      }));
+      await storage.appendFrames(frames);
+    }
+    // A server under load keeps writing; the worker starts on a write once the WAL is large.
+    const deadline = Date.now() + 10_000;
+    for (let seq = 1501; size() < before + 4_000_000 && Date.now() < deadline; seq++) {
+      await storage.appendFrames([frame(run.run_id, seq)]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(size()).toBeGreaterThan(before + 4_000_000);
+    expect((await storage.readFrames(run.run_id, 1499))[0]?.seq).toBe(1500);
+    await storage.close();
   });
 });
