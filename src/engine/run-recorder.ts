@@ -128,6 +128,15 @@ export class RunRecorder {
         finished = await storage.updateRun(run.run_id, patch);
         threadKept = finished.thread_id !== null;
       }
+    } else if (run.thread_id && !rollback) {
+      // The outcome and the thread's status are requested together (one commit on SQLite), so
+      // a client that sees the run ended does not then find its thread still busy.
+      const threadStatus = (await this.othersPending(run)) ? "busy" : statuses.thread;
+      [finished] = await Promise.all([
+        storage.updateRun(run.run_id, patch),
+        storage.setThreadStatus(run.thread_id, threadStatus),
+      ]);
+      threadKept = false; // written already
     } else {
       finished = await storage.updateRun(run.run_id, patch);
     }
@@ -139,8 +148,8 @@ export class RunRecorder {
           discardRunId: run.run_id,
         });
       }
-      const stillBusy = (await storage.pendingRunsOfThread(run.thread_id)).length > 0;
-      await storage.setThreadStatus(run.thread_id, stillBusy ? "busy" : statuses.thread);
+      const threadStatus = (await this.othersPending(run)) ? "busy" : statuses.thread;
+      await storage.setThreadStatus(run.thread_id, threadStatus);
     }
     const finalFrame = JSON.stringify({
       type: "values",
@@ -170,6 +179,12 @@ export class RunRecorder {
         );
       });
     }
+  }
+
+  /** True when a run other than `run` is pending on its thread (the thread stays busy). */
+  private async othersPending(run: RunRecord): Promise<boolean> {
+    const pending = await this.storage.pendingRunsOfThread(run.thread_id!);
+    return pending.some((other) => other.run_id !== run.run_id);
   }
 
   notify(run: RunRecord): void {
