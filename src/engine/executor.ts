@@ -105,6 +105,8 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
   let end: SegmentEnd | undefined;
   let terminal: TerminalInfo | undefined;
   let terminalGrace: NodeJS.Timeout | undefined;
+  /** Set when the grace after the run's end ran out and the adapter was closed for it. */
+  let closedAfterEnd = false;
   try {
     const config = (run.creation.config ?? {}) as RunConfig;
     const events = adapter.run(input, { signal: adapterAbort.signal, config, segment, logger });
@@ -151,20 +153,23 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
           metadata: { run_id: run.run_id, step: pushed.stepName ?? null, source: "step" },
         });
       }
+      if (pushed.runStarted && terminalGrace !== undefined) {
+        // Another run in the same stream (AG-UI allows runs back to back): not over after all.
+        clearTimeout(terminalGrace);
+        terminalGrace = undefined;
+      }
       if (pushed.terminal) {
         terminal = pushed.terminal;
         // The agent said the run is over; one that then keeps its stream open must not hold
         // the run (and its concurrency slot) until the time limit.
-        terminalGrace ??= setTimeout(
-          () => adapterAbort.abort(new Error(STREAM_LEFT_OPEN)),
-          TERMINAL_GRACE_MS,
-        );
+        terminalGrace ??= setTimeout(() => {
+          closedAfterEnd = true;
+          adapterAbort.abort(new Error(STREAM_LEFT_OPEN));
+        }, TERMINAL_GRACE_MS);
       }
     }
   } catch (err) {
-    const cutAfterEnd =
-      terminal !== undefined && adapterAbort.signal.reason?.message === STREAM_LEFT_OPEN;
-    if (!signal.aborted && !end && !cutAfterEnd) {
+    if (!signal.aborted && !end && !closedAfterEnd) {
       const message = err instanceof Error ? err.message : String(err);
       end = { kind: "error", errcode: ERRCODE.agentError, description: `agent failed: ${message}` };
     }
@@ -172,9 +177,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     clearTimeout(terminalGrace);
     signal.removeEventListener("abort", onAbort);
   }
-  if (terminalGrace !== undefined && adapterAbort.signal.reason?.message === STREAM_LEFT_OPEN) {
-    logger.warn("the agent finished its run but left its stream open; closed it");
-  }
+  if (closedAfterEnd) logger.warn("the agent finished its run but left its stream open; closed it");
 
   if (signal.aborted) end = stoppedEnd(signal.reason);
   if (!end) {

@@ -390,13 +390,7 @@ export class RunEngine {
           // Only pending runs are renewed: one whose outcome was just recorded (its execution
           // is still winding down) is not lost, it is done.
           const current = await this.storage.getRun(runId);
-          if (
-            current?.status !== "pending" ||
-            current.owner === null ||
-            current.owner === this.owner
-          ) {
-            continue;
-          }
+          if (current?.status !== "pending" || current.owner === this.owner) continue;
           // Our lease lapsed (this process stalled longer than the lease) and another replica
           // may have taken the run over. Recording an outcome from here could overwrite its
           // work, so only say so; the run's record belongs to whoever holds the claim.

@@ -167,7 +167,15 @@ export class RunRecorder {
     // Rolled back: the run is deleted before its final frame goes out, so a client that has
     // seen the end and asks again gets 404, never the run it was told is gone.
     await writer.flush();
-    await storage.deleteRun(run.run_id);
+    try {
+      await storage.deleteRun(run.run_id);
+    } catch (err) {
+      // Not deleted after all: end it like any other run, so that its followers see the end.
+      this.options.logger.warn({ err, run_id: run.run_id }, "could not delete a rolled-back run");
+      await writer.final(finalFrame);
+      this.notify(finished);
+      return;
+    }
     await writer.publishFinal(finalFrame);
     this.notify(finished);
     // Nothing can reach a deleted stateless run's hidden thread any more.

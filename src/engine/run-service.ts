@@ -5,6 +5,7 @@ import { acpToAguiMessages } from "../pipeline/acp-messages.js";
 import type { RunFrame, RunKind, RunRecord, RunSearch, RunStatus } from "../storage/types.js";
 import { StopReason } from "./executor.js";
 import { type ResumeValidators, resumeEntries } from "./interrupts.js";
+import { ERRCODE } from "./outcomes.js";
 import type { RunEngine } from "./run-engine.js";
 import { followRun } from "./run-stream.js";
 
@@ -34,6 +35,9 @@ export interface RunServiceOptions {
   /** Throws a 422 domain error when a webhook URL may not be used. */
   checkWebhook(url: string): void;
 }
+
+/** How a run deleted by a rollback ended, as its final frame says. */
+const ROLLED_BACK = StopReason.cancel("rollback").message;
 
 /** 9999-12-31T23:59:59.999Z: the latest start a 4-digit ISO year can express. */
 const LATEST_START_MS = 253_402_300_799_999;
@@ -220,7 +224,16 @@ export class RunService {
       const final = JSON.parse(last.data) as { status: RunStatus; output: RunRecord["output"] };
       return { ...run, status: final.status, output: final.output };
     }
-    return run;
+    if (signal.aborted) return run;
+    // Gone without its final frame reaching us (it was published on another replica): only a
+    // rollback deletes a pending run.
+    const output = {
+      type: "error",
+      run_id: runId,
+      errcode: ERRCODE.cancelled,
+      description: ROLLED_BACK,
+    };
+    return { ...run, status: "error", output };
   }
 
   /** A bounded queue: past the agent's limit, refuse (429) rather than pile up work. */

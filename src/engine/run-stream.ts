@@ -21,6 +21,8 @@ export async function* followRun(
   let lastSeq = options.afterSeq;
   let live: RunFrame[] = [];
   let lastWasFinal = false;
+  /** Whether we waited for frames and the wake has delivered none since. */
+  let emptyWake = false;
   let wake: (() => void) | null = null;
   const notify = () => {
     const resolve = wake;
@@ -43,6 +45,7 @@ export async function* followRun(
         if (stored.length > 0) {
           for (const frame of stored) {
             lastSeq = frame.seq;
+            emptyWake = false;
             yield frame;
           }
           const lastStored = stored[stored.length - 1]!;
@@ -66,19 +69,23 @@ export async function* followRun(
           break;
         }
         lastSeq = frame.seq;
+        emptyWake = false;
         yield frame;
         lastWasFinal = frame.mode === "final";
         if (lastWasFinal && endsForGood(frame)) return;
       }
       if (live.length === 0 && !options.signal.aborted) {
         // Idle after a final frame, or before any frame: the run may be over. (Every segment
-        // ends with a final frame, so after any other frame there is no need to look.)
+        // ends with a final frame, so after any other frame there is no need to look...
         if (
-          (lastWasFinal || lastSeq === options.afterSeq) &&
+          (lastWasFinal || lastSeq === options.afterSeq || emptyWake) &&
           (await endsRun(storage, runId, lastSeq))
         ) {
           return;
         }
+        // ...unless a wake brought nothing: another replica's run that was rolled back is
+        // deleted with its frames, and its final frame only ever reached that replica's bus.
+        emptyWake = true;
         await new Promise<void>((resolve) => {
           wake = resolve;
           if (live.length > 0 || options.signal.aborted) notify();

@@ -29,6 +29,7 @@ const bad: Bad[] = [
     concurrency: 1,
   },
   { name: "never-closes", file: "hangs.mjs", export: "neverCloses", timeout: 1 },
+  { name: "second-run", file: "hangs.mjs", export: "secondRunAfterPause", timeout: 5 },
   { name: "only-garbage", file: "garbage.mjs", export: "onlyGarbage" },
   { name: "malformed", file: "garbage.mjs", export: "malformed" },
   { name: "sprinkled", file: "garbage.mjs", export: "sprinkled" },
@@ -108,6 +109,9 @@ describe("misbehaving agents", () => {
     });
     // RUN_FINISHED, then the stream stays open: the run ends after a short grace, as the agent
     // said, well within its time limit of 1 s.
+    // ...but a stream that goes on with another run is not cut: the last run decides.
+    expect(by["second-run"]!.run.status).toBe("success");
+    expect(by["second-run"]!.output).toMatchObject({ type: "result", values: { run: 2 } });
     expect(by["never-closes"]!.run.status).toBe("success");
     expect(by["never-closes"]!.output).toMatchObject({
       type: "result",
