@@ -19,6 +19,7 @@ const { statSync } = require("node:fs");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
 db.pragma("busy_timeout = 5000");
+db.pragma("journal_size_limit = " + workerData.limit);
 const walSize = () => { try { return statSync(workerData.path + "-wal").size; } catch { return 0; } };
 const timer = setInterval(() => {
   if (walSize() < workerData.limit) return;
@@ -63,18 +64,34 @@ export class WalCheckpointer {
     if (size >= START_AT_BYTES) this.start();
   }
 
-  /** Starts the worker if it is not running. */
+  #failed = false;
+
+  /**
+   * Starts the worker if it is not running. Never throws: without it, the connection's own
+   * automatic checkpoint still bounds the WAL (writes then wait for it, as before).
+   */
   start(): void {
-    if (this.#worker !== null) return;
-    const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { path: this.path, driver, limit: WAL_LIMIT_BYTES, every: CHECK_EVERY_MS },
-    });
+    if (this.#worker !== null || this.#failed) return;
+    let worker: Worker;
+    try {
+      const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+      worker = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: { path: this.path, driver, limit: WAL_LIMIT_BYTES, every: CHECK_EVERY_MS },
+      });
+    } catch (err) {
+      this.#failed = true;
+      this.onError(`could not start the checkpoint worker: ${(err as Error).message}`);
+      return;
+    }
     // Never keeps the process alive on its own: the storage's close() stops it.
     worker.unref();
     worker.on("message", (message) => this.onError(String(message)));
-    worker.on("error", (err) => this.onError(err.message));
+    worker.on("error", (err) => {
+      // Not restarted: the connection's own automatic checkpoint takes over.
+      this.#failed = true;
+      this.onError(`the checkpoint worker failed: ${err.message}`);
+    });
     this.#exited = new Promise((resolve) => worker.once("exit", () => resolve()));
     this.#worker = worker;
   }
@@ -84,6 +101,8 @@ export class WalCheckpointer {
     const worker = this.#worker;
     if (worker === null) return;
     this.#worker = null;
+    // Held open while it closes its connection: unref'd, the process could exit first.
+    worker.ref();
     worker.postMessage("stop");
     const stopped = await Promise.race([
       this.#exited.then(() => true),

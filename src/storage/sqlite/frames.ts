@@ -56,7 +56,7 @@ export class FrameRepository {
         this.#insertRowsStatement(rows).run(params);
       } catch (err) {
         // A statement fails as a whole: the single-row path below names the frame at fault.
-        if (sqliteCode(err) === undefined) throw err;
+        if (!sqliteCode(err)?.startsWith("SQLITE_CONSTRAINT")) throw err;
         break;
       }
       i += rows;

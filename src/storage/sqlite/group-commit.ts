@@ -36,6 +36,9 @@ export class GroupCommit {
         try {
           return { status: "fulfilled", value: this.#inSavepoint(queued.write) };
         } catch (reason) {
+          // SQLITE_FULL, IOERR or NOMEM roll back the whole transaction, not just the savepoint:
+          // then nothing of the group is kept, and the writes after it must not run alone.
+          if (!db.inTransaction) throw reason;
           return { status: "rejected", reason };
         }
       }),

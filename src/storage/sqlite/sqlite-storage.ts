@@ -77,6 +77,9 @@ export class SqliteStorage implements Storage {
         db.pragma("journal_mode = WAL");
         // A backstop only: the checkpointer's worker copies the WAL back long before this.
         db.pragma("wal_autocheckpoint = 10000");
+        // Each restart of the WAL truncates the file to at most 4 MB, so its size keeps telling
+        // the checkpointer how much there is to copy.
+        db.pragma("journal_size_limit = 4194304");
       }
       db.pragma("synchronous = NORMAL");
       db.pragma("foreign_keys = ON");
