@@ -113,12 +113,13 @@ export class RunRecorder {
     // the webhook all show the same run (without `thread_id`). Its status and checkpoint would
     // go with it: they are written only when it could not be deleted.
     let finished: RunRecord;
-    let threadKept = run.thread_id !== null;
+    /** Whether the thread stays and its status (and held checkpoint) are still to be written. */
+    let threadToUpdate = run.thread_id !== null;
     if (run.thread_id && deletesHiddenThread(run, end)) {
       try {
         // The usual end of a stateless run: one write for the outcome and the clean-up.
         finished = await storage.updateRunAndDeleteThread(run.run_id, patch);
-        threadKept = false;
+        threadToUpdate = false;
       } catch (err) {
         this.options.logger.warn(
           { err, run_id: run.run_id },
@@ -126,7 +127,7 @@ export class RunRecorder {
         );
         // Nothing was written: record the outcome alone, and keep the thread if it is there.
         finished = await storage.updateRun(run.run_id, patch);
-        threadKept = finished.thread_id !== null;
+        threadToUpdate = finished.thread_id !== null;
       }
     } else if (run.thread_id && !rollback) {
       // The outcome and the thread's status are requested together (one commit on SQLite), so
@@ -136,11 +137,11 @@ export class RunRecorder {
         storage.updateRun(run.run_id, patch),
         storage.setThreadStatus(run.thread_id, threadStatus),
       ]);
-      threadKept = false; // written already
+      threadToUpdate = false;
     } else {
       finished = await storage.updateRun(run.run_id, patch);
     }
-    if (run.thread_id && threadKept) {
+    if (run.thread_id && threadToUpdate) {
       await heldCheckpoint?.();
       // Only a run that started changed the thread; one cancelled in the queue has nothing to undo.
       if (rollback && run.segments.length > 0) {
@@ -159,33 +160,36 @@ export class RunRecorder {
       messages,
       output,
     });
-    if (!rollback) {
-      await writer.final(finalFrame);
-      this.notify(finished);
-      return;
-    }
     // Rolled back: the run is deleted before its final frame goes out, so a client that has
     // seen the end and asks again gets 404, never the run it was told is gone.
-    await writer.flush();
-    try {
-      await storage.deleteRun(run.run_id);
-    } catch (err) {
-      // Not deleted after all: end it like any other run, so that its followers see the end.
-      this.options.logger.warn({ err, run_id: run.run_id }, "could not delete a rolled-back run");
-      await writer.final(finalFrame);
+    if (rollback && (await this.deleteRolledBack(run, writer))) {
+      await writer.publishFinal(finalFrame);
       this.notify(finished);
+      // Nothing can reach a deleted stateless run's hidden thread any more.
+      if (run.kind === "stateless" && run.thread_id) {
+        await storage.deleteThread(run.thread_id).catch((err) => {
+          this.options.logger.warn(
+            { err, run_id: run.run_id },
+            "could not delete the rolled-back stateless run's thread",
+          );
+        });
+      }
       return;
     }
-    await writer.publishFinal(finalFrame);
+    await writer.final(finalFrame);
     this.notify(finished);
-    // Nothing can reach a deleted stateless run's hidden thread any more.
-    if (run.kind === "stateless" && run.thread_id) {
-      await storage.deleteThread(run.thread_id).catch((err) => {
-        this.options.logger.warn(
-          { err, run_id: run.run_id },
-          "could not delete the rolled-back stateless run's thread",
-        );
-      });
+  }
+
+  /** Deletes a rolled-back run once its frames so far are stored; false if it could not. */
+  private async deleteRolledBack(run: RunRecord, writer: FrameWriter): Promise<boolean> {
+    await writer.flush();
+    try {
+      await this.storage.deleteRun(run.run_id);
+      return true;
+    } catch (err) {
+      // Not deleted after all: it ends like any other run, so that its followers see the end.
+      this.options.logger.warn({ err, run_id: run.run_id }, "could not delete a rolled-back run");
+      return false;
     }
   }
 
