@@ -1,14 +1,15 @@
 /**
- * The AG-UI 1.0 conformance corpus (../shared/conformance/ag-ui-streams, beside the repository
- * in CI) and the tables that say how this server is held to it. Shared by the pipeline-level
- * replay (test/pipeline) and the end-to-end replay through the scripted adapter (test/adapters).
+ * The AG-UI 1.0 conformance corpus (test/fixtures/ag-ui-conformance, copied from the AG-UI
+ * project; its README says from where) and the tables that say how this server is held to it.
+ * Shared by the pipeline-level replay (test/pipeline) and the end-to-end replay through the
+ * scripted adapter (test/adapters).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const corpusDir = path.resolve(repoRoot, "../shared/conformance/ag-ui-streams");
+export const corpusDir = path.resolve(repoRoot, "test/fixtures/ag-ui-conformance");
 
 export interface Expectation {
   outcome: "completed" | "failed";

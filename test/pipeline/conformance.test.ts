@@ -1,7 +1,7 @@
 /**
- * Replays the AG-UI project's own 1.0 conformance corpus (../shared/conformance/ag-ui-streams,
- * beside the repository in CI) through the segment pipeline, which consumes every adapter's
- * stream exactly as an AG-UI client consumes a server's.
+ * Replays the AG-UI project's own 1.0 conformance corpus (test/fixtures/ag-ui-conformance)
+ * through the segment pipeline, which consumes every adapter's stream exactly as an AG-UI
+ * client consumes a server's.
  *
  * Per fixture, with the expected threadId/runId taken from its first RUN_STARTED:
  * - `outcome`: completed ⇔ no fault (push or end of stream); failed ⇔ a fault.
@@ -47,7 +47,7 @@ function readPath(root: unknown, dotted: string): { found: boolean; value: unkno
 }
 
 describe("AG-UI 1.0 conformance corpus", () => {
-  it("finds the corpus beside the repository", () => {
+  it("finds the corpus in the test fixtures", () => {
     expect(fixtures.length).toBeGreaterThan(50);
   });
 

@@ -21,7 +21,7 @@ import {
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-const corpusDir = path.resolve(repoRoot, "../shared/conformance/ag-ui-streams");
+const corpusDir = path.resolve(repoRoot, "test/fixtures/ag-ui-conformance");
 const readJson = (file: string) => JSON.parse(readFileSync(file, "utf8"));
 
 const UUID = "8b0d2d4e-6b0a-4b8e-9f7c-2b3c4d5e6f70";
