@@ -1,5 +1,6 @@
 /**
- * One run segment's event pipeline: validate → expand chunks → verify order → accumulate.
+ * One run segment's event pipeline: validate → expand chunks → map run ids → verify order →
+ * accumulate.
  * Synchronous and engine-agnostic: the engine pushes every event its adapter yields and
  * acts on the result (persist and fan out `events`, emit ACP `values` when something
  * changed, checkpoint on `checkpoint`, abort the adapter on `fault`, end the segment on
@@ -23,6 +24,7 @@ import * as defaultValidation from "../validation/index.js";
 import { Accumulator, MESSAGES_CHANGED, STATE_CHANGED } from "./accumulate.js";
 import { ChunkError, ChunkExpander } from "./chunks.js";
 import { LegacyTranslator } from "./compat.js";
+import { RunIdMapper } from "./run-ids.js";
 import {
   type AgUiMessage,
   type EndResult,
@@ -37,9 +39,9 @@ import { OrderVerifier, VerifyError } from "./verify.js";
 import { producerVersionWarning } from "./version.js";
 
 export interface SegmentOptions {
-  /** The AG-UI threadId the segment's RunAgentInput carried; RUN_STARTED must repeat it. */
+  /** The AG-UI threadId the segment's RunAgentInput carried; every run is taken as this thread's. */
   threadId: string;
-  /** The AG-UI runId of this segment; the first RUN_STARTED must repeat it. */
+  /** The AG-UI runId of this segment: the id of the stream's first run, whatever it names. */
   runId: string;
   /** The state the segment starts from (the thread's values). Default `{}`. */
   initialState?: unknown;
@@ -56,6 +58,7 @@ const NO_WARNINGS: readonly string[] = Object.freeze([]);
 export class SegmentPipeline {
   private readonly validator: EventValidator;
   private readonly chunks = new ChunkExpander();
+  private readonly ids: RunIdMapper;
   private readonly verifier: OrderVerifier;
   private readonly acc: Accumulator;
   private readonly logger: PipelineLogger | undefined;
@@ -88,7 +91,8 @@ export class SegmentPipeline {
       options.validation ?? defaultValidation,
       new LegacyTranslator(),
     );
-    this.verifier = new OrderVerifier({ threadId: options.threadId, runId: options.runId });
+    this.ids = new RunIdMapper({ threadId: options.threadId, runId: options.runId });
+    this.verifier = new OrderVerifier();
     this.acc = new Accumulator(
       options.initialState === undefined ? {} : options.initialState,
       options.initialMessages ?? [],
@@ -144,7 +148,11 @@ export class SegmentPipeline {
       if (event !== undefined) {
         this.chunks.expand(event, out);
         for (; accepted < out.length; accepted++) {
-          const e = out[accepted]!;
+          let e = out[accepted]!;
+          if (e.type === "RUN_STARTED" || e.type === "RUN_FINISHED") {
+            e = this.ids.map(e, this.warn);
+            out[accepted] = e;
+          }
           this.verifier.verify(e);
           changed |= this.acc.apply(e, this.warn);
           this.observe(e, result);

@@ -30,7 +30,6 @@ export type FaultRule =
   | "first-event"
   | "nested-run"
   | "after-terminal"
-  | "run-ids"
   | "text-message"
   | "tool-call"
   | "reasoning"

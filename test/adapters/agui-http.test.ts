@@ -411,32 +411,28 @@ describe("agui-http adapter", () => {
   });
 
   describe("ids", () => {
-    it("rewrites a remote-minted runId (and threadId) on run-scoped events to the input's", async () => {
+    it("relays a remote-minted runId and threadId, which the pipeline maps to the run in progress", async () => {
       server.reply((input) => ({
-        stream: send(
-          ...runEvents(input, { runId: "remote-run-9", threadId: "remote-thread" }),
-          // Never reached: the run ended at RUN_FINISHED.
-        ),
+        stream: send(...runEvents(input, { runId: "remote-run-9", threadId: "remote-thread" })),
       }));
       const input = inputOf();
       const events = await collect(adapterFor(), input);
       const scoped = events.filter((event) => event.type.startsWith("RUN_"));
       expect(scoped).toEqual([
+        { type: "RUN_STARTED", threadId: "remote-thread", runId: "remote-run-9" },
+        { type: "RUN_FINISHED", threadId: "remote-thread", runId: "remote-run-9" },
+      ]);
+      const segment = new SegmentPipeline({ threadId: input.threadId, runId: input.runId });
+      const forwarded = events.flatMap((event) => {
+        const pushed = segment.push(event);
+        expect(pushed.fault).toBeUndefined();
+        return pushed.events as unknown as Event[];
+      });
+      expect(forwarded.filter((event) => event.type.startsWith("RUN_"))).toEqual([
         { type: "RUN_STARTED", threadId: "thread-1", runId: "run-1" },
         { type: "RUN_FINISHED", threadId: "thread-1", runId: "run-1" },
       ]);
-      checkProtocol(events, input);
-    });
-
-    it("rewrites RUN_ERROR's ids only where it names them", async () => {
-      server.reply((input) => ({
-        stream: send(
-          { type: "RUN_STARTED", threadId: input.threadId, runId: "remote-run" },
-          { type: "RUN_ERROR", message: "boom", runId: "remote-run" },
-        ),
-      }));
-      const events = await collect(adapterFor(), inputOf());
-      expect(events.at(-1)).toEqual({ type: "RUN_ERROR", message: "boom", runId: "run-1" });
+      expect(segment.end().terminal?.kind).toBe("finished");
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { finished, RUN, replay, run, started, text } from "./helpers.js";
+import { finished, RUN, replay, run, started, THREAD, text } from "./helpers.js";
 
 const fault = (stream: unknown[]) => replay(stream).fault;
 
@@ -63,14 +63,37 @@ describe("pipeline order verification", () => {
   });
 
   describe("run ids", () => {
-    it("rejects a RUN_STARTED for another thread or run than the segment's", () => {
-      expect(fault([started({ threadId: "other" })])?.rule).toBe("run-ids");
-      expect(fault([started({ runId: "other" })])?.message).toContain(
-        "RUN_STARTED runId 'other' does not match the run input's runId 'run-1'",
-      );
+    const scoped = (events: Array<Record<string, unknown>>) =>
+      events.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED");
+
+    it("maps a RUN_FINISHED naming another run (LangGraph's own run id) to the run in progress, warning once", () => {
+      const r = replay([started(), finished({ runId: "lg-run" })]);
+      expect(r.fault).toBeUndefined();
+      expect(scoped(r.events)).toEqual([started(), finished()]);
+      expect(r.warnings).toEqual([
+        `event 1 (RUN_FINISHED): RUN_FINISHED names thread '${THREAD}' run 'lg-run', but the run in progress is thread '${THREAD}' run '${RUN}'; mapped to the run in progress (reported once per run)`,
+      ]);
+      expect(r.seg.terminal).toMatchObject({ kind: "finished", runId: RUN });
     });
 
-    it("lets a later run in the same stream pick its own runId, but not another thread", () => {
+    it("maps a RUN_STARTED for another thread or run to the segment's, with one warning for the run", () => {
+      const r = replay([
+        started({ threadId: "other", runId: "minted" }),
+        finished({ threadId: "other", runId: "minted" }),
+      ]);
+      expect(r.fault).toBeUndefined();
+      expect(scoped(r.events)).toEqual([started(), finished()]);
+      expect(r.warnings).toHaveLength(1);
+      expect(r.warnings[0]).toContain("RUN_STARTED names thread 'other' run 'minted'");
+    });
+
+    it("leaves the adapter's own event object untouched when it maps its ids", () => {
+      const event = finished({ runId: "lg-run" });
+      replay([started(), event]);
+      expect(event.runId).toBe("lg-run");
+    });
+
+    it("lets a later run in the same stream keep its own runId, but maps it to the segment's thread", () => {
       const ok = replay([
         started(),
         finished(),
@@ -78,14 +101,30 @@ describe("pipeline order verification", () => {
         finished({ runId: "r2" }),
       ]);
       expect(ok.fault).toBeUndefined();
-      expect(fault([started(), finished(), started({ runId: "r2", threadId: "t2" })])?.rule).toBe(
-        "run-ids",
-      );
+      expect(ok.warnings).toEqual([]);
+      const r = replay([
+        started(),
+        finished(),
+        started({ runId: "r2", threadId: "t2" }),
+        finished({ runId: "r3" }),
+      ]);
+      expect(r.fault).toBeUndefined();
+      expect(scoped(r.events).slice(2)).toEqual([
+        started({ runId: "r2" }),
+        finished({ runId: "r2" }),
+      ]);
+      expect(r.warnings).toHaveLength(1);
     });
 
-    it("rejects a RUN_FINISHED naming another run", () => {
-      expect(fault([started(), finished({ runId: "nope" })])?.rule).toBe("run-ids");
-      expect(fault([started(), finished({ threadId: "nope" })])?.rule).toBe("run-ids");
+    it("warns again for each run whose ids disagree", () => {
+      const r = replay([
+        started({ runId: "a" }),
+        finished({ runId: "b" }),
+        started({ runId: "r2" }),
+        finished({ runId: "c" }),
+      ]);
+      expect(r.fault).toBeUndefined();
+      expect(r.warnings).toHaveLength(2);
     });
   });
 
