@@ -68,6 +68,10 @@ export class SegmentPipeline {
   private count = 0;
   private failure: PipelineFault | undefined;
   private last: TerminalInfo | undefined;
+  /** Events dropped since the last RUN_ERROR: where the stretch began, its count and types. */
+  private afterError:
+    | { index: number; type: string; count: number; types: Set<string> }
+    | undefined;
 
   // Per-push scratch, read by the bound `warn` (no closure allocated per event).
   private index = 0;
@@ -140,6 +144,16 @@ export class SegmentPipeline {
     this.index = index;
     this.rawType = rawTypeOf(raw);
     this.warnings = undefined;
+    if (this.verifier.errored) {
+      // AG-UI allows only a new RUN_STARTED after RUN_ERROR. Agents that go on (LangGraphAgent
+      // closes its step and finishes) must not replace their own error with an ordering fault.
+      if (this.rawType !== "RUN_STARTED") {
+        this.dropAfterError(index);
+        result.dropped = true;
+        return result;
+      }
+      this.reportDroppedAfterError();
+    }
     const out = result.events as unknown as EventRecord[];
     let accepted = 0;
     let changed = 0;
@@ -170,6 +184,8 @@ export class SegmentPipeline {
 
   /** The adapter's stream is over: a fault unless the segment reached a terminal event. */
   end(): EndResult {
+    this.warnings = undefined;
+    this.reportDroppedAfterError();
     if (!this.failure && !this.verifier.ended) {
       const runId = this.verifier.runId;
       this.failure = new PipelineFault(
@@ -181,10 +197,32 @@ export class SegmentPipeline {
           : `the stream ended while run '${runId}' was still open: no RUN_FINISHED or RUN_ERROR`,
       );
     }
-    const result: EndResult = {};
+    const result: EndResult = { warnings: this.warnings ?? NO_WARNINGS };
     if (this.failure) result.fault = this.failure;
     if (this.last) result.terminal = this.last;
     return result;
+  }
+
+  private dropAfterError(index: number): void {
+    if (!this.afterError) {
+      this.afterError = { index, type: this.rawType, count: 0, types: new Set() };
+    }
+    this.afterError.count++;
+    this.afterError.types.add(this.rawType);
+  }
+
+  /** One warning for the events dropped after a RUN_ERROR, once the stretch is over. */
+  private reportDroppedAfterError(): void {
+    const dropped = this.afterError;
+    if (!dropped) return;
+    this.afterError = undefined;
+    this.index = dropped.index;
+    this.rawType = dropped.type;
+    const types = [...dropped.types];
+    const shown = types.length > 5 ? `${types.slice(0, 5).join(", ")}, …` : types.join(", ");
+    this.warn(
+      `dropped ${dropped.count} event${dropped.count === 1 ? "" : "s"} (${shown}) the agent sent after its RUN_ERROR: AG-UI allows only a new RUN_STARTED after RUN_ERROR, so the run ends with the agent's error`,
+    );
   }
 
   private observe(e: EventRecord, result: PushResult): void {

@@ -43,7 +43,7 @@ export class OrderVerifier {
   private seenFirst = false;
   private runOpen = false;
   private finished = false;
-  private errored = false;
+  private hasErrored = false;
   private currentRunId: string | undefined;
 
   private readonly activeMessages = new Set<string>();
@@ -70,6 +70,11 @@ export class OrderVerifier {
     return this.runOpen;
   }
 
+  /** Whether the last run ended with RUN_ERROR (only a new RUN_STARTED may follow). */
+  get errored(): boolean {
+    return this.hasErrored;
+  }
+
   /** Whether the stream has reached a terminal event and nothing reopened it. */
   get ended(): boolean {
     return this.seenFirst && !this.runOpen;
@@ -78,7 +83,7 @@ export class OrderVerifier {
   /** Checks `event` against the sequence so far and records it. Throws {@link VerifyError}. */
   verify(event: EventRecord): void {
     const type = event.type;
-    if (this.errored && type !== "RUN_STARTED") {
+    if (this.hasErrored && type !== "RUN_STARTED") {
       throw new VerifyError(
         "after-terminal",
         `Cannot send event type '${type}': The run has already errored with 'RUN_ERROR'. No further events can be sent.`,
@@ -226,7 +231,7 @@ export class OrderVerifier {
         this.runFinished(event);
         return;
       case "RUN_ERROR":
-        this.errored = true;
+        this.hasErrored = true;
         this.finished = false;
         this.runOpen = false;
         return;
@@ -448,7 +453,7 @@ export class OrderVerifier {
     this.activeSubagents.clear();
     this.closedSubagents.clear();
     this.finished = false;
-    this.errored = false;
+    this.hasErrored = false;
   }
 
   private runFinished(event: EventRecord): void {

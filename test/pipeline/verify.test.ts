@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SegmentPipeline } from "../../src/pipeline/index.js";
 import { finished, RUN, replay, run, started, THREAD, text } from "./helpers.js";
 
 const fault = (stream: unknown[]) => replay(stream).fault;
@@ -29,9 +30,54 @@ describe("pipeline order verification", () => {
       expect(f?.index).toBe(2);
     });
 
-    it("rejects anything but RUN_STARTED after RUN_ERROR", () => {
-      const f = fault([started(), { type: "RUN_ERROR", message: "x" }, finished()]);
-      expect(f?.message).toContain("already errored");
+    it("drops what follows RUN_ERROR (but a new RUN_STARTED) with one warning counting it; the agent's error stands", () => {
+      const r = replay(
+        [
+          started(),
+          { type: "STEP_STARTED", stepName: "agent" },
+          {
+            type: "RUN_ERROR",
+            message: "Recursion limit of 25 reached",
+            code: "GRAPH_RECURSION_LIMIT",
+          },
+          { type: "STEP_FINISHED", stepName: "agent" },
+          { type: "STATE_SNAPSHOT", snapshot: { late: true } },
+          finished(),
+        ],
+        { end: false },
+      );
+      expect(r.fault).toBeUndefined();
+      expect(r.events.map((e) => e.type)).toEqual(["RUN_STARTED", "STEP_STARTED", "RUN_ERROR"]);
+      expect(r.seg.terminal).toMatchObject({
+        kind: "error",
+        message: "Recursion limit of 25 reached",
+        code: "GRAPH_RECURSION_LIMIT",
+      });
+      expect(r.seg.state).toEqual({});
+      expect(r.warnings).toEqual([]);
+      const end = r.seg.end();
+      expect(end.warnings).toEqual([
+        "event 3 (STEP_FINISHED): dropped 3 events (STEP_FINISHED, STATE_SNAPSHOT, RUN_FINISHED) the agent sent after its RUN_ERROR: AG-UI allows only a new RUN_STARTED after RUN_ERROR, so the run ends with the agent's error",
+      ]);
+    });
+
+    it("marks each event dropped after RUN_ERROR, and reports them when a new run starts", () => {
+      const seg = new SegmentPipeline({ threadId: THREAD, runId: RUN });
+      seg.push(started());
+      seg.push({ type: "RUN_ERROR", message: "first" });
+      expect(seg.push({ type: "CUSTOM", name: "late", value: 1 })).toMatchObject({
+        dropped: true,
+        events: [],
+        warnings: [],
+      });
+      const next = seg.push(started({ runId: "run-2" }));
+      expect(next.events).toHaveLength(1);
+      expect(next.warnings).toEqual([
+        expect.stringMatching(
+          /^event 2 \(CUSTOM\): dropped 1 event \(CUSTOM\) the agent sent after its RUN_ERROR/,
+        ),
+      ]);
+      expect(seg.end().warnings).toEqual([]);
     });
 
     it("accepts a new run after RUN_ERROR, reporting both terminals", () => {
