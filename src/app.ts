@@ -119,6 +119,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         runTimeoutSeconds: agent.config.limits.runTimeoutSeconds,
         maxConcurrentRuns: agent.config.limits.maxConcurrentRuns,
         retryOnRestart: agent.config.retryOnRestart,
+        dropRaw: agent.config.events.dropRaw,
       })),
     ),
   });
