@@ -82,11 +82,7 @@ export class ProtoDecoder implements EventDecoder {
     while (this.buffer.length >= 4) {
       const view = new DataView(this.buffer.buffer, this.buffer.byteOffset, 4);
       const length = view.getUint32(0, false);
-      if (length > MAX_PROTO_FRAME) {
-        throw new StreamFault(
-          `sent a protobuf frame of ${length} bytes, more than the ${MAX_PROTO_FRAME} allowed`,
-        );
-      }
+      if (length > MAX_PROTO_FRAME) throw new StreamFault(oversizedFrame(this.buffer, length));
       if (this.buffer.length < 4 + length) break;
       const frame = this.buffer.subarray(4, 4 + length);
       this.buffer = this.buffer.subarray(4 + length);
@@ -113,6 +109,25 @@ export class ProtoDecoder implements EventDecoder {
   get pending(): number {
     return this.buffer.length;
   }
+}
+
+/** Lines an SSE stream starts with (a field name and its colon, or a comment). */
+const SSE_START = /^(?:data|event|id|retry):|^:/;
+
+/**
+ * Why a frame's length is out of bounds. Text read as a protobuf length is always huge (a
+ * printable first byte, even a tab, makes it at least 150 MB): an upstream that
+ * answers SSE, or anything textual, under the protobuf content type is said to have done so,
+ * rather than to have sent "a frame of 1684108385 bytes" (the bytes of "data").
+ */
+function oversizedFrame(buffer: Uint8Array, length: number): string {
+  const head = new TextDecoder("utf-8").decode(buffer.subarray(0, 200));
+  const printable = /^[\x20-\x7e\t\r\n]{4}/.test(head);
+  const contentType = `the upstream's content-type says protobuf (${AGUI_MEDIA_TYPE})`;
+  if (SSE_START.test(head)) return `sent what looks like SSE text (${quote(head)}); ${contentType}`;
+  if (printable)
+    return `sent what looks like text (${quote(head)}), not protobuf frames; ${contentType}`;
+  return `sent a protobuf frame of ${length} bytes, more than the ${MAX_PROTO_FRAME} allowed`;
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

@@ -15,8 +15,6 @@ import type { AdapterRunContext, AgentAdapter } from "./types.js";
 type ResponseBody = Awaited<ReturnType<typeof request>>["body"];
 type Event = Record<string, unknown> & { type?: unknown };
 
-/** Events that name the run itself; their ids are rewritten to the input's. */
-const RUN_SCOPED = new Set(["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"]);
 const TERMINAL = new Set(["RUN_FINISHED", "RUN_ERROR"]);
 
 /** How much of an error body is read, and how much of it a message quotes. */
@@ -142,18 +140,13 @@ export class AguiHttpAdapter implements AgentAdapter {
         );
       }
 
-      const ids = new IdRewriter(input, (remote) =>
-        logger.debug(
-          { url: this.shownUrl, remote, threadId: input.threadId, runId: input.runId },
-          "agui-http: the remote agent names the run with its own ids; rewriting them",
-        ),
-      );
       let versionChecked = false;
       for (;;) {
         const chunk = await next();
         const events = chunk === undefined ? decoder.end() : decoder.push(chunk);
-        for (const raw of events) {
-          const event = ids.rewrite(raw);
+        // Ids that differ from the input's (servers that mint their own runId) are the event
+        // pipeline's to map, as for every adapter.
+        for (const event of events) {
           if (!versionChecked && typeOf(event) === "RUN_STARTED") {
             versionChecked = true;
             this.checkVersion(event as Event, input, context);
@@ -229,40 +222,6 @@ export class AguiHttpAdapter implements AgentAdapter {
         `agui-http: the remote agent speaks AG-UI ${declared}, newer than this server's ${ours}; what this server does not recognise is stripped`,
       );
     }
-  }
-}
-
-/**
- * The pipeline requires RUN_STARTED to carry the input's threadId and runId; some servers mint
- * their own runId. Run-scoped events are rewritten to the input's ids.
- */
-class IdRewriter {
-  private logged = false;
-
-  constructor(
-    private readonly input: RunAgentInput,
-    private readonly onFirstRewrite: (remote: { threadId?: unknown; runId?: unknown }) => void,
-  ) {}
-
-  rewrite(event: unknown): unknown {
-    const type = typeOf(event);
-    if (type === undefined || !RUN_SCOPED.has(type)) return event;
-    const original = event as Event;
-    const { threadId, runId } = this.input;
-    // RUN_ERROR's ids are optional: only the ones it names are rewritten.
-    const wantThread = type !== "RUN_ERROR" || "threadId" in original;
-    const wantRun = type !== "RUN_ERROR" || "runId" in original;
-    if ((!wantThread || original.threadId === threadId) && (!wantRun || original.runId === runId)) {
-      return event;
-    }
-    if (!this.logged) {
-      this.logged = true;
-      this.onFirstRewrite({ threadId: original.threadId, runId: original.runId });
-    }
-    const copy: Event = { ...original };
-    if (wantThread) copy.threadId = threadId;
-    if (wantRun) copy.runId = runId;
-    return copy;
   }
 }
 

@@ -149,10 +149,12 @@ class AgUiAgentAdapter implements AgentAdapter {
     let finished = false;
     try {
       yield* events(throughMiddlewares(agent, input), context.signal, this.label);
-      finished = true;
+      // The Observable bridge ends quietly when the signal aborts: that is a stop, not an end.
+      finished = !context.signal.aborted;
     } finally {
-      // Unsubscribing stops the Observable; abortRun also stops what it started outside it
-      // (an HttpAgent's fetch). Safe: this agent is this run's own.
+      // Unsubscribing stops the Observable; abortRun also stops what it started outside it (an
+      // HttpAgent's fetch, a LangGraphAgent's run on its server, for which it is the only stop
+      // signal). Safe: this agent is this run's own.
       if (!finished) agent.abortRun?.();
     }
   }

@@ -55,13 +55,15 @@ export interface ExecuteSegmentOptions {
   logger: Logger;
   /** Events the adapter may yield in this segment; 0 or absent = no limit. */
   maxEvents?: number;
+  /** Drop RAW events and `rawEvent` fields (the agent's `events.dropRaw`). */
+  dropRaw?: boolean;
   /** Told of each event the adapter yields; `rejected` says why it went no further. */
   onEvent?: (rejected?: EventRejection) => void;
 }
 
 /**
- * Why an adapter's event went no further: `dropped` (not an object, or an unknown type: the
- * run goes on), `invalid` (broke the schema or the event order: the run fails), `limit` (one
+ * Why an adapter's event went no further: `dropped` (not an object, an unknown type, or sent
+ * after RUN_ERROR: the run goes on), `invalid` (broke the schema or the event order: the run fails), `limit` (one
  * event more than `maxEvents`: the run fails).
  */
 export type EventRejection = "dropped" | "invalid" | "limit";
@@ -86,6 +88,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     initialState: input.state,
     initialMessages: input.messages,
     logger,
+    dropRaw: options.dropRaw,
   });
 
   // The adapter gets its own controller: a protocol fault aborts it without aborting the run's.
@@ -124,7 +127,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
       onEvent?.(
         pushed.fault
           ? "invalid"
-          : pushed.events.length === 0 && pushed.warnings.length > 0
+          : pushed.dropped || (pushed.events.length === 0 && pushed.warnings.length > 0)
             ? "dropped"
             : undefined,
       );
@@ -180,8 +183,9 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
   if (closedAfterEnd) logger.warn("the agent finished its run but left its stream open; closed it");
 
   if (signal.aborted) end = stoppedEnd(signal.reason);
+  // Always ended: the end also reports what it settles (events dropped after RUN_ERROR).
+  const ended = pipeline.end();
   if (!end) {
-    const ended = pipeline.end();
     if (ended.fault) {
       end = { kind: "error", errcode: ERRCODE.protocolViolation, description: ended.fault.message };
     } else {

@@ -13,7 +13,8 @@ import type { RunRecord } from "../storage/types.js";
 /** AG-UI threadIds that are not UUIDs map to UUID v5 under this namespace (stable everywhere). */
 export const AGUI_THREAD_NAMESPACE = "6a3e7c1d-52f4-4b8e-9d0a-3c2f1e4b5a69";
 const PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto";
-const RUN_SCOPED = new Set(["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"]);
+/** The events that name their run (AG-UI 1.0's RUN_ERROR carries no ids). */
+const NAMES_ITS_RUN = new Set(["RUN_STARTED", "RUN_FINISHED"]);
 
 /** The ACP thread behind an AG-UI threadId. */
 export function aclThreadId(aguiThreadId: string): string {
@@ -56,8 +57,8 @@ export function wantsProtobuf(accept: string | undefined): boolean {
 /**
  * An AG-UI run served as an ACP run: a new run on the thread behind the AG-UI threadId, or —
  * when the input carries `resume` — the resume of that thread's interrupted run. The events
- * the client receives are the run's stored custom frames, with the run-scoped ids set back to
- * the client's own threadId and runId.
+ * the client receives are the run's stored custom frames, with the ids of RUN_STARTED and
+ * RUN_FINISHED set back to the client's own threadId and runId.
  */
 export class AguiFace {
   constructor(private readonly runs: RunService) {}
@@ -172,7 +173,7 @@ export class AguiFace {
     // inject) reports a need to drain but never emits `drain`.
     let backedUp = false;
     const write = (event: Record<string, unknown>) => {
-      if (RUN_SCOPED.has(event.type as string)) {
+      if (NAMES_ITS_RUN.has(event.type as string)) {
         event.threadId = input.threadId;
         event.runId = input.runId;
         if (event.type === "RUN_STARTED") event.protocolVersion = AGUI_PROTOCOL_VERSION;
@@ -195,7 +196,8 @@ export class AguiFace {
             terminal = true;
           write(data.update);
         } else if (frame.mode === "final" && !terminal) {
-          // The server ended the run (timeout, cancel, a protocol fault): tell the client why.
+          // The server ended the run (timeout, cancel, a protocol fault): tell the client why,
+          // in a RUN_ERROR as AG-UI 1.0 describes it (type, message, code: nothing else).
           const output = data.output ?? {};
           write({
             type: "RUN_ERROR",

@@ -1,5 +1,6 @@
 /**
- * One run segment's event pipeline: validate → expand chunks → verify order → accumulate.
+ * One run segment's event pipeline: validate → expand chunks → map run ids → verify order →
+ * accumulate.
  * Synchronous and engine-agnostic: the engine pushes every event its adapter yields and
  * acts on the result (persist and fan out `events`, emit ACP `values` when something
  * changed, checkpoint on `checkpoint`, abort the adapter on `fault`, end the segment on
@@ -23,6 +24,7 @@ import * as defaultValidation from "../validation/index.js";
 import { Accumulator, MESSAGES_CHANGED, STATE_CHANGED } from "./accumulate.js";
 import { ChunkError, ChunkExpander } from "./chunks.js";
 import { LegacyTranslator } from "./compat.js";
+import { RunIdMapper } from "./run-ids.js";
 import {
   type AgUiMessage,
   type EndResult,
@@ -37,9 +39,9 @@ import { OrderVerifier, VerifyError } from "./verify.js";
 import { producerVersionWarning } from "./version.js";
 
 export interface SegmentOptions {
-  /** The AG-UI threadId the segment's RunAgentInput carried; RUN_STARTED must repeat it. */
+  /** The AG-UI threadId the segment's RunAgentInput carried; every run is taken as this thread's. */
   threadId: string;
-  /** The AG-UI runId of this segment; the first RUN_STARTED must repeat it. */
+  /** The AG-UI runId of this segment: the id of the stream's first run, whatever it names. */
   runId: string;
   /** The state the segment starts from (the thread's values). Default `{}`. */
   initialState?: unknown;
@@ -49,6 +51,11 @@ export interface SegmentOptions {
   validation?: AguiValidation;
   /** Receives each warning with `{threadId, runId, index, eventType}`. */
   logger?: PipelineLogger;
+  /**
+   * Drop RAW events and the `rawEvent` field of every event, once validated: nothing of the
+   * provider-native payloads is accumulated, stored or streamed. Default false.
+   */
+  dropRaw?: boolean;
 }
 
 const NO_WARNINGS: readonly string[] = Object.freeze([]);
@@ -56,15 +63,21 @@ const NO_WARNINGS: readonly string[] = Object.freeze([]);
 export class SegmentPipeline {
   private readonly validator: EventValidator;
   private readonly chunks = new ChunkExpander();
+  private readonly ids: RunIdMapper;
   private readonly verifier: OrderVerifier;
   private readonly acc: Accumulator;
   private readonly logger: PipelineLogger | undefined;
   private readonly threadId: string;
   private readonly runId: string;
+  private readonly dropRaw: boolean;
 
   private count = 0;
   private failure: PipelineFault | undefined;
   private last: TerminalInfo | undefined;
+  /** Events dropped since the last RUN_ERROR: where the stretch began, its count and types. */
+  private afterError:
+    | { index: number; type: string; count: number; types: Set<string> }
+    | undefined;
 
   // Per-push scratch, read by the bound `warn` (no closure allocated per event).
   private index = 0;
@@ -84,11 +97,13 @@ export class SegmentPipeline {
     this.threadId = options.threadId;
     this.runId = options.runId;
     this.logger = options.logger;
+    this.dropRaw = options.dropRaw === true;
     this.validator = new EventValidator(
       options.validation ?? defaultValidation,
       new LegacyTranslator(),
     );
-    this.verifier = new OrderVerifier({ threadId: options.threadId, runId: options.runId });
+    this.ids = new RunIdMapper({ threadId: options.threadId, runId: options.runId });
+    this.verifier = new OrderVerifier();
     this.acc = new Accumulator(
       options.initialState === undefined ? {} : options.initialState,
       options.initialMessages ?? [],
@@ -136,15 +151,30 @@ export class SegmentPipeline {
     this.index = index;
     this.rawType = rawTypeOf(raw);
     this.warnings = undefined;
+    if (this.verifier.errored) {
+      // AG-UI allows only a new RUN_STARTED after RUN_ERROR. Agents that go on (LangGraphAgent
+      // closes its step and finishes) must not replace their own error with an ordering fault.
+      if (this.rawType !== "RUN_STARTED") {
+        this.dropAfterError(index);
+        result.dropped = true;
+        return result;
+      }
+      this.reportDroppedAfterError();
+    }
     const out = result.events as unknown as EventRecord[];
     let accepted = 0;
     let changed = 0;
     try {
-      const event = this.validator.check(raw, index, this.warn);
+      const checked = this.validator.check(raw, index, this.warn);
+      const event = this.dropRaw && checked !== undefined ? withoutRaw(checked) : checked;
       if (event !== undefined) {
         this.chunks.expand(event, out);
         for (; accepted < out.length; accepted++) {
-          const e = out[accepted]!;
+          let e = out[accepted]!;
+          if (e.type === "RUN_STARTED" || e.type === "RUN_FINISHED") {
+            e = this.ids.map(e, this.warn);
+            out[accepted] = e;
+          }
           this.verifier.verify(e);
           changed |= this.acc.apply(e, this.warn);
           this.observe(e, result);
@@ -162,6 +192,8 @@ export class SegmentPipeline {
 
   /** The adapter's stream is over: a fault unless the segment reached a terminal event. */
   end(): EndResult {
+    this.warnings = undefined;
+    this.reportDroppedAfterError();
     if (!this.failure && !this.verifier.ended) {
       const runId = this.verifier.runId;
       this.failure = new PipelineFault(
@@ -173,10 +205,32 @@ export class SegmentPipeline {
           : `the stream ended while run '${runId}' was still open: no RUN_FINISHED or RUN_ERROR`,
       );
     }
-    const result: EndResult = {};
+    const result: EndResult = { warnings: this.warnings ?? NO_WARNINGS };
     if (this.failure) result.fault = this.failure;
     if (this.last) result.terminal = this.last;
     return result;
+  }
+
+  private dropAfterError(index: number): void {
+    if (!this.afterError) {
+      this.afterError = { index, type: this.rawType, count: 0, types: new Set() };
+    }
+    this.afterError.count++;
+    this.afterError.types.add(this.rawType);
+  }
+
+  /** One warning for the events dropped after a RUN_ERROR, once the stretch is over. */
+  private reportDroppedAfterError(): void {
+    const dropped = this.afterError;
+    if (!dropped) return;
+    this.afterError = undefined;
+    this.index = dropped.index;
+    this.rawType = dropped.type;
+    const types = [...dropped.types];
+    const shown = types.length > 5 ? `${types.slice(0, 5).join(", ")}, …` : types.join(", ");
+    this.warn(
+      `dropped ${dropped.count} event${dropped.count === 1 ? "" : "s"} (${shown}) the agent sent after its RUN_ERROR: AG-UI allows only a new RUN_STARTED after RUN_ERROR, so the run ends with the agent's error`,
+    );
   }
 
   private observe(e: EventRecord, result: PushResult): void {
@@ -241,6 +295,14 @@ export class SegmentPipeline {
     this.failure = fault;
     return fault;
   }
+}
+
+/** The event without provider-native payloads: undefined for RAW, else without `rawEvent`. */
+function withoutRaw(event: EventRecord): EventRecord | undefined {
+  if (event.type === "RAW") return undefined;
+  if (!("rawEvent" in event)) return event;
+  const { rawEvent: _dropped, ...rest } = event;
+  return rest as EventRecord;
 }
 
 function rawTypeOf(raw: unknown): string {

@@ -30,7 +30,6 @@ export type FaultRule =
   | "first-event"
   | "nested-run"
   | "after-terminal"
-  | "run-ids"
   | "text-message"
   | "tool-call"
   | "reasoning"
@@ -121,6 +120,11 @@ export interface PushResult {
   warnings: readonly string[];
   /** Set when this event was fatal (or a fault happened earlier). */
   fault?: PipelineFault;
+  /**
+   * Set when the event went no further without a warning of its own: an event after
+   * RUN_ERROR, counted in one warning when the run's errored stretch ends.
+   */
+  dropped?: true;
   /** The accumulated state changed (STATE_SNAPSHOT, an applied STATE_DELTA). */
   stateChanged: boolean;
   /** The accumulated messages changed. */
@@ -136,6 +140,8 @@ export interface PushResult {
 }
 
 export interface EndResult {
+  /** Warnings the end settles (events dropped after RUN_ERROR, counted). Also logged. */
+  warnings: readonly string[];
   /** The stream ended without a terminal event (or a fault happened earlier). */
   fault?: PipelineFault;
   /** The last terminal event seen, which decides the segment's ACP status. */

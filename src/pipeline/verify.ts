@@ -6,8 +6,8 @@
  * - lifecycle: the first event is RUN_STARTED or RUN_ERROR; no RUN_STARTED while a run is
  *   open; after RUN_FINISHED only RUN_STARTED or RUN_ERROR, after RUN_ERROR only
  *   RUN_STARTED (a stream may carry sequential runs; the last terminal decides the segment);
- * - ids: the first RUN_STARTED carries the threadId and runId the segment was started with
- *   (later runs keep the threadId), and RUN_FINISHED names the run it finishes;
+ * - ids are not checked here: like @ag-ui/client, any ids are accepted, and run-ids.ts has
+ *   already set them to the run in progress;
  * - streaming: TEXT_MESSAGE_*, TOOL_CALL_*, REASONING_MESSAGE_* and REASONING_START/END are
  *   opened before they are continued or closed, never opened twice at once, and everything
  *   (plus steps and announced subagents) is closed before RUN_FINISHED;
@@ -39,17 +39,11 @@ const ownerLabel = (owner: Owner | undefined): string =>
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
-export interface VerifierIds {
-  threadId: string;
-  runId: string;
-}
-
 export class OrderVerifier {
   private seenFirst = false;
   private runOpen = false;
   private finished = false;
-  private errored = false;
-  private runs = 0;
+  private hasErrored = false;
   private currentRunId: string | undefined;
 
   private readonly activeMessages = new Set<string>();
@@ -66,8 +60,6 @@ export class OrderVerifier {
   private readonly activeSubagents = new Set<string>();
   private readonly closedSubagents = new Set<string>();
 
-  constructor(private readonly ids: VerifierIds) {}
-
   /** The runId of the run in progress (or last run), if any. */
   get runId(): string | undefined {
     return this.currentRunId;
@@ -78,6 +70,11 @@ export class OrderVerifier {
     return this.runOpen;
   }
 
+  /** Whether the last run ended with RUN_ERROR (only a new RUN_STARTED may follow). */
+  get errored(): boolean {
+    return this.hasErrored;
+  }
+
   /** Whether the stream has reached a terminal event and nothing reopened it. */
   get ended(): boolean {
     return this.seenFirst && !this.runOpen;
@@ -86,7 +83,7 @@ export class OrderVerifier {
   /** Checks `event` against the sequence so far and records it. Throws {@link VerifyError}. */
   verify(event: EventRecord): void {
     const type = event.type;
-    if (this.errored && type !== "RUN_STARTED") {
+    if (this.hasErrored && type !== "RUN_STARTED") {
       throw new VerifyError(
         "after-terminal",
         `Cannot send event type '${type}': The run has already errored with 'RUN_ERROR'. No further events can be sent.`,
@@ -234,7 +231,7 @@ export class OrderVerifier {
         this.runFinished(event);
         return;
       case "RUN_ERROR":
-        this.errored = true;
+        this.hasErrored = true;
         this.finished = false;
         this.runOpen = false;
         return;
@@ -439,24 +436,9 @@ export class OrderVerifier {
         "Cannot send 'RUN_STARTED' while a run is still active. The previous run must be finished with 'RUN_FINISHED' before starting a new run.",
       );
     }
-    const threadId = event.threadId as string;
-    const runId = event.runId as string;
-    if (threadId !== this.ids.threadId) {
-      throw new VerifyError(
-        "run-ids",
-        `RUN_STARTED threadId '${threadId}' does not match the run input's threadId '${this.ids.threadId}'`,
-      );
-    }
-    if (this.runs === 0 && runId !== this.ids.runId) {
-      throw new VerifyError(
-        "run-ids",
-        `RUN_STARTED runId '${runId}' does not match the run input's runId '${this.ids.runId}'`,
-      );
-    }
     this.reset();
-    this.runs++;
     this.runOpen = true;
-    this.currentRunId = runId;
+    this.currentRunId = event.runId as string;
     const input = event.input as { messages?: unknown } | undefined;
     if (input) this.seedOwners(input.messages, false);
   }
@@ -471,18 +453,10 @@ export class OrderVerifier {
     this.activeSubagents.clear();
     this.closedSubagents.clear();
     this.finished = false;
-    this.errored = false;
+    this.hasErrored = false;
   }
 
   private runFinished(event: EventRecord): void {
-    const threadId = event.threadId as string;
-    const runId = event.runId as string;
-    if (threadId !== this.ids.threadId || runId !== this.currentRunId) {
-      throw new VerifyError(
-        "run-ids",
-        `RUN_FINISHED names thread '${threadId}' run '${runId}', but the run in progress is thread '${this.ids.threadId}' run '${this.currentRunId}'`,
-      );
-    }
     const openSteps: string[] = [];
     for (const [owner, names] of this.steps) {
       for (const name of names) {

@@ -312,6 +312,35 @@ describe("agui-http adapter", () => {
       expect(error.message).toMatch(/protobuf frame that does not decode/);
     });
 
+    it("SSE under the protobuf content type, said to be what it looks like", async () => {
+      server.reply((input) => ({
+        stream: [{ raw: `data: ${JSON.stringify(runEvents(input)[0])}\n\n` }],
+        contentType: "application/vnd.ag-ui.event+proto",
+      }));
+      const error = await failureOf(adapterFor({ protocol: "proto" }));
+      expect(error.message).toBe(
+        `the AG-UI agent at ${server.url} sent what looks like SSE text ("data: {\\"type\\":\\"RUN_STARTED\\",\\"threadId\\":\\"thread-1\\",\\"runId\\":\\"run-1\\"}"); the upstream's content-type says protobuf (application/vnd.ag-ui.event+proto)`,
+      );
+      expect(error.message).not.toMatch(/1684108385/);
+    });
+
+    it("other text under the protobuf content type, and a frame that is really too large", async () => {
+      server.reply({
+        stream: [{ raw: "<html>nope</html>" }],
+        contentType: "application/vnd.ag-ui.event+proto",
+      });
+      expect((await failureOf(adapterFor({ protocol: "proto" }))).message).toMatch(
+        /sent what looks like text \("<html>nope<\/html>"\), not protobuf frames; the upstream's content-type says protobuf/,
+      );
+      server.reply({
+        stream: [{ raw: new Uint8Array([0x02, 0, 0, 0, 1, 2, 3]) }],
+        contentType: "application/vnd.ag-ui.event+proto",
+      });
+      expect((await failureOf(adapterFor({ protocol: "proto" }))).message).toMatch(
+        /sent a protobuf frame of 33554432 bytes, more than the 16777216 allowed/,
+      );
+    });
+
     it("the idle timeout: a remote silent for longer than idleTimeoutMs", async () => {
       server.reply((input) => ({
         stream: [...send(...runEvents(input).slice(0, 2)), { delayMs: 2_000 }],
@@ -411,32 +440,28 @@ describe("agui-http adapter", () => {
   });
 
   describe("ids", () => {
-    it("rewrites a remote-minted runId (and threadId) on run-scoped events to the input's", async () => {
+    it("relays a remote-minted runId and threadId, which the pipeline maps to the run in progress", async () => {
       server.reply((input) => ({
-        stream: send(
-          ...runEvents(input, { runId: "remote-run-9", threadId: "remote-thread" }),
-          // Never reached: the run ended at RUN_FINISHED.
-        ),
+        stream: send(...runEvents(input, { runId: "remote-run-9", threadId: "remote-thread" })),
       }));
       const input = inputOf();
       const events = await collect(adapterFor(), input);
       const scoped = events.filter((event) => event.type.startsWith("RUN_"));
       expect(scoped).toEqual([
+        { type: "RUN_STARTED", threadId: "remote-thread", runId: "remote-run-9" },
+        { type: "RUN_FINISHED", threadId: "remote-thread", runId: "remote-run-9" },
+      ]);
+      const segment = new SegmentPipeline({ threadId: input.threadId, runId: input.runId });
+      const forwarded = events.flatMap((event) => {
+        const pushed = segment.push(event);
+        expect(pushed.fault).toBeUndefined();
+        return pushed.events as unknown as Event[];
+      });
+      expect(forwarded.filter((event) => event.type.startsWith("RUN_"))).toEqual([
         { type: "RUN_STARTED", threadId: "thread-1", runId: "run-1" },
         { type: "RUN_FINISHED", threadId: "thread-1", runId: "run-1" },
       ]);
-      checkProtocol(events, input);
-    });
-
-    it("rewrites RUN_ERROR's ids only where it names them", async () => {
-      server.reply((input) => ({
-        stream: send(
-          { type: "RUN_STARTED", threadId: input.threadId, runId: "remote-run" },
-          { type: "RUN_ERROR", message: "boom", runId: "remote-run" },
-        ),
-      }));
-      const events = await collect(adapterFor(), inputOf());
-      expect(events.at(-1)).toEqual({ type: "RUN_ERROR", message: "boom", runId: "run-1" });
+      expect(segment.end().terminal?.kind).toBe("finished");
     });
   });
 

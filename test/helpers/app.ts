@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
 import { buildApp } from "../../src/app.js";
 import { parseConfig } from "../../src/config/load.js";
 import { AgentRegistry } from "../../src/config/registry.js";
@@ -43,6 +44,8 @@ export interface BuildOptions {
   /** Skip the spec check (for routes outside the ACP spec). */
   unchecked?: boolean;
   baseDir?: string;
+  /** The app's logger (default: the app's own, from the settings' level). */
+  logger?: Logger;
 }
 
 /** Builds the app in-process on an in-memory SQLite storage (or the one given). */
@@ -59,7 +62,7 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     keepAliveSeconds: 0,
     ...options.settings,
   };
-  const app = await buildApp({ settings, registry, storage });
+  const app = await buildApp({ settings, registry, storage, logger: options.logger });
   await app.ready();
   return {
     app,

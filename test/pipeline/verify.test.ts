@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { finished, RUN, replay, run, started, text } from "./helpers.js";
+import { SegmentPipeline } from "../../src/pipeline/index.js";
+import { finished, RUN, replay, run, started, THREAD, text } from "./helpers.js";
 
 const fault = (stream: unknown[]) => replay(stream).fault;
 
@@ -29,9 +30,54 @@ describe("pipeline order verification", () => {
       expect(f?.index).toBe(2);
     });
 
-    it("rejects anything but RUN_STARTED after RUN_ERROR", () => {
-      const f = fault([started(), { type: "RUN_ERROR", message: "x" }, finished()]);
-      expect(f?.message).toContain("already errored");
+    it("drops what follows RUN_ERROR (but a new RUN_STARTED) with one warning counting it; the agent's error stands", () => {
+      const r = replay(
+        [
+          started(),
+          { type: "STEP_STARTED", stepName: "agent" },
+          {
+            type: "RUN_ERROR",
+            message: "Recursion limit of 25 reached",
+            code: "GRAPH_RECURSION_LIMIT",
+          },
+          { type: "STEP_FINISHED", stepName: "agent" },
+          { type: "STATE_SNAPSHOT", snapshot: { late: true } },
+          finished(),
+        ],
+        { end: false },
+      );
+      expect(r.fault).toBeUndefined();
+      expect(r.events.map((e) => e.type)).toEqual(["RUN_STARTED", "STEP_STARTED", "RUN_ERROR"]);
+      expect(r.seg.terminal).toMatchObject({
+        kind: "error",
+        message: "Recursion limit of 25 reached",
+        code: "GRAPH_RECURSION_LIMIT",
+      });
+      expect(r.seg.state).toEqual({});
+      expect(r.warnings).toEqual([]);
+      const end = r.seg.end();
+      expect(end.warnings).toEqual([
+        "event 3 (STEP_FINISHED): dropped 3 events (STEP_FINISHED, STATE_SNAPSHOT, RUN_FINISHED) the agent sent after its RUN_ERROR: AG-UI allows only a new RUN_STARTED after RUN_ERROR, so the run ends with the agent's error",
+      ]);
+    });
+
+    it("marks each event dropped after RUN_ERROR, and reports them when a new run starts", () => {
+      const seg = new SegmentPipeline({ threadId: THREAD, runId: RUN });
+      seg.push(started());
+      seg.push({ type: "RUN_ERROR", message: "first" });
+      expect(seg.push({ type: "CUSTOM", name: "late", value: 1 })).toMatchObject({
+        dropped: true,
+        events: [],
+        warnings: [],
+      });
+      const next = seg.push(started({ runId: "run-2" }));
+      expect(next.events).toHaveLength(1);
+      expect(next.warnings).toEqual([
+        expect.stringMatching(
+          /^event 2 \(CUSTOM\): dropped 1 event \(CUSTOM\) the agent sent after its RUN_ERROR/,
+        ),
+      ]);
+      expect(seg.end().warnings).toEqual([]);
     });
 
     it("accepts a new run after RUN_ERROR, reporting both terminals", () => {
@@ -63,14 +109,37 @@ describe("pipeline order verification", () => {
   });
 
   describe("run ids", () => {
-    it("rejects a RUN_STARTED for another thread or run than the segment's", () => {
-      expect(fault([started({ threadId: "other" })])?.rule).toBe("run-ids");
-      expect(fault([started({ runId: "other" })])?.message).toContain(
-        "RUN_STARTED runId 'other' does not match the run input's runId 'run-1'",
-      );
+    const scoped = (events: Array<Record<string, unknown>>) =>
+      events.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED");
+
+    it("maps a RUN_FINISHED naming another run (LangGraph's own run id) to the run in progress, warning once", () => {
+      const r = replay([started(), finished({ runId: "lg-run" })]);
+      expect(r.fault).toBeUndefined();
+      expect(scoped(r.events)).toEqual([started(), finished()]);
+      expect(r.warnings).toEqual([
+        `event 1 (RUN_FINISHED): RUN_FINISHED names thread '${THREAD}' run 'lg-run', but the run in progress is thread '${THREAD}' run '${RUN}'; mapped to the run in progress (reported once per run)`,
+      ]);
+      expect(r.seg.terminal).toMatchObject({ kind: "finished", runId: RUN });
     });
 
-    it("lets a later run in the same stream pick its own runId, but not another thread", () => {
+    it("maps a RUN_STARTED for another thread or run to the segment's, with one warning for the run", () => {
+      const r = replay([
+        started({ threadId: "other", runId: "minted" }),
+        finished({ threadId: "other", runId: "minted" }),
+      ]);
+      expect(r.fault).toBeUndefined();
+      expect(scoped(r.events)).toEqual([started(), finished()]);
+      expect(r.warnings).toHaveLength(1);
+      expect(r.warnings[0]).toContain("RUN_STARTED names thread 'other' run 'minted'");
+    });
+
+    it("leaves the adapter's own event object untouched when it maps its ids", () => {
+      const event = finished({ runId: "lg-run" });
+      replay([started(), event]);
+      expect(event.runId).toBe("lg-run");
+    });
+
+    it("lets a later run in the same stream keep its own runId, but maps it to the segment's thread", () => {
       const ok = replay([
         started(),
         finished(),
@@ -78,14 +147,30 @@ describe("pipeline order verification", () => {
         finished({ runId: "r2" }),
       ]);
       expect(ok.fault).toBeUndefined();
-      expect(fault([started(), finished(), started({ runId: "r2", threadId: "t2" })])?.rule).toBe(
-        "run-ids",
-      );
+      expect(ok.warnings).toEqual([]);
+      const r = replay([
+        started(),
+        finished(),
+        started({ runId: "r2", threadId: "t2" }),
+        finished({ runId: "r3" }),
+      ]);
+      expect(r.fault).toBeUndefined();
+      expect(scoped(r.events).slice(2)).toEqual([
+        started({ runId: "r2" }),
+        finished({ runId: "r2" }),
+      ]);
+      expect(r.warnings).toHaveLength(1);
     });
 
-    it("rejects a RUN_FINISHED naming another run", () => {
-      expect(fault([started(), finished({ runId: "nope" })])?.rule).toBe("run-ids");
-      expect(fault([started(), finished({ threadId: "nope" })])?.rule).toBe("run-ids");
+    it("warns again for each run whose ids disagree", () => {
+      const r = replay([
+        started({ runId: "a" }),
+        finished({ runId: "b" }),
+        started({ runId: "r2" }),
+        finished({ runId: "c" }),
+      ]);
+      expect(r.fault).toBeUndefined();
+      expect(r.warnings).toHaveLength(2);
     });
   });
 
