@@ -132,8 +132,13 @@ export class SqliteStorage implements Storage {
     try {
       repos.writes.flushNow();
       await repos.checkpointer?.stop();
-      // Lets SQLite refresh planner statistics for the queries this connection ran.
-      repos.db.pragma("optimize");
+      try {
+        // Lets SQLite refresh planner statistics for the queries this connection ran.
+        repos.db.pragma("optimize");
+      } catch (err) {
+        // Statistics only (a full disk refuses them): not a reason to fail the close.
+        process.emitWarning(`PRAGMA optimize failed: ${(err as Error).message}`, "SqliteWarning");
+      }
     } finally {
       // Closed whatever failed above, and the file given up only once nothing writes to it.
       repos.db.close();
