@@ -89,6 +89,30 @@ describe("SQLite write path", () => {
     await storage.close();
   });
 
+  it("rejects the writes of a group whose transaction cannot begin, and commits the next", async () => {
+    const { storage, path } = await open();
+    const thread = await makeThread(storage);
+    const run = await makeRun(storage, thread.thread_id);
+    // Another connection (an operator's sqlite3) holds the write lock past the busy timeout.
+    storage.database.pragma("busy_timeout = 50");
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    const results = await Promise.allSettled([
+      storage.appendFrames([frame(run.run_id, 1)]),
+      storage.setThreadStatus(thread.thread_id, "busy"),
+    ]);
+    other.exec("ROLLBACK");
+    other.close();
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_BUSY" });
+    await Promise.all([
+      storage.appendFrames([frame(run.run_id, 1)]),
+      storage.setThreadStatus(thread.thread_id, "busy"),
+    ]);
+    expect((await storage.readFrames(run.run_id, 0)).map((f) => f.seq)).toEqual([1]);
+    await storage.close();
+  });
+
   it("closes cleanly even when the disk is full", async () => {
     const { storage, path } = await open();
     const thread = await makeThread(storage);
