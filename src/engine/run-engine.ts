@@ -404,8 +404,8 @@ export class RunEngine {
   }
 
   /**
-   * With an embedded database (one process) every run still owned at start-up belonged to the
-   * process that died: take them back now. With a shared database nothing is done here: a dead
+   * With an embedded database (one process: storage refuses a file another live process holds)
+   * every run still owned at start-up belonged to a process that died: take them back now. With a shared database nothing is done here: a dead
    * replica's runs become claimable when their lease runs out, and `runSegment` resolves them.
    */
   private async recover(recoverAllOwned: boolean): Promise<void> {
