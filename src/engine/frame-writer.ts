@@ -18,6 +18,7 @@ export class FrameWriter {
   private scheduled: NodeJS.Immediate | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private failed: Error | undefined;
+  private finalStored = false;
   private failureListener: ((err: Error) => void) | undefined;
 
   constructor(
@@ -60,11 +61,15 @@ export class FrameWriter {
     this.schedule();
   }
 
-  /** Stores everything so far, the final frame last, and waits for it to be stored (or fail). */
-  async final(data: string): Promise<void> {
+  /**
+   * Stores everything so far, the final frame last, and waits for it. False when the final
+   * frame could not be stored (it was published all the same).
+   */
+  async final(data: string): Promise<boolean> {
     this.takeValues();
     this.pending.push({ run_id: this.runId, seq: ++this.seq, mode: "final", data });
     await this.flush();
+    return this.finalStored;
   }
 
   /**
@@ -106,6 +111,7 @@ export class FrameWriter {
     try {
       await this.storage.appendFrames(batch);
       this.storedSeq = batch[batch.length - 1]!.seq;
+      if (batch[batch.length - 1]!.mode === "final") this.finalStored = true;
     } catch (err) {
       const first = this.failed === undefined;
       this.failed ??= err instanceof Error ? err : new Error(String(err));

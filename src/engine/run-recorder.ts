@@ -203,8 +203,7 @@ export class RunRecorder {
       }
       return;
     }
-    await writer.final(finalFrame);
-    if (writer.failure) {
+    if (!(await writer.final(finalFrame))) {
       this.options.logger.warn(
         { err: writer.failure, run_id: run.run_id },
         "could not store the run's final frame; published it to the clients following the run",

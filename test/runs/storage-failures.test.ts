@@ -10,6 +10,7 @@ import {
   newThread,
   post,
   progressScript,
+  say,
   snapshot,
   started,
   tempDbFile,
@@ -30,6 +31,18 @@ const bulky = [
 
 const agents: AgentSpec[] = [
   { name: "echo", echo: true },
+  {
+    // Its first events are harmless; a later snapshot (and so its final frame) is poison.
+    name: "turns-bad",
+    script: [
+      started,
+      ...say("m1", "all fine"),
+      snapshot({ step: 1 }),
+      snapshot({ step: "poison" }),
+      finished(),
+    ],
+    delayMs: 30,
+  },
   { name: "stepper", script: progressScript(3) },
   { name: "bulky", script: bulky, delayMs: 100 },
 ];
@@ -122,8 +135,7 @@ describe("storage failures", () => {
     refuse("frames", "INSERT ON run_frames", "NEW.data LIKE '%poison%'", "frames refused");
     const thread = await newThread(t);
     const streamed = await t.call("POST", `/threads/${thread}/runs/stream`, {
-      agent_id: agentId("echo"),
-      input: userSays("poison again"),
+      agent_id: agentId("turns-bad"),
       stream_mode: ["values"],
     });
     expect(streamed.status).toBe(200);
@@ -133,6 +145,12 @@ describe("storage failures", () => {
       .at(-1)!;
     expect(finalFrame).toContain('"status":"error"');
     expect(finalFrame).toContain("the server could not store the run's events: frames refused");
+    // No hole: the final frame is numbered right after the last frame that was stored.
+    const ids = [...streamed.raw.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    const runId = (streamed.headers["content-location"] as string).split("/").at(-1)!;
+    const stored = await t.storage.readFrames(runId, 0);
+    expect(stored.length).toBeGreaterThan(0);
+    expect(ids.at(-1)).toBe(stored.at(-1)!.seq + 1);
     await expectServing();
   });
 
