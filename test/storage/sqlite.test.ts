@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -126,6 +126,16 @@ describe("SqliteStorage on a file", () => {
     await second.open();
     expect((await second.getThread(thread.thread_id))?.thread_id).toBe(thread.thread_id);
     await second.close();
+  });
+
+  it("names the lock file when it cannot be opened", async () => {
+    const path = join(dir, "unlockable.db");
+    mkdirSync(`${path}-lock`);
+    const storage = new SqliteStorage({ path });
+    await expect(storage.open()).rejects.toThrow(
+      `cannot open the lock file ${realpathSync(path)}-lock: `,
+    );
+    expect(await storage.ping()).toBe(false);
   });
 
   it("needs no owner for in-memory databases: each is its own", async () => {

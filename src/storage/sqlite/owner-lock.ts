@@ -67,8 +67,7 @@ export class OwnerLock {
     const gate = takeGate(db);
     let lock: Database.Database | undefined;
     try {
-      // No busy wait: a held lock means a live owner, and waiting would not change that.
-      lock = new Database(`${file}-lock`, { timeout: 0 });
+      lock = openLockFile(`${file}-lock`);
       takeOrRefuse(lock, file);
       lock.exec(OWNER_TABLE);
       lock
@@ -106,6 +105,15 @@ function takeGate(db: Database.Database): boolean {
   } catch (err) {
     if (sqliteCode(err) === "SQLITE_BUSY") return false;
     throw err;
+  }
+}
+
+function openLockFile(path: string): Database.Database {
+  try {
+    // No busy wait: a held lock means a live owner, and waiting would not change that.
+    return new Database(path, { timeout: 0 });
+  } catch (err) {
+    throw new Error(`cannot open the lock file ${path}: ${(err as Error).message}`);
   }
 }
 
