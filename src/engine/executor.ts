@@ -14,7 +14,7 @@ import { asValues } from "./acp-mapping.js";
 import type { FrameBus } from "./frame-bus.js";
 import { FrameWriter } from "./frame-writer.js";
 import { toAcpInterrupt } from "./interrupts.js";
-import { ERRCODE, errcodeOf, type SegmentEnd } from "./outcomes.js";
+import { ERRCODE, errcodeOf, type SegmentEnd, storageFailureEnd } from "./outcomes.js";
 
 /** How long an agent may keep its stream open after RUN_FINISHED or RUN_ERROR. */
 const TERMINAL_GRACE_MS = 500;
@@ -95,6 +95,15 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
   const adapterAbort = new AbortController();
   const onAbort = () => adapterAbort.abort(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
+  /** A write of this run that failed: the run ends as an error saying so, the server goes on. */
+  let storageFailure: { err: Error; what: string } | undefined;
+  const failStorage = (err: unknown, what: string) => {
+    if (storageFailure) return;
+    storageFailure = { err: err instanceof Error ? err : new Error(String(err)), what };
+    logger.error({ err }, `could not store the run's ${what}; the run fails`);
+    adapterAbort.abort(storageFailure.err);
+  };
+  writer.onFailure((err) => failStorage(err, "events"));
 
   const renderValues = () =>
     JSON.stringify({
@@ -149,12 +158,18 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
       }
       if (pushed.checkpoint === "step") {
         await writer.flush();
-        await storage.addCheckpoint(run.thread_id!, {
-          checkpoint_id: newId(),
-          values: asValues(pipeline.state),
-          messages: toAcpMessages(pipeline.messages),
-          metadata: { run_id: run.run_id, step: pushed.stepName ?? null, source: "step" },
-        });
+        if (storageFailure) break;
+        try {
+          await storage.addCheckpoint(run.thread_id!, {
+            checkpoint_id: newId(),
+            values: asValues(pipeline.state),
+            messages: toAcpMessages(pipeline.messages),
+            metadata: { run_id: run.run_id, step: pushed.stepName ?? null, source: "step" },
+          });
+        } catch (err) {
+          failStorage(err, "step checkpoint");
+          break;
+        }
       }
       if (pushed.runStarted && terminalGrace !== undefined) {
         // Another run in the same stream (AG-UI allows runs back to back): not over after all.
@@ -172,7 +187,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
       }
     }
   } catch (err) {
-    if (!signal.aborted && !end && !closedAfterEnd) {
+    if (!signal.aborted && !end && !closedAfterEnd && !storageFailure) {
       const message = err instanceof Error ? err.message : String(err);
       end = { kind: "error", errcode: ERRCODE.agentError, description: `agent failed: ${message}` };
     }
@@ -192,6 +207,13 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
       end = terminalEnd(ended.terminal ?? terminal);
     }
   }
+  // Every frame is stored (or has failed) before the end is decided. A run whose writes failed
+  // ends as that failure, whatever the agent said: its record is not what the agent produced.
+  // Only a rollback stands, since the run and its frames are deleted anyway.
+  await writer.flush();
+  const rolledBack = end.kind === "cancelled" && end.rollback;
+  if (storageFailure && !rolledBack)
+    end = storageFailureEnd(storageFailure.what, storageFailure.err);
   return { end, values: pipeline.state, messages: [...pipeline.messages], writer };
 }
 

@@ -11,10 +11,15 @@ import type { FrameBus } from "./frame-bus.js";
  */
 export class FrameWriter {
   private seq: number;
+  /** The newest frame stored, so published: where the numbering goes on after a failure. */
+  private storedSeq: number;
   private pending: RunFrame[] = [];
   private pendingValues: (() => string) | null = null;
   private scheduled: NodeJS.Immediate | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  private failed: Error | undefined;
+  private finalStored = false;
+  private failureListener: ((err: Error) => void) | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -24,6 +29,22 @@ export class FrameWriter {
     private readonly maxBatch = 512,
   ) {
     this.seq = lastSeq;
+    this.storedSeq = lastSeq;
+  }
+
+  /**
+   * The first write that failed, if one did. From then on frames are neither stored nor
+   * published (they would leave a hole in the run's log); only the final frame is still tried,
+   * numbered right after the last one stored, and published even if it cannot be stored, so
+   * that clients following the run learn how it ended.
+   */
+  get failure(): Error | undefined {
+    return this.failed;
+  }
+
+  /** Called once, with the first failed write (the executor stops the agent then). */
+  onFailure(listener: (err: Error) => void): void {
+    this.failureListener = listener;
   }
 
   custom(data: string, mode: "custom" | "subagent" = "custom"): void {
@@ -40,11 +61,15 @@ export class FrameWriter {
     this.schedule();
   }
 
-  /** Stores everything so far, the final frame last, and waits for it to be durable. */
-  async final(data: string): Promise<void> {
+  /**
+   * Stores everything so far, the final frame last, and waits for it. False when the final
+   * frame could not be stored (it was published all the same).
+   */
+  async final(data: string): Promise<boolean> {
     this.takeValues();
     this.pending.push({ run_id: this.runId, seq: ++this.seq, mode: "final", data });
     await this.flush();
+    return this.finalStored;
   }
 
   /**
@@ -61,7 +86,10 @@ export class FrameWriter {
     return this.seq;
   }
 
-  /** Writes what is buffered; resolves when it is stored and published. */
+  /**
+   * Writes what is buffered; resolves when it is stored and published. Never rejects: a failed
+   * write is kept in `failure` (a rejection nobody awaits would end the process).
+   */
   flush(): Promise<void> {
     if (this.scheduled) {
       clearImmediate(this.scheduled);
@@ -72,12 +100,35 @@ export class FrameWriter {
     this.pending = [];
     if (batch.length > 0) {
       // Chained so batches reach storage and listeners in order.
-      this.flushing = this.flushing.then(async () => {
-        await this.storage.appendFrames(batch);
-        this.bus.publish(this.runId, batch);
-      });
+      this.flushing = this.flushing.then(() => this.store(batch));
     }
     return this.flushing;
+  }
+
+  private async store(frames: RunFrame[]): Promise<void> {
+    let batch = this.failed ? this.finalOnly(frames) : frames;
+    if (batch.length === 0) return;
+    try {
+      await this.storage.appendFrames(batch);
+      this.storedSeq = batch[batch.length - 1]!.seq;
+      if (batch[batch.length - 1]!.mode === "final") this.finalStored = true;
+    } catch (err) {
+      const first = this.failed === undefined;
+      this.failed ??= err instanceof Error ? err : new Error(String(err));
+      this.seq = this.storedSeq;
+      if (first) this.failureListener?.(this.failed);
+      batch = this.finalOnly(batch);
+      if (batch.length === 0) return;
+    }
+    this.bus.publish(this.runId, batch);
+  }
+
+  /** The batch's final frame, numbered right after the last frame stored (or nothing). */
+  private finalOnly(batch: RunFrame[]): RunFrame[] {
+    const final = batch.find((frame) => frame.mode === "final");
+    if (final === undefined) return [];
+    this.seq = this.storedSeq + 1;
+    return [{ ...final, seq: this.seq }];
   }
 
   private takeValues(): void {

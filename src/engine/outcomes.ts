@@ -11,6 +11,7 @@ export const ERRCODE = {
   timeout: 504,
   cancelled: 499,
   shutdown: 503,
+  storageFailure: 500,
 } as const;
 
 export function errcodeOf(aguiCode: unknown): number {
@@ -26,6 +27,15 @@ export type SegmentEnd =
   | { kind: "cancelled"; description: string; rollback: boolean }
   | { kind: "error"; errcode: number; description: string }
   | { kind: "timeout"; description: string };
+
+/** How a run ends when the server could not store `what` of it (its events, a checkpoint…). */
+export function storageFailureEnd(what: string, err: Error): SegmentEnd {
+  return {
+    kind: "error",
+    errcode: ERRCODE.storageFailure,
+    description: `the server could not store the run's ${what}: ${err.message}`,
+  };
+}
 
 /** The bridge page's status table: run status and thread status for each end of segment. */
 export function statusesFor(end: SegmentEnd): { run: RunStatus; thread: ThreadStatus } {

@@ -56,6 +56,8 @@ export class RunEngine {
   private readonly executing = new Map<string, Execution>();
   private readonly recorder: RunRecorder;
   private readonly activeByAgent = new Map<string, number>();
+  /** Runs that failed but whose failure could not be stored yet (see failAfterError). */
+  private readonly unrecorded = new Map<string, SegmentEnd>();
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private pumping = false;
@@ -223,9 +225,7 @@ export class RunEngine {
     const agentId = run.agent_id;
     this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 0) + 1);
     const done = this.runSegment(run, controller)
-      .catch((err) =>
-        this.options.logger.error({ err, run_id: run.run_id }, "run execution failed"),
-      )
+      .catch((err) => this.failAfterError(run.run_id, err))
       .finally(() => {
         this.executing.delete(run.run_id);
         this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 1) - 1);
@@ -317,6 +317,58 @@ export class RunEngine {
   }
 
   /**
+   * A run whose execution threw (a write of its own that failed: storage full, a broken row…)
+   * ends as an error naming the cause, so that it does not stay pending, owned by a replica
+   * that no longer executes it. If even that cannot be stored, its followers are still told
+   * how it ended, and recording it is tried again with each lease renewal. Never throws: one
+   * run's failure is not the server's.
+   */
+  private async failAfterError(runId: string, err: unknown): Promise<void> {
+    this.options.logger.error({ err, run_id: runId }, "run execution failed");
+    const message = err instanceof Error ? err.message : String(err);
+    const end: SegmentEnd = {
+      kind: "error",
+      errcode: ERRCODE.storageFailure,
+      description: `the server could not complete the run: ${message}`,
+    };
+    this.unrecorded.set(runId, end);
+    const lastSeq = await this.recordFailure(runId, end);
+    if (lastSeq === null) return;
+    const output = {
+      type: "error",
+      run_id: runId,
+      errcode: end.errcode,
+      description: end.description,
+    };
+    const data = JSON.stringify({ type: "values", run_id: runId, status: "error", output });
+    this.bus.publish(runId, [{ run_id: runId, seq: lastSeq + 1, mode: "final", data }]);
+  }
+
+  /**
+   * Records a failure held in `unrecorded`, and forgets it once recorded or once the run is no
+   * longer this replica's. Returns the run's last seq when it could not be recorded (null when
+   * it was, or when not even the run could be read).
+   */
+  private async recordFailure(runId: string, end: SegmentEnd): Promise<number | null> {
+    let current: RunRecord | null = null;
+    try {
+      current = await this.storage.getRun(runId);
+      // Gone, ended after all, or taken over: nothing here to record.
+      if (current?.status === "pending" && current.owner === this.owner) {
+        await this.finishWithoutSegment(current, end);
+      }
+      this.unrecorded.delete(runId);
+      return null;
+    } catch (err) {
+      this.options.logger.error(
+        { err, run_id: runId },
+        "could not record that the run failed; trying again later",
+      );
+      return current?.last_seq ?? null;
+    }
+  }
+
+  /**
    * The time limit covers the whole run: each resumed segment gets what the earlier segments
    * left of it. `runTimeoutSeconds: 0` means no limit.
    */
@@ -355,8 +407,8 @@ export class RunEngine {
   }
 
   /**
-   * With an embedded database (one process) every run still owned at start-up belonged to the
-   * process that died: take them back now. With a shared database nothing is done here: a dead
+   * With an embedded database (one process: storage refuses a file another live process holds)
+   * every run still owned at start-up belonged to a process that died: take them back now. With a shared database nothing is done here: a dead
    * replica's runs become claimable when their lease runs out, and `runSegment` resolves them.
    */
   private async recover(recoverAllOwned: boolean): Promise<void> {
@@ -385,8 +437,9 @@ export class RunEngine {
    * cancels promptly, but a notification lost in a reconnect must not be fatal).
    */
   private async renewLeases(): Promise<void> {
-    if (this.executing.size === 0) return;
+    if (this.executing.size === 0 && this.unrecorded.size === 0) return;
     try {
+      for (const [runId, end] of [...this.unrecorded]) await this.recordFailure(runId, end);
       const held = new Set(await this.storage.renewLeases(this.owner, this.leaseMs, new Date()));
       for (const runId of [...this.executing.keys()]) {
         if (!held.has(runId)) {

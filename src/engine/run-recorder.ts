@@ -6,7 +6,7 @@ import { asValues, storedValues } from "./acp-mapping.js";
 import { interruptOutput } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
 import { FrameWriter } from "./frame-writer.js";
-import { ERRCODE, type SegmentEnd, statusesFor } from "./outcomes.js";
+import { ERRCODE, type SegmentEnd, statusesFor, storageFailureEnd } from "./outcomes.js";
 
 export interface RunRecorderOptions {
   storage: Storage;
@@ -19,6 +19,12 @@ export interface RunRecorderOptions {
 /**
  * Writes down how a run (segment) ended, in the order streams and `wait` rely on: checkpoint,
  * run status and output, thread status, then the final frame, then the status-change hook.
+ *
+ * A write that fails fails only what it concerns: a checkpoint that cannot be stored turns the
+ * run's end into an error saying so; a thread status or final frame that cannot be stored is
+ * logged and the rest still goes out (the final frame is published regardless), so nobody
+ * following the run is left waiting. Only the run's own outcome failing is thrown, for the
+ * engine to record the failure in its place.
  */
 export class RunRecorder {
   constructor(private readonly options: RunRecorderOptions) {}
@@ -64,8 +70,20 @@ export class RunRecorder {
       await this.record(run, end, acpValues, acpMessages, writer, checkpoint);
       return;
     }
-    await checkpoint();
-    await this.record(run, end, acpValues, acpMessages, writer);
+    let recorded = end;
+    try {
+      await checkpoint();
+    } catch (err) {
+      this.options.logger.error(
+        { err, run_id: run.run_id },
+        "could not store the run's checkpoint; the run fails",
+      );
+      recorded = storageFailureEnd(
+        "checkpoint",
+        err instanceof Error ? err : new Error(String(err)),
+      );
+    }
+    await this.record(run, recorded, acpValues, acpMessages, writer);
   }
 
   /** Ends a run that never got to execute a segment (cancelled while queued, agent gone…). */
@@ -133,24 +151,33 @@ export class RunRecorder {
       // The outcome and the thread's status are requested together (one commit on SQLite), so
       // a client that sees the run ended does not then find its thread still busy.
       const threadStatus = (await this.othersPending(run)) ? "busy" : statuses.thread;
-      [finished] = await Promise.all([
+      const [outcome, thread] = await Promise.allSettled([
         storage.updateRun(run.run_id, patch),
         storage.setThreadStatus(run.thread_id, threadStatus),
       ]);
+      if (outcome.status === "rejected") throw outcome.reason;
+      finished = outcome.value;
+      if (thread.status === "rejected") this.warnThread(run, thread.reason);
       threadToUpdate = false;
     } else {
       finished = await storage.updateRun(run.run_id, patch);
     }
     if (run.thread_id && threadToUpdate) {
-      await heldCheckpoint?.();
-      // Only a run that started changed the thread; one cancelled in the queue has nothing to undo.
-      if (rollback && run.segments.length > 0) {
-        await storage.restoreCheckpoint(run.thread_id, run.checkpoint_before, {
-          discardRunId: run.run_id,
-        });
+      const threadId = run.thread_id;
+      try {
+        await heldCheckpoint?.();
+        // Only a run that started changed the thread; one cancelled in the queue has nothing to
+        // undo.
+        if (rollback && run.segments.length > 0) {
+          await storage.restoreCheckpoint(threadId, run.checkpoint_before, {
+            discardRunId: run.run_id,
+          });
+        }
+        const threadStatus = (await this.othersPending(run)) ? "busy" : statuses.thread;
+        await storage.setThreadStatus(threadId, threadStatus);
+      } catch (err) {
+        this.warnThread(run, err);
       }
-      const threadStatus = (await this.othersPending(run)) ? "busy" : statuses.thread;
-      await storage.setThreadStatus(run.thread_id, threadStatus);
     }
     const finalFrame = JSON.stringify({
       type: "values",
@@ -176,8 +203,20 @@ export class RunRecorder {
       }
       return;
     }
-    await writer.final(finalFrame);
+    if (!(await writer.final(finalFrame))) {
+      this.options.logger.warn(
+        { err: writer.failure, run_id: run.run_id },
+        "could not store the run's final frame; published it to the clients following the run",
+      );
+    }
     this.notify(finished);
+  }
+
+  private warnThread(run: RunRecord, err: unknown): void {
+    this.options.logger.warn(
+      { err, run_id: run.run_id, thread_id: run.thread_id },
+      "could not record the thread's state at the end of the run",
+    );
   }
 
   /** Deletes a rolled-back run once its frames so far are stored; false if it could not. */

@@ -54,10 +54,10 @@ export async function* followRun(
             return;
           continue;
         }
-        if (first !== undefined && (await storage.getRun(runId)) === null) {
-          // Deleted (rolled back) with its stored frames: what is published live is all there is.
-          lastSeq = first.seq - 1;
-        }
+        // Nothing stored fills the hole before the live frames, and nothing ever will: frames
+        // are stored before they are published. The run was deleted (rolled back) with its
+        // frames, or its writes failed; what is published live is all there is.
+        if (first !== undefined) lastSeq = first.seq - 1;
       }
       const batch = live;
       live = [];

@@ -21,6 +21,8 @@ export type Step =
   /** Written verbatim (hand-made SSE: comments, CRLF, split lines). */
   | { raw: string | Uint8Array }
   | { delayMs: number }
+  /** Waits for the promise: a test holds the run open until it lets it go on. */
+  | { until: Promise<unknown> }
   /** Destroys the socket mid-response: a dropped connection. */
   | { drop: true }
   /** Never ends the response (until the client goes away). */
@@ -146,6 +148,7 @@ export class AguiTestServer {
       if ("event" in step) res.write(encode(step.event));
       else if ("raw" in step) res.write(step.raw);
       else if ("delayMs" in step) await sleep(step.delayMs);
+      else if ("until" in step) await step.until;
       else if ("drop" in step) {
         // Let what was written reach the client before the socket goes.
         await sleep(20);

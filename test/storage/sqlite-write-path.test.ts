@@ -62,6 +62,75 @@ describe("SQLite write path", () => {
     await storage.close();
   });
 
+  it("rejects every write of a group the disk cannot hold, and commits the next once there is room", async () => {
+    const { storage } = await open();
+    const thread = await makeThread(storage);
+    const run = await makeRun(storage, thread.thread_id);
+    const db = storage.database;
+    // A real SQLITE_FULL: the file may not grow by a page. SQLite then rolls back the whole
+    // transaction, so the small writes grouped with the big one fail with it.
+    db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true })}`);
+    const big = (seq: number) => ({ ...frame(run.run_id, seq), data: "x".repeat(100_000) });
+    const results = await Promise.allSettled([
+      storage.appendFrames([frame(run.run_id, 1)]),
+      storage.appendFrames([big(2)]),
+      storage.setThreadStatus(thread.thread_id, "busy"),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const result of results) {
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_FULL" });
+    }
+    expect(await storage.readFrames(run.run_id, 0)).toEqual([]);
+    expect((await storage.getThread(thread.thread_id))?.status).toBe("idle");
+    // Reads go on; writes succeed again once the file may grow.
+    db.pragma("max_page_count = 1073741823");
+    await storage.appendFrames([frame(run.run_id, 1), big(2)]);
+    expect((await storage.readFrames(run.run_id, 0)).map((f) => f.seq)).toEqual([1, 2]);
+    await storage.close();
+  });
+
+  it("rejects the writes of a group whose transaction cannot begin, and commits the next", async () => {
+    const { storage, path } = await open();
+    const thread = await makeThread(storage);
+    const run = await makeRun(storage, thread.thread_id);
+    // Another connection (an operator's sqlite3) holds the write lock past the busy timeout.
+    storage.database.pragma("busy_timeout = 50");
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    const results = await Promise.allSettled([
+      storage.appendFrames([frame(run.run_id, 1)]),
+      storage.setThreadStatus(thread.thread_id, "busy"),
+    ]);
+    other.exec("ROLLBACK");
+    other.close();
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_BUSY" });
+    await Promise.all([
+      storage.appendFrames([frame(run.run_id, 1)]),
+      storage.setThreadStatus(thread.thread_id, "busy"),
+    ]);
+    expect((await storage.readFrames(run.run_id, 0)).map((f) => f.seq)).toEqual([1]);
+    await storage.close();
+  });
+
+  it("closes cleanly even when the disk is full", async () => {
+    const { storage, path } = await open();
+    const thread = await makeThread(storage);
+    const db = storage.database;
+    db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true })}`);
+    const refused = storage.appendFrames([
+      { run_id: id(), seq: 1, mode: "custom", data: "x".repeat(100_000) },
+    ]);
+    await storage.close();
+    await expect(refused).rejects.toBeDefined();
+    expect(await storage.ping()).toBe(false);
+    // The file was given up: it opens again, with what was committed.
+    const reopened = new SqliteStorage({ path });
+    await reopened.open();
+    expect((await reopened.getThread(thread.thread_id))?.thread_id).toBe(thread.thread_id);
+    await reopened.close();
+  });
+
   it("resolves a write only once it is committed, visible to another connection", async () => {
     const { storage, path } = await open();
     const thread = await makeThread(storage);

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { createStorage, SqliteStorage } from "../../src/storage/index.js";
 import { loadMigrations } from "../../src/storage/sqlite/migrate.js";
+import { DatabaseInUseError } from "../../src/storage/sqlite/owner-lock.js";
 import { id, makeRun, makeThread, messages, trickyJson } from "./contract/helpers.js";
 import { describeStorageContract } from "./suite.js";
 
@@ -93,18 +94,55 @@ describe("SqliteStorage on a file", () => {
     raw.close();
   });
 
-  it("lets two connections to one file share it: the second sees the first one's writes", async () => {
-    const path = join(dir, "shared.db");
-    const a = await openStorage(path);
-    const b = await openStorage(path);
-    expect(b.appliedMigrations).toEqual([]);
-    const thread = await makeThread(a);
-    const run = await makeRun(a, thread.thread_id);
-    expect((await b.claimRun("b", 10_000, new Date()))?.run_id).toBe(run.run_id);
-    expect(await a.claimRun("a", 10_000, new Date())).toBeNull();
-    await expect(makeRun(b, thread.thread_id, {}, true)).rejects.toMatchObject({
-      code: "conflict",
+  it("refuses a second storage on a file another one has open, naming the owner, until the first closes", async () => {
+    const path = join(dir, "owned.db");
+    const first = await openStorage(path);
+    const thread = await makeThread(first);
+    const second = new SqliteStorage({ path });
+    const refused = await second.open().then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(DatabaseInUseError);
+    expect((refused as DatabaseInUseError).owner).toMatchObject({
+      pid: process.pid,
+      host: hostname(),
     });
+    expect((refused as Error).message).toMatch(
+      new RegExp(
+        `^database file ${realpathSync(path)} is in use by another process \\(pid ${process.pid} on host ${hostname()}, since \\S+\\): `,
+      ),
+    );
+    expect(await second.ping()).toBe(false);
+    // The owner goes on as if nothing happened.
+    expect(await first.ping()).toBe(true);
+    await makeRun(first, thread.thread_id);
+    // Through a symlink it is the same file, and the same lock.
+    const link = join(dir, "owned-link.db");
+    symlinkSync(path, link);
+    await expect(new SqliteStorage({ path: link }).open()).rejects.toThrow(DatabaseInUseError);
+    await first.close();
+
+    await second.open();
+    expect((await second.getThread(thread.thread_id))?.thread_id).toBe(thread.thread_id);
+    await second.close();
+  });
+
+  it("names the lock file when it cannot be opened", async () => {
+    const path = join(dir, "unlockable.db");
+    mkdirSync(`${path}-lock`);
+    const storage = new SqliteStorage({ path });
+    await expect(storage.open()).rejects.toThrow(
+      `cannot open the lock file ${realpathSync(path)}-lock: `,
+    );
+    expect(await storage.ping()).toBe(false);
+  });
+
+  it("needs no owner for in-memory databases: each is its own", async () => {
+    const a = await openStorage(":memory:");
+    const b = await openStorage(":memory:");
+    await makeThread(a);
+    expect(await b.searchThreads({ limit: 10, offset: 0 })).toEqual([]);
     await a.close();
     await b.close();
   });

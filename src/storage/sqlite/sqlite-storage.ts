@@ -25,6 +25,7 @@ import { FrameRepository } from "./frames.js";
 import { GroupCommit } from "./group-commit.js";
 import { makeContainsFunction } from "./json.js";
 import { migrate } from "./migrate.js";
+import { OwnerLock } from "./owner-lock.js";
 import { RunRepository } from "./runs.js";
 import { ThreadRepository } from "./threads.js";
 import { type WebhookPatch, WebhookRepository } from "./webhooks.js";
@@ -45,6 +46,8 @@ interface Repositories {
   writes: GroupCommit;
   /** WAL checkpoints off the event loop (a file database only; see checkpointer.ts). */
   checkpointer: WalCheckpointer | null;
+  /** This process's claim on the file (a file database only; see owner-lock.ts). */
+  ownerLock: OwnerLock | null;
   finishStatelessTx: Database.Transaction<(runId: string, patch: RunPatch) => RunRecord>;
 }
 
@@ -52,7 +55,8 @@ interface Repositories {
  * The embedded backend. better-sqlite3 is synchronous; every method is still async (the contract
  * says so). Reads run at once; writes are grouped: those requested in one turn of the event loop
  * commit in one immediate transaction (group-commit.ts), each still atomic on its own, so
- * replicas sharing the file serialize on the write lock instead of failing on a lock upgrade.
+ * another connection to the file (an operator's `sqlite3`) is waited for instead of failing a
+ * lock upgrade. One process owns a file (owner-lock.ts); replicas share PostgreSQL instead.
  */
 export class SqliteStorage implements Storage {
   readonly kind = "sqlite";
@@ -70,9 +74,12 @@ export class SqliteStorage implements Storage {
     const inMemory = this.path === ":memory:";
     if (!inMemory) mkdirSync(dirname(resolve(this.path)), { recursive: true });
     const db = new Database(this.path);
+    let ownerLock: OwnerLock | null = null;
     try {
-      // Set before anything else touches the file: other replicas may hold the lock right now.
+      // Set before anything else touches the file: another process may hold its lock right now.
       db.pragma("busy_timeout = 5000");
+      // Before any change to the file: a process refused it leaves its owner's work alone.
+      if (!inMemory) ownerLock = OwnerLock.acquire(db, this.path);
       if (!inMemory) {
         db.pragma("journal_mode = WAL");
         // A backstop only: the checkpointer's worker copies the WAL back long before this.
@@ -103,6 +110,7 @@ export class SqliteStorage implements Storage {
           : new WalCheckpointer(this.path, (message) =>
               process.emitWarning(`WAL checkpoint failed: ${message}`, "SqliteWarning"),
             ),
+        ownerLock,
         finishStatelessTx: db.transaction((runId: string, patch: RunPatch) => {
           const updated = runs.update(runId, patch);
           if (updated.thread_id === null) throw notFound("thread of run", runId);
@@ -112,6 +120,7 @@ export class SqliteStorage implements Storage {
       };
     } catch (err) {
       db.close();
+      ownerLock?.release();
       throw err;
     }
   }
@@ -120,11 +129,21 @@ export class SqliteStorage implements Storage {
     const repos = this.#repos;
     if (repos === null) return;
     this.#repos = null;
-    repos.writes.flushNow();
-    await repos.checkpointer?.stop();
-    // Lets SQLite refresh planner statistics for the queries this connection ran.
-    repos.db.pragma("optimize");
-    repos.db.close();
+    try {
+      repos.writes.flushNow();
+      await repos.checkpointer?.stop();
+      try {
+        // Lets SQLite refresh planner statistics for the queries this connection ran.
+        repos.db.pragma("optimize");
+      } catch (err) {
+        // Statistics only (a full disk refuses them): not a reason to fail the close.
+        process.emitWarning(`PRAGMA optimize failed: ${(err as Error).message}`, "SqliteWarning");
+      }
+    } finally {
+      // Closed whatever failed above, and the file given up only once nothing writes to it.
+      repos.db.close();
+      repos.ownerLock?.release();
+    }
   }
 
   async ping(): Promise<boolean> {
