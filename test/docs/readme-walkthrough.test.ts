@@ -94,6 +94,7 @@ describe("the README walk-through, run as written against npm start", () => {
   let server: ChildProcess | undefined;
   let serverExited: Promise<number | null> | undefined;
   let startOutput = { stdout: "", stderr: "" };
+  let work: string | undefined;
   const outcomes: Outcome[] = [];
 
   beforeAll(async () => {
@@ -101,7 +102,7 @@ describe("the README walk-through, run as written against npm start", () => {
     if (curl.error || curl.status !== 0) {
       throw new Error("the README walk-through needs curl on the PATH (apt-get install curl)");
     }
-    const work = mkdtempSync(join(tmpdir(), "acp-readme-"));
+    work = mkdtempSync(join(tmpdir(), "acp-readme-"));
     const started = npmStart(join(work, "walkthrough.db"));
     server = started.child;
     serverExited = started.exited;
@@ -118,6 +119,7 @@ describe("the README walk-through, run as written against npm start", () => {
       process.kill(-server.pid, "SIGTERM");
       await serverExited;
     }
+    if (work) rmSync(work, { recursive: true, force: true });
   });
 
   it("has shell blocks to run, and commands that say what they print", () => {
