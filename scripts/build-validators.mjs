@@ -23,6 +23,7 @@ import { fileURLToPath } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import addFormats from "ajv-formats";
+import { info } from "./verbose.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ACP_DOC = join(ROOT, "schemas/acp.openapi.json");
@@ -406,7 +407,7 @@ function upToDate() {
 function main() {
   const started = performance.now();
   if (!process.argv.includes("--force") && upToDate()) {
-    console.log("validators: up to date");
+    info("validators: up to date");
     return;
   }
 
@@ -454,10 +455,10 @@ function main() {
     rmSync(tmp, { recursive: true, force: true });
   }
 
-  for (const line of acp.log) console.log(`acp patch: ${line}`);
-  console.log(`ag-ui patch: discriminator added on ${discriminated.join(", ")}`);
+  for (const line of acp.log) info(`acp patch: ${line}`);
+  info(`ag-ui patch: discriminator added on ${discriminated.join(", ")}`);
   const ms = Math.round(performance.now() - started);
-  console.log(
+  info(
     `validators: ${acpCompiled.names.length} ACP, ${aguiCompiled.anchors.length} AG-UI → ` +
       `src/validation/generated (${ms} ms)`,
   );

@@ -3,6 +3,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { info } from "./verbose.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -23,5 +24,5 @@ for (const [dir, pattern] of assets) {
     cpSync(join(from, file), join(to, file));
     copied += 1;
   }
-  console.log(`copy-assets: ${copied} file(s) ${join("src", dir)} → ${join("dist", dir)}`);
+  info(`copy-assets: ${copied} file(s) ${join("src", dir)} → ${join("dist", dir)}`);
 }

@@ -147,7 +147,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.decorate("deps", deps);
 
   registerValidatorCompiler(app);
-  registerErrorHandling(app);
+  registerErrorHandling(app, { maxBodyBytes: limits.maxBodyBytes });
   // Set once shutdown begins: a request still arriving on an open connection is refused.
   let closing = false;
   app.addHook("onRequest", async (_request, reply) => {

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { parseArgs } from "node:util";
+import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli-args.js";
+import { ConfigFileUnreadable } from "./config/errors.js";
 import { MIN_API_KEY_LENGTH } from "./config/schema.js";
 import { createLogger } from "./logging.js";
 import { startServer } from "./server.js";
@@ -19,17 +20,16 @@ Starts the ACP server with the agents of a config file (YAML or JSON).
 API keys: server.auth.keys in the config, and/or ACP_AGUI_API_KEYS (comma-separated).
 `;
 
+/** A failure to start (a config that does not validate, a port in use): exit status 1. */
 function fail(message: string): never {
   process.stderr.write(`acp-agui: ${message}\n`);
   process.exit(1);
 }
 
-function integer(name: string, value: string | undefined): number | undefined {
-  if (value === undefined || value === "") return undefined;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0)
-    fail(`${name} must be a non-negative integer (got "${value}")`);
-  return parsed;
+/** A mistake in how the command was called: one line, then the usage, exit status 2. */
+function usage(message: string): never {
+  process.stderr.write(`acp-agui: ${message}\n\n${USAGE}`);
+  process.exit(2);
 }
 
 /** `ACP_AGUI_API_KEYS`: comma-separated keys, each for every agent, named env-1, env-2, … */
@@ -41,10 +41,14 @@ function keysFromEnv(value: string | undefined): ApiKey[] | undefined {
     .filter((key) => key !== "");
   keys.forEach((key, index) => {
     if (key.length < MIN_API_KEY_LENGTH)
-      fail(`ACP_AGUI_API_KEYS: key ${index + 1} is shorter than ${MIN_API_KEY_LENGTH} characters`);
+      throw new UsageError(
+        `ACP_AGUI_API_KEYS: key ${index + 1} is shorter than ${MIN_API_KEY_LENGTH} characters`,
+      );
   });
   return keys.map((key, index) => ({ key, name: `env-${index + 1}` }));
 }
+
+const MAX_PORT = 65_535;
 
 const LOOPBACK = /^(127\.|localhost$|::1$|\[::1\]$)/;
 
@@ -52,45 +56,19 @@ const LOOPBACK = /^(127\.|localhost$|::1$|\[::1\]$)/;
 const SHUTDOWN_MARGIN_MS = 15_000;
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      config: { type: "string", short: "c" },
-      port: { type: "string", short: "p" },
-      host: { type: "string" },
-      db: { type: "string" },
-      "log-level": { type: "string" },
-      grace: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) {
+  let commandLine: ReturnType<typeof settingsFromCommandLine>;
+  try {
+    commandLine = settingsFromCommandLine(process.argv.slice(2), process.env);
+  } catch (err) {
+    if (err instanceof UsageError) usage(err.message);
+    throw err;
+  }
+  if (commandLine === "help") {
     process.stdout.write(USAGE);
     return;
   }
-  const command = positionals[0] ?? "serve";
-  if (command !== "serve") fail(`unknown command "${command}"\n\n${USAGE}`);
-
-  const env = process.env;
-  const configPath = values.config ?? env.ACP_AGUI_CONFIG;
-  if (!configPath) fail(`no config file: pass --config FILE or set ACP_AGUI_CONFIG\n\n${USAGE}`);
-
-  const fromEnv: Partial<ServerSettings> = {
-    port: integer("PORT", env.PORT),
-    host: env.HOST || undefined,
-    database: env.DATABASE_URL || undefined,
-    logLevel: env.LOG_LEVEL || undefined,
-    auth: { keys: keysFromEnv(env.ACP_AGUI_API_KEYS) ?? [] },
-  };
-  const fromFlags: Partial<ServerSettings> = {
-    port: integer("--port", values.port),
-    host: values.host,
-    database: values.db,
-    logLevel: values["log-level"],
-  };
-  const level = fromFlags.logLevel ?? fromEnv.logLevel ?? "info";
+  const { configPath, fromEnv, fromFlags, level, grace } = commandLine;
   const logger = createLogger(level);
-  const grace = integer("--grace", values.grace ?? env.SHUTDOWN_GRACE_SECONDS) ?? 10;
 
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
@@ -101,6 +79,7 @@ async function main(): Promise<void> {
       shutdownGraceMs: grace * 1000,
     });
   } catch (err) {
+    if (err instanceof ConfigFileUnreadable) usage(err.message);
     fail((err as Error).message);
   }
   logger.info({ url: server.url, database: server.settings.database }, "acp-agui listening");
@@ -137,4 +116,36 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
-void main();
+/** Flags and environment, checked; "help" when the user asked for the usage. */
+function settingsFromCommandLine(args: string[], env: NodeJS.ProcessEnv) {
+  const flags = parseCommandLine(args);
+  if (flags.help) return "help" as const;
+  const configPath = flags.config ?? env.ACP_AGUI_CONFIG;
+  if (!configPath)
+    throw new UsageError("no config file: pass --config FILE or set ACP_AGUI_CONFIG");
+
+  const fromEnv: Partial<ServerSettings> = {
+    port: integerArg("PORT", env.PORT, MAX_PORT),
+    host: env.HOST || undefined,
+    database: env.DATABASE_URL || undefined,
+    logLevel: logLevelArg("LOG_LEVEL", env.LOG_LEVEL),
+    auth: { keys: keysFromEnv(env.ACP_AGUI_API_KEYS) ?? [] },
+  };
+  const fromFlags: Partial<ServerSettings> = {
+    port: integerArg("--port", flags.port, MAX_PORT),
+    host: flags.host,
+    database: flags.db,
+    logLevel: logLevelArg("--log-level", flags.logLevel),
+  };
+  const level = fromFlags.logLevel ?? fromEnv.logLevel ?? "info";
+  const grace =
+    integerArg("--grace", flags.grace) ??
+    integerArg("SHUTDOWN_GRACE_SECONDS", env.SHUTDOWN_GRACE_SECONDS) ??
+    10;
+  return { configPath, fromEnv, fromFlags, level, grace };
+}
+
+main().catch((err: unknown) => {
+  // Whatever went wrong, the user gets one line, not a stack trace.
+  fail(err instanceof Error ? err.message : String(err));
+});

@@ -13,7 +13,7 @@ export interface ServerSettings {
   /** SQLite file path, ":memory:", or a postgres:// URL (replicas sharing one database). */
   database: string;
   logLevel: string;
-  /** SSE keep-alive comment interval; 0 turns keep-alives off. */
+  /** Seconds between SSE keep-alive comment lines (see src/http/sse.ts); 0 turns them off. */
   keepAliveSeconds: number;
   /** Runs executing at once on this replica, across all agents. */
   maxConcurrentRuns: number;

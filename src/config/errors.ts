@@ -32,6 +32,14 @@ export class ConfigError extends Error {
   }
 }
 
+/** The config file itself could not be read (missing, a directory, no permission). */
+export class ConfigFileUnreadable extends ConfigError {
+  constructor(file: string, message: string) {
+    super(file, [{ path: [], message, position: null }]);
+    this.name = "ConfigFileUnreadable";
+  }
+}
+
 function compareIssues(a: ConfigIssue, b: ConfigIssue): number {
   if (a.position && b.position) {
     return a.position.line - b.position.line || a.position.column - b.position.column;

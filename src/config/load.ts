@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import Ajv2020Module from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { ajvIssues } from "./ajv-issues.js";
-import { ConfigError, type ConfigIssue } from "./errors.js";
+import { ConfigError, ConfigFileUnreadable, type ConfigIssue } from "./errors.js";
 import {
   ADAPTER_DEFAULTS,
   type AdapterConfig,
@@ -63,7 +63,7 @@ export async function loadConfig(
         : code === "EISDIR"
           ? "this is a directory, not a config file"
           : `config file could not be read: ${(err as Error).message}`;
-    throw new ConfigError(filePath, [{ path: [], message, position: null }]);
+    throw new ConfigFileUnreadable(filePath, message);
   }
   return parseConfig(text, { ...options, filename: filePath });
 }

@@ -352,7 +352,7 @@ export interface ServerConfig {
   host: string;
   /** As written: a SQLite path (relative to the working directory), ":memory:" or a URL. */
   database: string;
-  /** SSE keep-alive comment interval; 0 turns keep-alives off. */
+  /** Seconds between SSE keep-alive comment lines (see src/http/sse.ts); 0 turns them off. */
   keepAliveSeconds: number;
   /** Runs executing at once across all agents. */
   maxConcurrentRuns: number;

@@ -56,7 +56,12 @@ function clientErrorStatus(err: FastifyError): number | undefined {
   }
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+export interface ErrorHandlingOptions {
+  /** `server.limits.maxBodyBytes`, named in the 413 message. */
+  maxBodyBytes: number;
+}
+
+export function registerErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (isDomainError(err)) {
       // Tell a refused client when trying again makes sense.
@@ -69,7 +74,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     const status = clientErrorStatus(err);
     if (status !== undefined) {
-      return sendError(reply, status, describeClientError(err, status));
+      return sendError(reply, status, describeClientError(err, status, request, options));
     }
     if (err.statusCode === 400) return sendError(reply, 400, err.message);
     if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
@@ -85,9 +90,38 @@ export function registerErrorHandling(app: FastifyInstance): void {
   );
 }
 
-function describeClientError(err: FastifyError, status: number): string {
+/** What the client did, and what is expected instead. */
+function describeClientError(
+  err: FastifyError,
+  status: number,
+  request: FastifyRequest,
+  options: ErrorHandlingOptions,
+): string {
   if (status === 400) return `body is not valid JSON: ${err.message}`;
-  if (status === 413) return "request body is too large";
-  if (status === 415) return `unsupported content type: ${err.message}`;
+  if (status === 413) {
+    return `request body is larger than ${formatBytes(options.maxBodyBytes)} (server.limits.maxBodyBytes)`;
+  }
+  if (status === 415) {
+    const given = request.headers["content-type"];
+    const what = given
+      ? `content-type ${JSON.stringify(given.slice(0, MAX_QUOTED_LENGTH))} is not accepted`
+      : "the request has a body but no content-type";
+    return `${what}: send a JSON body with content-type application/json`;
+  }
   return err.message;
+}
+
+/** A client-supplied header is quoted in a message only this far. */
+const MAX_QUOTED_LENGTH = 100;
+
+/** 1048576 → "1 MiB", 4096 → "4 KiB", 1500000 → "1.43 MiB", 1000 → "1000 bytes". */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [
+    ["GiB", 2 ** 30],
+    ["MiB", 2 ** 20],
+    ["KiB", 2 ** 10],
+  ] as const) {
+    if (bytes >= size) return `${Number((bytes / size).toFixed(2))} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }

@@ -2,10 +2,43 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { RunFrame } from "../storage/types.js";
 
 export interface SseOptions {
-  /** Seconds between keep-alive comments; 0 = none (some ACP clients choke on comments). */
+  /** Seconds between keep-alive comment lines; 0 = none. */
   keepAliveSeconds: number;
   /** Extra response headers (e.g. Location / Content-Location for the created run). */
   headers?: Record<string, string>;
+}
+
+/**
+ * The keep-alive: one comment line and no blank line after it.
+ *
+ * A comment block (`: keep-alive` and a blank line), the usual form, is what AGNTCY's
+ * Python SDK (`agntcy-acp`) cannot survive: its reader dispatches an event at every blank
+ * line, whatever the lines before it were, and parses that event's data as a
+ * `StreamEventPayload`; the empty data of a comment block fails with "No match found when
+ * deserializing the JSON string into StreamEventPayload" and ends the stream. A comment line
+ * alone dispatches nothing in that reader (it skips lines starting with ":") nor in a WHATWG
+ * EventSource parser (a comment is ignored, and an event is dispatched only at a blank line):
+ * the line simply becomes part of the next frame's block, which ends with the frame's own blank
+ * line. The HTML standard's advice for proxies is exactly this, "a comment line every 15 seconds
+ * or so"; bytes still flow every `keepAliveSeconds`, so an idle proxy (nginx's default read
+ * timeout is 60 s) keeps the connection.
+ */
+const KEEP_ALIVE = ": keep-alive\n";
+
+/**
+ * Line breaks that JSON.stringify leaves raw inside strings but Python's `str.splitlines()`
+ * (the line splitter of `agntcy-acp`'s reader) splits on. A raw one in a frame's data would cut
+ * the JSON line in two there; escaped, the data is the same JSON and stays on one line.
+ */
+const SPLITLINES_BREAK = /[\u0085\u2028\u2029]/;
+const SPLITLINES_BREAKS = /[\u0085\u2028\u2029]/g;
+
+function escapeLineBreaks(data: string): string {
+  if (!SPLITLINES_BREAK.test(data)) return data;
+  return data.replace(
+    SPLITLINES_BREAKS,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /**
@@ -42,7 +75,7 @@ export class SseWriter {
     raw.on("close", () => this.close());
     if (this.options.keepAliveSeconds > 0) {
       this.keepAlive = setInterval(() => {
-        if (!this.closed) raw.write(": keep-alive\n\n");
+        if (!this.closed) raw.write(KEEP_ALIVE);
       }, this.options.keepAliveSeconds * 1000);
       this.keepAlive.unref();
     }
@@ -58,7 +91,7 @@ export class SseWriter {
     // `write()`'s answer, not `writableNeedDrain`: a response that is not a socket (Fastify's
     // inject) reports a need to drain but never emits `drain`, and the stream would hang there.
     this.backedUp = !this.reply.raw.write(
-      `id: ${frame.seq}\nevent: agent_event\ndata: ${frame.data}\n\n`,
+      `id: ${frame.seq}\nevent: agent_event\ndata: ${escapeLineBreaks(frame.data)}\n\n`,
     );
   }
 

@@ -98,7 +98,107 @@ describe("acp-agui serve", () => {
 
   it("refuses to start without a config, saying how to give one", async () => {
     const cli = startCli(["serve"], { ACP_AGUI_CONFIG: "" });
-    expect(await cli.exited).toBe(1);
+    expect(await cli.exited).toBe(2);
     expect(cli.output().stderr).toContain("--config FILE");
+  });
+});
+
+describe("acp-agui called the wrong way", () => {
+  const dir = mkdtempSync(join(tmpdir(), "acp-cli-"));
+  const sample = "config/sample.yaml";
+  const cases: Array<[string, string[], Record<string, string>, string]> = [
+    [
+      "an unknown flag",
+      ["serve", "--prot", "8000"],
+      {},
+      "unknown option --prot (did you mean --port?)",
+    ],
+    [
+      "a flag spelt as in other tools",
+      ["--config", sample, "--database", "x.db"],
+      {},
+      "unknown option --database (did you mean --db?)",
+    ],
+    ["a flag without its value at the end", ["serve", "--config"], {}, "--config needs a value"],
+    [
+      "a flag followed by another flag instead of its value",
+      ["serve", "--config", "--db", "x.db"],
+      {},
+      '--config needs a value, and "--db" looks like an option (write --config=--db if it is the value)',
+    ],
+    ["an empty inline value", ["serve", `--config=`], {}, "--config needs a value"],
+    [
+      "a port that is not a number",
+      ["--config", sample, "--port", "abc"],
+      {},
+      '--port must be an integer 0–65535 (got "abc")',
+    ],
+    [
+      "a port out of range",
+      ["--config", sample, "--port", "70000"],
+      {},
+      '--port must be an integer 0–65535 (got "70000")',
+    ],
+    [
+      "a PORT variable that is not a number",
+      ["--config", sample],
+      { PORT: "eighty" },
+      'PORT must be an integer 0–65535 (got "eighty")',
+    ],
+    [
+      "a grace period that is not a number",
+      ["--config", sample, "--grace", "soon"],
+      {},
+      '--grace must be a non-negative integer (got "soon")',
+    ],
+    [
+      "an unknown log level",
+      ["--config", sample, "--log-level", "loud"],
+      {},
+      '--log-level must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    ],
+    [
+      "an unknown command",
+      ["start", "--config", sample],
+      {},
+      'unknown command "start" (the command is serve)',
+    ],
+    ["a stray argument", ["serve", sample], {}, `unexpected argument "${sample}"`],
+    [
+      "a missing config file",
+      ["--config", join(dir, "absent.yaml")],
+      {},
+      `${join(dir, "absent.yaml")}: config file not found (looked for ${join(dir, "absent.yaml")})`,
+    ],
+    [
+      "a directory as the config file",
+      ["--config", dir],
+      {},
+      `${dir}: this is a directory, not a config file`,
+    ],
+  ];
+
+  it.each(cases)(
+    "%s › one line naming it, the usage, exit status 2",
+    async (_what, args, env, line) => {
+      // Should a mistake go unnoticed, the server starts on a free port and a throwaway database.
+      const cli = startCli(args, { PORT: "0", DATABASE_URL: ":memory:", ...env });
+      expect(await cli.exited).toBe(2);
+      const { stdout, stderr } = cli.output();
+      const [first, blank, ...rest] = stderr.split("\n");
+      expect(first).toBe(`acp-agui: ${line}`);
+      expect(blank).toBe("");
+      expect(rest.join("\n")).toMatch(/^Usage: acp-agui serve --config FILE/);
+      expect(stderr).not.toMatch(/^\s+at |node:internal|ERR_PARSE_ARGS/m);
+      expect(stdout).toBe("");
+    },
+  );
+
+  it("--help prints the usage on stdout and exits 0", async () => {
+    const cli = startCli(["--help"]);
+    expect(await cli.exited).toBe(0);
+    expect(cli.output().stdout).toMatch(/^Usage: acp-agui serve --config FILE/);
+    expect(cli.output().stdout).toContain("--db PATH");
+    expect(cli.output().stderr).toBe("");
   });
 });

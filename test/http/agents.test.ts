@@ -113,7 +113,17 @@ describe("agents", () => {
       "content-type": "text/plain",
     });
     expect(res.status).toBe(415);
-    expect(res.body).toMatch(/content type/);
+    expect(res.body).toBe(
+      'content-type "text/plain" is not accepted: send a JSON body with content-type application/json',
+    );
+  });
+
+  it("POST /agents/search › 415 for a body without a content type, saying what is expected", async () => {
+    const res = await t.call("POST", "/agents/search", "{}");
+    expect(res.status).toBe(415);
+    expect(res.body).toBe(
+      "the request has a body but no content-type: send a JSON body with content-type application/json",
+    );
   });
 
   it.each([["/agents/not-a-uuid"], ["/agents/not-a-uuid/descriptor"]])(

@@ -39,7 +39,7 @@ describe("acp-agui serve with ACP_AGUI_API_KEYS", () => {
     const cli = startCli(["serve", "--config", "config/sample.yaml", "--db", ":memory:"], {
       ACP_AGUI_API_KEYS: "short",
     });
-    expect(await cli.exited).toBe(1);
+    expect(await cli.exited).toBe(2);
     expect(cli.stderr()).toContain("ACP_AGUI_API_KEYS: key 1 is shorter than 16 characters");
     expect(cli.stderr()).not.toContain("short,");
   });

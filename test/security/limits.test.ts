@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { agentIdFor } from "../../src/config/registry.js";
+import { formatBytes } from "../../src/http/errors.js";
 import type { TestApp } from "../helpers/app.js";
 import { slowScript, until } from "../runs/helpers.js";
 import { buildServing, echoAgent } from "./helpers.js";
@@ -37,11 +38,19 @@ describe("request body limits", () => {
     withApp(config, async (t) => {
       const res = await t.call("POST", "/threads", { metadata: { big: "x".repeat(4096) } });
       expect(res.status).toBe(413);
-      expect(res.body).toBe("request body is too large");
+      expect(res.body).toBe("request body is larger than 4 KiB (server.limits.maxBodyBytes)");
       expect((await t.call("POST", "/threads", { metadata: { ok: "x".repeat(900) } })).status).toBe(
         200,
       );
     }));
+
+  it("the 413 message gives the limit in the unit a person reads", () => {
+    expect(formatBytes(1024 * 1024)).toBe("1 MiB");
+    expect(formatBytes(4096)).toBe("4 KiB");
+    expect(formatBytes(1_500_000)).toBe("1.43 MiB");
+    expect(formatBytes(4 * 2 ** 30)).toBe("4 GiB");
+    expect(formatBytes(1000)).toBe("1000 bytes");
+  });
 
   it("nesting deeper than server.limits.maxJsonDepth › 422 naming the limit", () =>
     withApp(config, async (t) => {
