@@ -29,6 +29,10 @@ export interface RunningServer {
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const config = await loadConfig(options.configPath);
   const settings = mergeSettings(DEFAULT_SETTINGS, config.server, ...options.overrides);
+  // The logger exists before the config is read (to report its errors); the file's `logLevel`
+  // applies from here on unless a flag or the environment named one. Set before anything takes
+  // a child logger, since children keep the level they were made with.
+  options.logger.level = settings.logLevel;
   const registry = new AgentRegistry(config);
   const storage = createStorage(settings.database);
   await storage.open();

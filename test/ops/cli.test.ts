@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { killAll, startCli } from "../crash/cli.js";
+import { killAll, startCli, workspace } from "../crash/cli.js";
 
 afterEach(killAll);
 
@@ -42,5 +42,59 @@ describe("acp-agui serve with ACP_AGUI_API_KEYS", () => {
     expect(await cli.exited).toBe(2);
     expect(cli.stderr()).toContain("ACP_AGUI_API_KEYS: key 1 is shorter than 16 characters");
     expect(cli.stderr()).not.toContain("short,");
+  });
+});
+
+describe("acp-agui serve with server.logLevel in the config", () => {
+  const config = {
+    server: { logLevel: "debug" },
+    agents: [
+      {
+        name: "echo",
+        version: "1.0.0",
+        description: "echo",
+        adapter: { type: "echo", delayMs: 0 },
+      },
+    ],
+  };
+  const oneRun = async (base: string) => {
+    const agents = await (
+      await fetch(`${base}/agents/search`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      })
+    ).json();
+    const wait = await fetch(`${base}/runs/wait`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        agent_id: agents[0].agent_id,
+        input: { messages: [{ role: "user", content: "hi" }] },
+      }),
+    });
+    expect(wait.status).toBe(200);
+  };
+
+  it("logs at the file's level when no flag or environment variable names one", async () => {
+    const { configPath } = workspace(config);
+    const cli = startCli(["serve", "--config", configPath, "--port", "0", "--db", ":memory:"], {
+      LOG_LEVEL: "",
+    });
+    await oneRun(await cli.listening);
+    cli.child.kill("SIGTERM");
+    expect(await cli.exited).toBe(0);
+    expect(cli.logs().some((line) => line.msg === "segment started")).toBe(true);
+  });
+
+  it("lets LOG_LEVEL beat the file's level", async () => {
+    const { configPath } = workspace(config);
+    const cli = startCli(["serve", "--config", configPath, "--port", "0", "--db", ":memory:"], {
+      LOG_LEVEL: "info",
+    });
+    await oneRun(await cli.listening);
+    cli.child.kill("SIGTERM");
+    expect(await cli.exited).toBe(0);
+    expect(cli.logs().some((line) => line.msg === "segment started")).toBe(false);
   });
 });
