@@ -12,15 +12,37 @@
  * for any of these reasons does not block the resume (the client cannot fix the agent's
  * schema): the payload is checked against the descriptor only, and a warning says why.
  */
-import type { ValidateFunction } from "ajv";
+import AjvDraft07Module, { type ValidateFunction } from "ajv";
+import Ajv2019Module from "ajv/dist/2019.js";
 import Ajv2020Module from "ajv/dist/2020.js";
+import draft06MetaSchema from "ajv/dist/refs/json-schema-draft-06.json" with { type: "json" };
 import addFormatsModule from "ajv-formats";
 import safeRegex from "safe-regex2";
 import { USER_SCHEMA_AJV_OPTIONS, validationProblem } from "../config/registry.js";
 
+const AjvDraft07 = AjvDraft07Module.default;
+const Ajv2019 = Ajv2019Module.default;
 const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule.default;
-type Ajv = InstanceType<typeof Ajv2020>;
+type Ajv = InstanceType<typeof AjvDraft07>;
+
+/**
+ * The JSON Schema dialects an agent's schema may declare in `$schema`, each compiled by the Ajv
+ * class that implements it. Agents use what their libraries emit: Mastra and zod-to-json-schema
+ * write draft-07, Pydantic 2020-12. No `$schema` means 2020-12, as for the config's schemas.
+ */
+type Dialect = "draft-07" | "2019-09" | "2020-12";
+
+function dialectOf(schema: Record<string, unknown>): Dialect | undefined {
+  const declared = schema.$schema;
+  if (declared === undefined) return "2020-12";
+  if (typeof declared !== "string") return undefined;
+  const name = declared.replace(/^https?:\/\/json-schema\.org\//, "").replace(/\/?#?$/, "");
+  if (name === "draft-07/schema" || name === "draft-06/schema") return "draft-07";
+  if (name === "draft/2019-09/schema") return "2019-09";
+  if (name === "draft/2020-12/schema") return "2020-12";
+  return undefined;
+}
 
 /** Larger schemas (as JSON text) are not compiled. */
 export const MAX_RESPONSE_SCHEMA_BYTES = 64 * 1024;
@@ -36,7 +58,7 @@ export interface ResponseSchemaWarning {
 type Compiled = { validate: ValidateFunction } | { unusable: string };
 
 export class ResponseSchemas {
-  private ajv: Ajv | undefined;
+  private readonly ajv = new Map<Dialect, Ajv>();
   private readonly cache = new Map<string, Compiled>();
 
   constructor(private readonly logger?: ResponseSchemaWarning) {}
@@ -82,7 +104,13 @@ export class ResponseSchemas {
   }
 
   private compileNew(schema: Record<string, unknown>): Compiled {
-    const ajv = this.instance();
+    const dialect = dialectOf(schema);
+    if (!dialect) {
+      return {
+        unusable: `its $schema ${JSON.stringify(schema.$schema)} is not a dialect we check`,
+      };
+    }
+    const ajv = this.instance(dialect);
     try {
       if (!ajv.validateSchema(schema)) {
         return { unusable: `not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}` };
@@ -96,11 +124,19 @@ export class ResponseSchemas {
     }
   }
 
-  private instance(): Ajv {
-    if (this.ajv) return this.ajv;
-    const ajv = new Ajv2020({ ...USER_SCHEMA_AJV_OPTIONS, code: { regExp: boundedRegExp } });
+  private instance(dialect: Dialect): Ajv {
+    const existing = this.ajv.get(dialect);
+    if (existing) return existing;
+    const options = { ...USER_SCHEMA_AJV_OPTIONS, code: { regExp: boundedRegExp } };
+    const ajv =
+      dialect === "draft-07"
+        ? new AjvDraft07(options)
+        : dialect === "2019-09"
+          ? new Ajv2019(options)
+          : new Ajv2020(options);
+    if (dialect === "draft-07") ajv.addMetaSchema(draft06MetaSchema);
     addFormats(ajv);
-    this.ajv = ajv;
+    this.ajv.set(dialect, ajv);
     return ajv;
   }
 }

@@ -58,18 +58,17 @@ describe("acp-agui serve with server.logLevel in the config", () => {
     ],
   };
   const oneRun = async (base: string) => {
-    const agents = await (
-      await fetch(`${base}/agents/search`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: "{}",
-      })
-    ).json();
+    const search = await fetch(`${base}/agents/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    const agents = (await search.json()) as Array<{ agent_id: string }>;
     const wait = await fetch(`${base}/runs/wait`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({
-        agent_id: agents[0].agent_id,
+        agent_id: agents[0]?.agent_id,
         input: { messages: [{ role: "user", content: "hi" }] },
       }),
     });

@@ -30,6 +30,31 @@ describe("an interrupt's responseSchema", () => {
     expect(schemas.check(interrupt, { approved: true }, "approval")).toBeNull();
   });
 
+  it.each([
+    [
+      "draft-07, as Mastra and zod-to-json-schema write it",
+      "http://json-schema.org/draft-07/schema#",
+    ],
+    ["draft-06", "http://json-schema.org/draft-06/schema#"],
+    ["2019-09", "https://json-schema.org/draft/2019-09/schema"],
+    ["2020-12", "https://json-schema.org/draft/2020-12/schema"],
+  ])("checks a schema that declares %s", (_name, dialect) => {
+    const { schemas, warnings } = withWarnings();
+    const interrupt = { id: "d", responseSchema: { $schema: dialect, ...approved } };
+    expect(schemas.check(interrupt, { approved: "yes" }, "approval")).toBe(
+      "approval/approved must be boolean (the interrupt's responseSchema)",
+    );
+    expect(schemas.check(interrupt, { approved: false }, "approval")).toBeNull();
+    expect(warnings).toEqual([]);
+  });
+
+  it("does not block a resume on a dialect it does not check, and says so", () => {
+    const { schemas, warnings } = withWarnings();
+    const draft04 = { $schema: "http://json-schema.org/draft-04/schema#", ...approved };
+    expect(schemas.check({ id: "old", responseSchema: draft04 }, { approved: 1 }, "a")).toBeNull();
+    expect(warnings[0]).toContain("is not a dialect we check");
+  });
+
   it("checks nothing when the interrupt has no responseSchema", () => {
     const { schemas } = withWarnings();
     expect(schemas.check({ id: "i1" }, { anything: 1 }, "x")).toBeNull();
