@@ -1,0 +1,124 @@
+/**
+ * LangGraph: a LangGraph JS graph (`agents/langgraph-graph.ts`) served by the LangGraph API
+ * server (`@langchain/langgraph-api`, started here), reached through `@ag-ui/langgraph`'s
+ * LangGraphAgent two ways: in-process as a `module` agent, and over `agui-http` through an
+ * AG-UI endpoint (`servers/langgraph-agui-endpoint.mjs`). The LangGraph server is the upstream
+ * the tests look at: its runs and its copy of each thread.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll } from "vitest";
+import { LONG_STORY } from "../agents/script.mjs";
+import { AcpClient } from "./helpers/acp.js";
+import { acpFlows } from "./helpers/acp-flows.js";
+import { faceFlows } from "./helpers/face-flows.js";
+import {
+  eventually,
+  integrationRoot,
+  type Service,
+  startAcpAgui,
+  startService,
+} from "./helpers/services.js";
+import type { Stack } from "./helpers/stack.js";
+
+let langgraph: Service;
+let endpoint: Service;
+let server: Service;
+let acp: AcpClient;
+let sdk: Client;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  langgraph = await startService("LangGraph API server", [
+    "--import",
+    "tsx",
+    join(integrationRoot, "servers/langgraph-server.mjs"),
+    mkdtempSync(join(tmpdir(), "langgraph-api-")),
+  ]);
+  sdk = new Client({ apiUrl: langgraph.url });
+  // The server infers the graph's schemas with the TypeScript compiler on first use, which
+  // LangGraphAgent asks for on every run; pay for it once, here.
+  const [assistant] = await sdk.assistants.search({ graphId: "assistant", limit: 1 });
+  await sdk.assistants.getSchemas(assistant!.assistant_id);
+
+  endpoint = await startService("LangGraph AG-UI endpoint", [
+    join(integrationRoot, "servers/langgraph-agui-endpoint.mjs"),
+    langgraph.url,
+  ]);
+  server = await startAcpAgui(
+    [
+      {
+        name: "langgraph",
+        version: "1.0.0",
+        description: "A LangGraph graph through @ag-ui/langgraph's LangGraphAgent, in-process",
+        adapter: {
+          type: "module",
+          path: join(integrationRoot, "agents/langgraph-agent.mjs"),
+          export: "assistant",
+        },
+      },
+      {
+        name: "langgraph-http",
+        version: "1.0.0",
+        description: "The same graph behind an AG-UI HTTP endpoint",
+        adapter: { type: "agui-http", url: endpoint.url },
+      },
+    ],
+    { LANGGRAPH_URL: langgraph.url },
+  );
+  acp = new AcpClient(server.url);
+  ids.langgraph = await acp.agentId("langgraph");
+  ids["langgraph-http"] = await acp.agentId("langgraph-http");
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await endpoint?.stop();
+  await langgraph?.stop();
+});
+
+/** LangGraph's own record of a thread: its runs, and the messages of its state. */
+const upstream: Stack["upstream"] = {
+  async sawStop(threadId) {
+    const runs = await eventually(
+      "LangGraph's run of the thread to end",
+      () => sdk.runs.list(threadId),
+      (list) =>
+        list.length > 0 && list.every((r) => r.status !== "pending" && r.status !== "running"),
+    );
+    // A cancelled LangGraph run ends `interrupted` (cancel action "interrupt"), never `success`.
+    if (runs[0]!.status !== "interrupted") {
+      throw new Error(`LangGraph's run ended ${runs[0]!.status}, not interrupted (cancelled)`);
+    }
+    const state = await sdk.threads.getState<{ messages?: Array<{ content: unknown }> }>(threadId);
+    const story = (state.values.messages ?? []).find((m) => m.content === LONG_STORY);
+    if (story) throw new Error("the cancelled reply landed in LangGraph's thread");
+  },
+  async threadMessages(threadId) {
+    const state = await sdk.threads.getState<{
+      messages?: Array<{ type: string; content: unknown }>;
+    }>(threadId);
+    return (state.values.messages ?? []).map((m) => ({
+      role: m.type === "human" ? "user" : m.type === "ai" ? "assistant" : m.type,
+      text: typeof m.content === "string" ? m.content : JSON.stringify(m.content),
+    }));
+  },
+};
+
+const stack = (name: string, title: string): Stack => ({
+  title,
+  server: () => ({ acp, agentId: ids[name]!, agentName: name }),
+  interruptType: "approval",
+  approvalHasSchema: true,
+  upstream,
+});
+
+for (const s of [
+  stack("langgraph", "LangGraph in-process (module adapter, LangGraphAgent)"),
+  stack("langgraph-http", "LangGraph over agui-http (AG-UI endpoint serving LangGraphAgent)"),
+]) {
+  acpFlows(s);
+  faceFlows(s);
+}

@@ -1,0 +1,55 @@
+/**
+ * Mastra: a Mastra agent (`agents/mastra-agent.mjs`: tools, a suspending approval tool, working
+ * memory) served in-process through `@ag-ui/mastra`'s MastraAgent as a `module` agent. Its
+ * model, the AI SDK's MockLanguageModelV3, records to a probe file whether a reply was aborted.
+ */
+import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { AcpClient } from "./helpers/acp.js";
+import { acpFlows } from "./helpers/acp-flows.js";
+import { faceFlows } from "./helpers/face-flows.js";
+import { modelSawStop } from "./helpers/model-probe.js";
+import { integrationRoot, probeFile, type Service, startAcpAgui } from "./helpers/services.js";
+import type { Stack } from "./helpers/stack.js";
+
+const probe = probeFile();
+let server: Service;
+let acp: AcpClient;
+let agentId: string;
+
+beforeAll(async () => {
+  server = await startAcpAgui(
+    [
+      {
+        name: "mastra",
+        version: "1.0.0",
+        description: "A Mastra agent through @ag-ui/mastra's MastraAgent, in-process",
+        adapter: {
+          type: "module",
+          path: join(integrationRoot, "agents/mastra-agent.mjs"),
+          export: "assistant",
+        },
+      },
+    ],
+    { INTEGRATION_PROBE_FILE: probe.path },
+  );
+  acp = new AcpClient(server.url);
+  agentId = await acp.agentId("mastra");
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+const stack: Stack = {
+  title: "Mastra in-process (module adapter, MastraAgent)",
+  server: () => ({ acp, agentId, agentName: "mastra" }),
+  // MastraAgent reports a suspended tool as an interrupt with this reason, and the tool's
+  // resumeSchema as its responseSchema.
+  interruptType: "mastra:tool_suspend",
+  approvalHasSchema: true,
+  upstream: { sawStop: modelSawStop(probe, "mastra") },
+};
+
+acpFlows(stack);
+faceFlows(stack);
