@@ -1,6 +1,7 @@
 /**
  * A Mastra agent as a user would write one, served in-process through `@ag-ui/mastra`'s
- * MastraAgent (the export `assistant`, an @ag-ui/client AbstractAgent). It has a server-side
+ * MastraAgent (the export `assistant`, an @ag-ui/client AbstractAgent; `stoppableAssistant`
+ * adds the stop MastraAgent lacks). It has a server-side
  * tool, a tool that suspends for approval (Mastra's human-in-the-loop, which MastraAgent turns
  * into an AG-UI interrupt), and thread-scoped working memory with a schema (which MastraAgent
  * streams as AG-UI state). Its model is the AI SDK's MockLanguageModelV3 playing `script.mjs`.
@@ -14,6 +15,7 @@ import { Memory } from "@mastra/memory";
 import { z } from "zod";
 import { notesIn, scriptedModel } from "./ai-sdk-model.mjs";
 import { getWeather } from "./script.mjs";
+import { StoppableMastraAgent } from "./stoppable-mastra-agent.mjs";
 
 const getWeatherTool = createTool({
   id: "get_weather",
@@ -63,7 +65,15 @@ const assistantAgent = new Agent({
 
 export const mastra = new Mastra({ agents: { assistant: assistantAgent }, storage, logger: false });
 
+/** The agent as @ag-ui/mastra serves it. */
 export const assistant = new MastraAgent({
+  agentId: "assistant",
+  agent: mastra.getAgent("assistant"),
+  emitInterruptOutcome: true,
+});
+
+/** The same agent, able to stop (see `stoppable-mastra-agent.mjs`). */
+export const stoppableAssistant = new StoppableMastraAgent({
   agentId: "assistant",
   agent: mastra.getAgent("assistant"),
   emitInterruptOutcome: true,

@@ -1,7 +1,8 @@
 /**
  * CopilotKit: a CopilotKit runtime (`servers/copilotkit-runtime.mjs`) serving a Vercel AI SDK
  * agent (CopilotKit's BuiltInAgent around `streamText`), reached over `agui-http` at the
- * runtime's AG-UI route `POST <base>/agent/<agent>/run`. Its model, the AI SDK's
+ * runtime's AG-UI route `POST <base>/agent/<agent>/run`, under two runtimes: CopilotKit's
+ * default runner, and one that stops a run when its client goes away. Its model, the AI SDK's
  * MockLanguageModelV3, records to a probe file whether a reply was aborted.
  */
 import { join } from "node:path";
@@ -9,7 +10,7 @@ import { afterAll, beforeAll } from "vitest";
 import { AcpClient } from "./helpers/acp.js";
 import { acpFlows } from "./helpers/acp-flows.js";
 import { faceFlows } from "./helpers/face-flows.js";
-import { modelSawStop } from "./helpers/model-probe.js";
+import { modelStopSeen } from "./helpers/model-probe.js";
 import {
   integrationRoot,
   probeFile,
@@ -23,7 +24,7 @@ const probe = probeFile();
 let runtime: Service;
 let server: Service;
 let acp: AcpClient;
-let agentId: string;
+const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   runtime = await startService(
@@ -36,11 +37,21 @@ beforeAll(async () => {
       name: "copilotkit",
       version: "1.0.0",
       description: "A Vercel AI SDK agent served by the CopilotKit runtime",
-      adapter: { type: "agui-http", url: `${runtime.url}/agent/assistant/run` },
+      adapter: { type: "agui-http", url: `${runtime.url}/api/copilotkit/agent/assistant/run` },
+    },
+    {
+      name: "copilotkit-stopping",
+      version: "1.0.0",
+      description: "The same agent, its runtime stopping runs whose client went away",
+      adapter: {
+        type: "agui-http",
+        url: `${runtime.url}/api/copilotkit-stopping/agent/assistant/run`,
+      },
     },
   ]);
   acp = new AcpClient(server.url);
-  agentId = await acp.agentId("copilotkit");
+  ids.copilotkit = await acp.agentId("copilotkit");
+  ids["copilotkit-stopping"] = await acp.agentId("copilotkit-stopping");
 });
 
 afterAll(async () => {
@@ -48,14 +59,26 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-const stack: Stack = {
+const copilotkit: Stack = {
   title: "CopilotKit runtime over agui-http (BuiltInAgent, Vercel AI SDK)",
-  server: () => ({ acp, agentId, agentName: "copilotkit" }),
+  server: () => ({ acp, agentId: ids.copilotkit!, agentName: "copilotkit" }),
   // BuiltInAgent's interrupt tools carry the reason they were defined with, and no schema.
   interruptType: "approval",
   approvalHasSchema: false,
-  upstream: { sawStop: modelSawStop(probe, "copilotkit") },
+  cannotStop:
+    "the runtime keeps a run going when its client disconnects; only its own stop route stops it",
+  upstream: { stopSeen: modelStopSeen(probe, "copilotkit") },
 };
 
-acpFlows(stack);
-faceFlows(stack);
+const stopping: Stack = {
+  ...copilotkit,
+  title: "CopilotKit runtime with a runner that stops on disconnect",
+  server: () => ({ acp, agentId: ids["copilotkit-stopping"]!, agentName: "copilotkit-stopping" }),
+  flows: ["cancel"],
+  cannotStop: undefined,
+};
+
+for (const stack of [copilotkit, stopping]) {
+  acpFlows(stack);
+  faceFlows(stack);
+}

@@ -81,7 +81,7 @@ afterAll(async () => {
 
 /** LangGraph's own record of a thread: its runs, and the messages of its state. */
 const upstream: Stack["upstream"] = {
-  async sawStop(threadId) {
+  async stopSeen(threadId) {
     const runs = await eventually(
       "LangGraph's run of the thread to end",
       () => sdk.runs.list(threadId),
@@ -89,12 +89,10 @@ const upstream: Stack["upstream"] = {
         list.length > 0 && list.every((r) => r.status !== "pending" && r.status !== "running"),
     );
     // A cancelled LangGraph run ends `interrupted` (cancel action "interrupt"), never `success`.
-    if (runs[0]!.status !== "interrupted") {
-      throw new Error(`LangGraph's run ended ${runs[0]!.status}, not interrupted (cancelled)`);
-    }
+    if (runs[0]!.status !== "interrupted") return `ended its run ${runs[0]!.status}`;
     const state = await sdk.threads.getState<{ messages?: Array<{ content: unknown }> }>(threadId);
     const story = (state.values.messages ?? []).find((m) => m.content === LONG_STORY);
-    if (story) throw new Error("the cancelled reply landed in LangGraph's thread");
+    return story ? "cancelled its run, yet the reply landed in its thread" : "stopped";
   },
   async threadMessages(threadId) {
     const state = await sdk.threads.getState<{

@@ -11,15 +11,18 @@ import {
   textOf,
   userSays,
 } from "./acp.js";
-import type { Stack } from "./stack.js";
+import { cancelExpectation, type Flow, runsFlow, type Stack } from "./stack.js";
 
 /** The six flows of a stack through ACP: threads, runs, streams, wait, resume and cancel. */
 export function acpFlows(stack: Stack): void {
   describe(`${stack.title} through ACP`, () => {
+    const flow = (name: Flow, title: string, test: () => Promise<void>) => {
+      if (runsFlow(stack, name)) it(title, test);
+    };
     const acp = (): AcpClient => stack.server().acp;
     const agentId = () => stack.server().agentId;
 
-    it("streams a text reply as it is written, and the run succeeds", async () => {
+    flow("text", "streams a text reply as it is written, and the run succeeds", async () => {
       const thread = await acp().newThread();
       const frames = await acp().streamRun(thread, {
         agent_id: agentId(),
@@ -36,7 +39,7 @@ export function acpFlows(stack: Stack): void {
       expect(run.status).toBe("success");
     });
 
-    it("calls a server-side tool and answers with its result", async () => {
+    flow("tool", "calls a server-side tool and answers with its result", async () => {
       const thread = await acp().newThread();
       const { run, output } = await acp().waitRun(thread, {
         agent_id: agentId(),
@@ -56,7 +59,7 @@ export function acpFlows(stack: Stack): void {
       expect(lastReply(messages)).toBe("It is sunny in Paris, 21 °C.");
     });
 
-    it("keeps the agent's state on the thread, starting from the client's", async () => {
+    flow("state", "keeps the agent's state on the thread, starting from the client's", async () => {
       const thread = await acp().newThread();
       const { run, output } = await acp().waitRun(thread, {
         agent_id: agentId(),
@@ -69,7 +72,7 @@ export function acpFlows(stack: Stack): void {
       expect(stored.values).toMatchObject({ notes: ["from client", "milk"] });
     });
 
-    it("gives the agent the first turn in the second, on one thread", async () => {
+    flow("history", "gives the agent the first turn in the second, on one thread", async () => {
       const thread = await acp().newThread();
       const first = await acp().waitRun(thread, {
         agent_id: agentId(),
@@ -93,36 +96,41 @@ export function acpFlows(stack: Stack): void {
       }
     });
 
-    it("stops for approval as an ACP interrupt and finishes when resumed", async () => {
-      const thread = await acp().newThread();
-      const asked = await acp().waitRun(thread, {
-        agent_id: agentId(),
-        input: { messages: [userSays("deploy production")] },
-      });
-      expect(asked.run.status).toBe("interrupted");
-      expect(asked.output.type).toBe("interrupt");
-      const interrupt = asked.output.interrupt?.[stack.interruptType] as Json | undefined;
-      expect(interrupt, JSON.stringify(asked.output)).toBeDefined();
-      expect(typeof interrupt!.id).toBe("string");
-      const runPath = `/threads/${thread}/runs/${asked.run.run_id}`;
-      if (stack.approvalHasSchema) {
-        expect(interrupt!.responseSchema).toMatchObject({ properties: { approved: {} } });
-        const wrong = await acp().call("POST", runPath, {
-          [stack.interruptType]: { approved: "yes" },
+    flow(
+      "interrupt",
+      "stops for approval as an ACP interrupt and finishes when resumed",
+      async () => {
+        const thread = await acp().newThread();
+        const asked = await acp().waitRun(thread, {
+          agent_id: agentId(),
+          input: { messages: [userSays("deploy production")] },
         });
-        expect(wrong.status).toBe(422);
-        expect(String(wrong.body)).toMatch(/approved/);
-      }
-      await acp().ok("POST", runPath, { [stack.interruptType]: { approved: true } });
-      const done = await acp().ok<{ run: { status: string }; output: { messages?: Message[] } }>(
-        "GET",
-        `${runPath}/wait`,
-      );
-      expect(done.run.status).toBe("success");
-      expect(lastReply(done.output.messages)).toBe("Deployment approved.");
-    });
+        expect(asked.run.status).toBe("interrupted");
+        expect(asked.output.type).toBe("interrupt");
+        const interrupt = asked.output.interrupt?.[stack.interruptType] as Json | undefined;
+        expect(interrupt, JSON.stringify(asked.output)).toBeDefined();
+        expect(typeof interrupt!.id).toBe("string");
+        const runPath = `/threads/${thread}/runs/${asked.run.run_id}`;
+        if (stack.approvalHasSchema) {
+          expect(interrupt!.responseSchema).toMatchObject({ properties: { approved: {} } });
+          const wrong = await acp().call("POST", runPath, {
+            [stack.interruptType]: { approved: "yes" },
+          });
+          expect(wrong.status).toBe(422);
+          expect(String(wrong.body)).toMatch(/approved/);
+        }
+        await acp().ok("POST", runPath, { [stack.interruptType]: { approved: true } });
+        const done = await acp().ok<{ run: { status: string }; output: { messages?: Message[] } }>(
+          "GET",
+          `${runPath}/wait`,
+        );
+        expect(done.run.status).toBe("success");
+        expect(lastReply(done.output.messages)).toBe("Deployment approved.");
+      },
+    );
 
-    it("cancels a streaming run, and the agent upstream is told to stop", async () => {
+    const cancelled = cancelExpectation(stack, "cancels a streaming run");
+    flow("cancel", cancelled.title, async () => {
       const thread = await acp().newThread();
       const stream = await acp().openStream(thread, {
         agent_id: agentId(),
@@ -135,18 +143,18 @@ export function acpFlows(stack: Stack): void {
         const frame = (await stream.frame(i, 30_000)).data as StreamFrame;
         if (frame.update?.type === "TEXT_MESSAGE_CONTENT") runId = frame.run_id;
       }
-      const cancel = await acp().call(
+      const reply = await acp().call(
         "POST",
         `/threads/${thread}/runs/${runId}/cancel?action=interrupt&wait=true`,
       );
-      expect(cancel.status).toBe(204);
+      expect(reply.status).toBe(204);
       await stream.ended;
       const frames = checkedFrames(stream);
       expect(frames.at(-1)).toMatchObject({ type: "values", status: "error" });
       expect(streamedText(frames).length).toBeLessThan(LONG_STORY.length);
       const run = await acp().ok<Json>("GET", `/threads/${thread}/runs/${runId}`);
       expect(run.status).toBe("error");
-      await stack.upstream.sawStop(thread);
+      cancelled.check(await stack.upstream.stopSeen(thread));
     });
   });
 }

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { LONG_STORY } from "../../agents/script.mjs";
 import { type Json, lastReply, textOf } from "./acp.js";
 import { eventually } from "./services.js";
-import type { Stack } from "./stack.js";
+import { cancelExpectation, type Flow, runsFlow, type Stack } from "./stack.js";
 
 /**
  * The six flows of a stack through our AG-UI face, driven by @ag-ui/client's HttpAgent as a
@@ -27,6 +27,9 @@ export function faceFlows(stack: Stack): void {
       expect(warnings, "the client's complaints about our events").toEqual([]);
     });
 
+    const flow = (name: Flow, title: string, test: () => Promise<void>) => {
+      if (runsFlow(stack, name)) it(title, test);
+    };
     const agent = (threadId = crypto.randomUUID()) =>
       new HttpAgent({
         url: `${stack.server().acp.base}/ag-ui/${stack.server().agentName}`,
@@ -40,7 +43,7 @@ export function faceFlows(stack: Stack): void {
       },
     });
 
-    it("streams a text reply as it is written", async () => {
+    flow("text", "streams a text reply as it is written", async () => {
       const client = agent();
       say(client, "hello");
       const seen: BaseEvent[] = [];
@@ -51,7 +54,7 @@ export function faceFlows(stack: Stack): void {
       expect(seen.at(-1)?.type).toBe("RUN_FINISHED");
     });
 
-    it("calls a server-side tool and answers with its result", async () => {
+    flow("tool", "calls a server-side tool and answers with its result", async () => {
       const client = agent();
       say(client, "weather in Paris");
       await client.runAgent();
@@ -63,16 +66,20 @@ export function faceFlows(stack: Stack): void {
       expect(lastReply(messages)).toBe("It is sunny in Paris, 21 °C.");
     });
 
-    it("hands the client's state to the agent and streams the agent's state back", async () => {
-      const client = agent();
-      client.setState({ notes: ["from client"] });
-      say(client, "remember milk");
-      await client.runAgent();
-      expect(client.state).toMatchObject({ notes: ["from client", "milk"] });
-      expect(textOf(client.messages.at(-1) as never)).toMatch(/^Noted/);
-    });
+    flow(
+      "state",
+      "hands the client's state to the agent and streams the agent's state back",
+      async () => {
+        const client = agent();
+        client.setState({ notes: ["from client"] });
+        say(client, "remember milk");
+        await client.runAgent();
+        expect(client.state).toMatchObject({ notes: ["from client", "milk"] });
+        expect(textOf(client.messages.at(-1) as never)).toMatch(/^Noted/);
+      },
+    );
 
-    it("gives the agent the first turn in the second, on one thread", async () => {
+    flow("history", "gives the agent the first turn in the second, on one thread", async () => {
       const threadId = crypto.randomUUID();
       const client = agent(threadId);
       say(client, "my name is Ana");
@@ -93,25 +100,30 @@ export function faceFlows(stack: Stack): void {
       }
     });
 
-    it("ends a run with an interrupt outcome and continues when resumed", async () => {
-      const client = agent();
-      say(client, "deploy production");
-      const seen: BaseEvent[] = [];
-      await client.runAgent({}, events(seen));
-      const finished = seen.at(-1) as BaseEvent & {
-        outcome?: { type: string; interrupts?: Array<{ id: string; reason?: string }> };
-      };
-      expect(finished.type).toBe("RUN_FINISHED");
-      expect(finished.outcome?.type).toBe("interrupt");
-      const interrupt = finished.outcome!.interrupts![0]!;
-      expect(interrupt.reason).toBe(stack.interruptType);
-      await client.runAgent({
-        resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }],
-      });
-      expect(lastReply(client.messages)).toBe("Deployment approved.");
-    });
+    flow(
+      "interrupt",
+      "ends a run with an interrupt outcome and continues when resumed",
+      async () => {
+        const client = agent();
+        say(client, "deploy production");
+        const seen: BaseEvent[] = [];
+        await client.runAgent({}, events(seen));
+        const finished = seen.at(-1) as BaseEvent & {
+          outcome?: { type: string; interrupts?: Array<{ id: string; reason?: string }> };
+        };
+        expect(finished.type).toBe("RUN_FINISHED");
+        expect(finished.outcome?.type).toBe("interrupt");
+        const interrupt = finished.outcome!.interrupts![0]!;
+        expect(interrupt.reason).toBe(stack.interruptType);
+        await client.runAgent({
+          resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }],
+        });
+        expect(lastReply(client.messages)).toBe("Deployment approved.");
+      },
+    );
 
-    it("stops the run when the client aborts, and the agent upstream is told to stop", async () => {
+    const abort = cancelExpectation(stack, "stops the run when the client aborts");
+    flow("cancel", abort.title, async () => {
       const threadId = crypto.randomUUID();
       const client = agent(threadId);
       say(client, "tell me a long story");
@@ -134,7 +146,7 @@ export function faceFlows(stack: Stack): void {
         (list) => list.length === 1 && list[0]!.status !== "pending",
       );
       expect(runs[0]!.status).toBe("error");
-      await stack.upstream.sawStop(threadId);
+      abort.check(await stack.upstream.stopSeen(threadId));
     });
   });
 }
