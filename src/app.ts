@@ -5,6 +5,7 @@ import { createAdapter } from "./adapters/index.js";
 import type { AgentRegistry, RegisteredAgent } from "./config/registry.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
 import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
+import { ResponseSchemas } from "./engine/response-schemas.js";
 import { RunEngine } from "./engine/run-engine.js";
 import { type AgentCatalog, RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
@@ -118,12 +119,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         runTimeoutSeconds: agent.config.limits.runTimeoutSeconds,
         maxConcurrentRuns: agent.config.limits.maxConcurrentRuns,
         retryOnRestart: agent.config.retryOnRestart,
+        dropRaw: agent.config.events.dropRaw,
       })),
     ),
   });
+  const responseSchemas = new ResponseSchemas(logger);
   const runs = new RunService({
     engine,
     catalog: catalogOf(registry),
+    validateResponse: (interrupt, payload, at) => responseSchemas.check(interrupt, payload, at),
     validateResumeEntry: (entry) => {
       const validate = aguiValidator("ResumeEntry");
       return validate(entry) ? null : describeErrors(validate.errors, "entry");

@@ -115,8 +115,8 @@ export class ProtoDecoder implements EventDecoder {
 const SSE_START = /^(?:data|event|id|retry):|^:/;
 
 /**
- * Why a frame's length is out of bounds. Text read as a protobuf length is always huge (its
- * first byte is printable ASCII, ≥ 0x20, so the length is at least 512 MiB): an upstream that
+ * Why a frame's length is out of bounds. Text read as a protobuf length is always huge (a
+ * printable first byte, even a tab, makes it at least 150 MB): an upstream that
  * answers SSE, or anything textual, under the protobuf content type is said to have done so,
  * rather than to have sent "a frame of 1684108385 bytes" (the bytes of "data").
  */

@@ -9,11 +9,13 @@ import {
   ADAPTER_DEFAULTS,
   type AdapterConfig,
   type AgentConfig,
+  type AgentEventOptions,
   type AgentLimits,
   type AgentSpecsOverrides,
   type AguiHttpAdapterConfig,
   type ApiKey,
   configFileSchema,
+  EVENT_DEFAULTS,
   type KeyPath,
   LIMIT_DEFAULTS,
   type LoadedConfig,
@@ -158,6 +160,7 @@ interface RawAgent {
   specs?: AgentSpecsOverrides;
   limits?: Partial<AgentLimits>;
   retryOnRestart?: boolean;
+  events?: Partial<AgentEventOptions>;
 }
 
 type RawAdapter =
@@ -279,6 +282,7 @@ async function resolveAgent(
     specs: raw.specs ?? {},
     limits: { ...LIMIT_DEFAULTS, ...raw.limits },
     retryOnRestart: raw.retryOnRestart ?? false,
+    events: { ...EVENT_DEFAULTS, ...raw.events },
     index,
   };
 }

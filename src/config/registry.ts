@@ -147,6 +147,22 @@ export class AgentRegistry {
 let sharedAjv: Ajv | undefined;
 
 /**
+ * How user schemas are compiled: JSON Schema 2020-12, unknown keywords (OpenAPI's) ignored, the
+ * first error only, data never coerced or defaulted. Also used for the schemas agents send at
+ * run time (an interrupt's `responseSchema`).
+ */
+export const USER_SCHEMA_AJV_OPTIONS = {
+  strict: false,
+  allErrors: false,
+  verbose: true,
+  coerceTypes: false,
+  useDefaults: false,
+  removeAdditional: false,
+  addUsedSchema: false,
+  logger: false,
+} as const;
+
+/**
  * One Ajv for every agent's schemas: each instance compiles the 2020-12 meta-schemas, which
  * costs tens of milliseconds and megabytes of heap that stay committed. Sharing is safe because
  * `addUsedSchema: false` keeps a schema's `$id` from being registered on the instance, so two
@@ -154,16 +170,7 @@ let sharedAjv: Ajv | undefined;
  */
 function userSchemaAjv(): Ajv {
   if (sharedAjv) return sharedAjv;
-  const ajv = new Ajv2020({
-    strict: false,
-    allErrors: false,
-    verbose: true,
-    coerceTypes: false,
-    useDefaults: false,
-    removeAdditional: false,
-    addUsedSchema: false,
-    logger: false,
-  });
+  const ajv = new Ajv2020({ ...USER_SCHEMA_AJV_OPTIONS });
   addFormats(ajv);
   sharedAjv = ajv;
   return ajv;
@@ -243,14 +250,14 @@ function register(
     config,
     agent,
     descriptor,
-    validateInput: (data, at = "input") => runValidator(input, data, at),
-    validateConfig: (data, at = "config/configurable") => runValidator(configurable, data, at),
+    validateInput: (data, at = "input") => validationProblem(input, data, at),
+    validateConfig: (data, at = "config/configurable") => validationProblem(configurable, data, at),
     validateResume: (data, interruptType, at) => {
       const validate =
         interruptType === undefined
           ? (resumeByType.get(ANY_INTERRUPT_TYPE) ?? onlyResume)
           : (resumeByType.get(interruptType) ?? resumeByType.get(ANY_INTERRUPT_TYPE));
-      return runValidator(validate, data, at ?? interruptType ?? "resume");
+      return validationProblem(validate, data, at ?? interruptType ?? "resume");
     },
   };
 }
@@ -302,7 +309,8 @@ function pickError(errors: readonly ErrorObject[]): ErrorObject | undefined {
   return errors.find((e) => !skip.has(e.keyword)) ?? errors[0];
 }
 
-function runValidator(
+/** Null when `data` is valid (or there is no validator), else one line naming the failing path under `at`. */
+export function validationProblem(
   validate: ValidateFunction | undefined,
   data: unknown,
   at: string,

@@ -207,6 +207,11 @@ const agentSchema = {
       },
     },
     retryOnRestart: { type: "boolean" },
+    events: {
+      type: "object",
+      additionalProperties: false,
+      properties: { dropRaw: { type: "boolean" } },
+    },
   },
 };
 
@@ -419,6 +424,17 @@ export interface AgentLimits {
   maxQueuedRuns: number;
 }
 
+/** What of an agent's events is kept (stored and streamed). */
+export interface AgentEventOptions {
+  /**
+   * Drop RAW events and the `rawEvent` field of every event: the provider-native payloads an
+   * agent relays for debugging, which can outweigh the content many times over.
+   */
+  dropRaw: boolean;
+}
+
+export const EVENT_DEFAULTS: AgentEventOptions = { dropRaw: false };
+
 export const LIMIT_DEFAULTS: AgentLimits = {
   runTimeoutSeconds: 300,
   maxConcurrentRuns: 8,
@@ -503,6 +519,7 @@ export interface AgentConfig {
   limits: AgentLimits;
   /** Re-queue this agent's runs interrupted by a server restart instead of failing them. */
   retryOnRestart: boolean;
+  events: AgentEventOptions;
   /** Position in the config's `agents` list (for messages). */
   index: number;
 }

@@ -55,6 +55,8 @@ export interface ExecuteSegmentOptions {
   logger: Logger;
   /** Events the adapter may yield in this segment; 0 or absent = no limit. */
   maxEvents?: number;
+  /** Drop RAW events and `rawEvent` fields (the agent's `events.dropRaw`). */
+  dropRaw?: boolean;
   /** Told of each event the adapter yields; `rejected` says why it went no further. */
   onEvent?: (rejected?: EventRejection) => void;
 }
@@ -86,6 +88,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     initialState: input.state,
     initialMessages: input.messages,
     logger,
+    dropRaw: options.dropRaw,
   });
 
   // The adapter gets its own controller: a protocol fault aborts it without aborting the run's.

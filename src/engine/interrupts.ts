@@ -41,6 +41,11 @@ function groupByType(interrupts: Interrupt[]): Map<string, Interrupt[]> {
 export interface ResumeValidators {
   /** Validates one ACP resume payload for a type; returns an error message or null. */
   validatePayload(type: string, payload: unknown): string | null;
+  /**
+   * Validates a payload against the interrupt's own `responseSchema`, when it has one; `at`
+   * names the payload's root in the message. Returns an error message or null.
+   */
+  validateResponse?(interrupt: Interrupt, payload: unknown, at: string): string | null;
   /** Validates one native AG-UI ResumeEntry against the bundled schema. */
   validateEntry(entry: unknown): string | null;
 }
@@ -82,9 +87,11 @@ export function resumeEntries(
     }
     group.forEach((interrupt, index) => {
       const payload = payloads[index];
-      const problem = validators.validatePayload(type, payload);
-      if (problem)
-        throw invalid(`resume.${type}${group.length > 1 ? `[${index}]` : ""}: ${problem}`);
+      const where = `resume.${type}${group.length > 1 ? `[${index}]` : ""}`;
+      const problem =
+        validators.validatePayload(type, payload) ??
+        responseProblem(interrupt, payload, type, validators);
+      if (problem) throw invalid(`${where}: ${problem}`);
       const entry: ResumeEntry = { interruptId: interrupt.id, status: "resolved" };
       if (payload !== null && payload !== undefined) entry.payload = payload;
       entries.push(entry);
@@ -112,7 +119,10 @@ function nativeEntries(
     // An answer without a payload (a plain "go ahead") has nothing to check against a schema.
     if (resolved.status === "resolved" && resolved.payload !== undefined) {
       const interrupt = open.find((candidate) => candidate.id === id)!;
-      const payloadProblem = validators.validatePayload(interruptType(interrupt), resolved.payload);
+      const type = interruptType(interrupt);
+      const payloadProblem =
+        validators.validatePayload(type, resolved.payload) ??
+        responseProblem(interrupt, resolved.payload, type, validators);
       if (payloadProblem) throw invalid(`resume[${index}].payload: ${payloadProblem}`);
     }
   });
@@ -123,6 +133,17 @@ function nativeEntries(
     );
   }
   return list as ResumeEntry[];
+}
+
+/** The interrupt's own `responseSchema` has a say on an answer that carries a payload. */
+function responseProblem(
+  interrupt: Interrupt,
+  payload: unknown,
+  at: string,
+  validators: ResumeValidators,
+): string | null {
+  if (payload === undefined || payload === null || !validators.validateResponse) return null;
+  return validators.validateResponse(interrupt, payload, at);
 }
 
 function openTypes(open: Interrupt[]): Set<string> {

@@ -16,6 +16,8 @@ export interface EngineAgent {
   maxConcurrentRuns: number;
   /** Re-queue runs a restart interrupted instead of failing them. */
   retryOnRestart: boolean;
+  /** Drop RAW events and `rawEvent` fields from what is stored and streamed. */
+  dropRaw?: boolean;
 }
 
 export interface RunEngineOptions {
@@ -292,6 +294,7 @@ export class RunEngine {
         signal: controller.signal,
         logger,
         maxEvents: this.options.maxEventsPerRun,
+        dropRaw: agent.dropRaw,
         onEvent:
           this.options.onEvent && ((rejected) => this.options.onEvent!(agent.name, rejected)),
       });

@@ -32,6 +32,8 @@ export interface RunServiceOptions {
   engine: RunEngine;
   catalog: AgentCatalog;
   validateResumeEntry(entry: unknown): string | null;
+  /** A payload against an interrupt's own `responseSchema` (see response-schemas.ts). */
+  validateResponse?(interrupt: Interrupt, payload: unknown, at: string): string | null;
   /** Throws a 422 domain error when a webhook URL may not be used. */
   checkWebhook(url: string): void;
 }
@@ -160,6 +162,7 @@ export class RunService {
     const validators: ResumeValidators = {
       validatePayload: (type, payload) => agent.validateResume(type, payload),
       validateEntry: (entry) => this.options.validateResumeEntry(entry),
+      validateResponse: this.options.validateResponse,
     };
     const entries = resumeEntries(body, run.interrupts as unknown as Interrupt[], validators);
     const resumed = await this.storage.updateRun(runId, {

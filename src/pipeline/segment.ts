@@ -51,6 +51,11 @@ export interface SegmentOptions {
   validation?: AguiValidation;
   /** Receives each warning with `{threadId, runId, index, eventType}`. */
   logger?: PipelineLogger;
+  /**
+   * Drop RAW events and the `rawEvent` field of every event, once validated: nothing of the
+   * provider-native payloads is accumulated, stored or streamed. Default false.
+   */
+  dropRaw?: boolean;
 }
 
 const NO_WARNINGS: readonly string[] = Object.freeze([]);
@@ -64,6 +69,7 @@ export class SegmentPipeline {
   private readonly logger: PipelineLogger | undefined;
   private readonly threadId: string;
   private readonly runId: string;
+  private readonly dropRaw: boolean;
 
   private count = 0;
   private failure: PipelineFault | undefined;
@@ -91,6 +97,7 @@ export class SegmentPipeline {
     this.threadId = options.threadId;
     this.runId = options.runId;
     this.logger = options.logger;
+    this.dropRaw = options.dropRaw === true;
     this.validator = new EventValidator(
       options.validation ?? defaultValidation,
       new LegacyTranslator(),
@@ -158,7 +165,8 @@ export class SegmentPipeline {
     let accepted = 0;
     let changed = 0;
     try {
-      const event = this.validator.check(raw, index, this.warn);
+      const checked = this.validator.check(raw, index, this.warn);
+      const event = this.dropRaw && checked !== undefined ? withoutRaw(checked) : checked;
       if (event !== undefined) {
         this.chunks.expand(event, out);
         for (; accepted < out.length; accepted++) {
@@ -287,6 +295,14 @@ export class SegmentPipeline {
     this.failure = fault;
     return fault;
   }
+}
+
+/** The event without provider-native payloads: undefined for RAW, else without `rawEvent`. */
+function withoutRaw(event: EventRecord): EventRecord | undefined {
+  if (event.type === "RAW") return undefined;
+  if (!("rawEvent" in event)) return event;
+  const { rawEvent: _dropped, ...rest } = event;
+  return rest as EventRecord;
 }
 
 function rawTypeOf(raw: unknown): string {

@@ -40,6 +40,16 @@ describe("loadConfig", () => {
     expect(config.agents[0]!.limits).toEqual(LIMIT_DEFAULTS);
     expect(config.agents[0]!.adapter).toEqual({ type: "echo", delayMs: 0 });
     expect(config.agents[0]!.specs).toEqual({});
+    expect(config.agents[0]!.events).toEqual({ dropRaw: false });
+  });
+
+  it("reads an agent's events.dropRaw, and refuses a misspelt key under events", async () => {
+    const config = await yaml(`agents:\n${ECHO}    events: { dropRaw: true }\n`);
+    expect(config.agents[0]!.events).toEqual({ dropRaw: true });
+    const error = await configError(() => yaml(`agents:\n${ECHO}    events: { dropRAW: true }\n`));
+    expect(error.message).toContain(
+      'agents[0].events.dropRAW is not a known key (did you mean "dropRaw"?)',
+    );
   });
 
   it("merges partial server settings over the defaults", async () => {

@@ -322,6 +322,7 @@ describe("AgentRegistry › lookups", () => {
       specs: {},
       limits: { runTimeoutSeconds: 0, maxConcurrentRuns: 1, maxQueuedRuns: 0 },
       retryOnRestart: false,
+      events: { dropRaw: false },
       index: 0,
     };
     expect(new AgentRegistry([agent]).get(agentIdFor("inline", "1"))!.name).toBe("inline");

@@ -85,3 +85,48 @@ describe("SegmentPipeline", () => {
     expect(calls).toBe(5);
   });
 });
+
+describe("SegmentPipeline › dropRaw", () => {
+  const native = { event: "on_chat_model_stream", data: { chunk: { content: "Par" } } };
+  const stream = [
+    started({ rawEvent: native }),
+    { type: "RAW", event: native, source: "langgraph" },
+    {
+      type: "TEXT_MESSAGE_CHUNK",
+      messageId: "m",
+      role: "assistant",
+      delta: "Par",
+      rawEvent: native,
+    },
+    { type: "TEXT_MESSAGE_CHUNK", messageId: "m", delta: "is", rawEvent: native },
+    { type: "STATE_SNAPSHOT", snapshot: { city: "Paris" }, rawEvent: native },
+    finished(),
+  ];
+
+  it("forwards RAW events and rawEvent fields by default", () => {
+    const r = replay(stream);
+    expect(r.fault).toBeUndefined();
+    expect(r.events.filter((e) => e.type === "RAW")).toHaveLength(1);
+    expect(r.events.filter((e) => "rawEvent" in e)).toHaveLength(4);
+  });
+
+  it("drops RAW events and every rawEvent (chunks' included) when on, and nothing else", () => {
+    const r = replay(stream, { dropRaw: true });
+    expect(r.fault).toBeUndefined();
+    expect(r.warnings).toEqual([]);
+    expect(r.events.some((e) => e.type === "RAW" || "rawEvent" in e)).toBe(false);
+    expect(r.events.map((e) => e.type)).toEqual([
+      "RUN_STARTED",
+      "TEXT_MESSAGE_START",
+      "TEXT_MESSAGE_CONTENT",
+      "TEXT_MESSAGE_CONTENT",
+      "TEXT_MESSAGE_END",
+      "STATE_SNAPSHOT",
+      "RUN_FINISHED",
+    ]);
+    expect((r.seg.messages[0] as { content?: unknown }).content).toBe("Paris");
+    expect(r.seg.state).toEqual({ city: "Paris" });
+    // The adapter's own objects are left as they were.
+    expect(stream[4]).toHaveProperty("rawEvent");
+  });
+});

@@ -21,6 +21,8 @@ export interface AgentSpec {
   limits?: Json;
   specs?: Json;
   retryOnRestart?: boolean;
+  /** The agent's `events` options, e.g. `{dropRaw: true}`. */
+  events?: Json;
 }
 
 /** A config file (JSON is YAML) with scripted or echo agents, all at version 1.0.0. */
@@ -40,6 +42,7 @@ export function configOf(agents: AgentSpec[]): string {
       ...(agent.limits ? { limits: agent.limits } : {}),
       ...(agent.specs ? { specs: agent.specs } : {}),
       ...(agent.retryOnRestart ? { retryOnRestart: true } : {}),
+      ...(agent.events ? { events: agent.events } : {}),
     })),
   });
 }

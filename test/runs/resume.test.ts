@@ -56,6 +56,31 @@ describe("interrupts and resume", () => {
         ],
       },
       { name: "echo", echo: true },
+      {
+        // As Mastra's suspended tool: the interrupt says what answer it wants.
+        name: "asks-for-schema",
+        segments: [
+          [started, interruptWith({ ...approval, id: "tool-1", responseSchema: approvedSchema })],
+          [started, finished()],
+        ],
+      },
+      {
+        name: "bad-schema",
+        segments: [
+          [
+            started,
+            interruptWith({
+              ...approval,
+              id: "tool-2",
+              responseSchema: {
+                type: "object",
+                properties: { answer: { type: "string", pattern: "^(a+)+$" } },
+              },
+            }),
+          ],
+          [started, finished()],
+        ],
+      },
     ]);
   });
   afterAll(() => t.close());
@@ -176,6 +201,59 @@ describe("interrupts and resume", () => {
     });
     expect(badEntry.status).toBe(422);
     expect(badEntry.body).toMatch(/^resume\[0\]: .*status/);
+  });
+
+  it("POST /threads/{id}/runs/{run_id} › 422 naming the path the interrupt's own responseSchema refuses", async () => {
+    const { threadId, runId } = await interrupted("asks-for-schema");
+    const keyed = await resume(threadId, runId, { approval: { approved: "yes" } });
+    expect(keyed.status).toBe(422);
+    expect(keyed.body).toBe(
+      "resume.approval: approval/approved must be boolean (the interrupt's responseSchema)",
+    );
+    const native = await resume(threadId, runId, {
+      resume: [{ interruptId: "tool-1", status: "resolved", payload: { approved: "yes" } }],
+    });
+    expect(native.status).toBe(422);
+    expect(native.body).toBe(
+      "resume[0].payload: approval/approved must be boolean (the interrupt's responseSchema)",
+    );
+    expect((await t.storage.getRun(runId))?.status).toBe("interrupted");
+    const ok = await resume(threadId, runId, { approval: { approved: true } });
+    expect(ok.status).toBe(200);
+    expect((await settledRun(t, runId)).status).toBe("success");
+  });
+
+  it("POST /threads/{id}/runs/{run_id} › a responseSchema that cannot be used leaves the payload to the descriptor", async () => {
+    const { threadId, runId } = await interrupted("bad-schema");
+    // A string that pattern would take minutes to refuse: it is never run.
+    const res = await resume(threadId, runId, { approval: { answer: `${"a".repeat(40)}!` } });
+    expect(res.status).toBe(200);
+    expect((await settledRun(t, runId)).status).toBe("success");
+  });
+
+  it("the AG-UI face's resume › 422 naming the path the interrupt's responseSchema refuses", async () => {
+    const { threadId } = await interrupted("asks-for-schema");
+    const face = (payload: unknown) =>
+      t.app.inject({
+        method: "POST",
+        url: `/agents/${agentId("asks-for-schema")}/ag-ui`,
+        payload: {
+          threadId,
+          runId: "face-resume",
+          messages: [],
+          tools: [],
+          context: [],
+          resume: [{ interruptId: "tool-1", status: "resolved", payload }],
+        },
+      });
+    const refused = await face({ approved: "yes" });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json()).toBe(
+      "resume[0].payload: approval/approved must be boolean (the interrupt's responseSchema)",
+    );
+    const accepted = await face({ approved: true });
+    expect(accepted.statusCode).toBe(200);
+    expect(accepted.body).toContain('"type":"RUN_FINISHED"');
   });
 
   it("POST /threads/{id}/runs/{run_id} › several interrupts of one type arrive as an array and are answered in order", async () => {
