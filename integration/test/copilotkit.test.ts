@@ -67,6 +67,11 @@ const copilotkit: Stack = {
   approvalHasSchema: false,
   cannotStop:
     "the runtime keeps a run going when its client disconnects; only its own stop route stops it",
+  stuckAfterInterrupt: {
+    reason:
+      "BuiltInAgent hands the resume answer to the model but never sends it as TOOL_CALL_RESULT, so the thread keeps a tool call without a result, which the AI SDK refuses on the next turn",
+    error: /Tool result is missing for tool call/,
+  },
   upstream: { stopSeen: modelStopSeen(probe, "copilotkit") },
 };
 

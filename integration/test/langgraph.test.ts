@@ -9,9 +9,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LONG_STORY } from "../agents/script.mjs";
-import { AcpClient } from "./helpers/acp.js";
+import { AcpClient, streamedText, userSays } from "./helpers/acp.js";
 import { acpFlows } from "./helpers/acp-flows.js";
 import { faceFlows } from "./helpers/face-flows.js";
 import {
@@ -60,6 +60,17 @@ beforeAll(async () => {
         },
       },
       {
+        name: "langgraph-lean",
+        version: "1.0.0",
+        description: "The in-process LangGraphAgent, its RAW events and rawEvent fields dropped",
+        adapter: {
+          type: "module",
+          path: join(integrationRoot, "agents/langgraph-agent.mjs"),
+          export: "assistant",
+        },
+        events: { dropRaw: true },
+      },
+      {
         name: "langgraph-http",
         version: "1.0.0",
         description: "The same graph behind an AG-UI HTTP endpoint",
@@ -71,6 +82,7 @@ beforeAll(async () => {
   acp = new AcpClient(server.url);
   ids.langgraph = await acp.agentId("langgraph");
   ids["langgraph-http"] = await acp.agentId("langgraph-http");
+  ids["langgraph-lean"] = await acp.agentId("langgraph-lean");
 });
 
 afterAll(async () => {
@@ -120,3 +132,39 @@ for (const s of [
   acpFlows(s);
   faceFlows(s);
 }
+
+describe("LangGraph's RAW events and rawEvent fields", () => {
+  /** One "hello" run, streamed with every AG-UI event: its custom frames and their size. */
+  async function run(agent: string) {
+    const thread = await acp.newThread();
+    const frames = await acp.streamRun(thread, {
+      agent_id: ids[agent],
+      input: { messages: [userSays("hello")] },
+      stream_mode: ["custom"],
+    });
+    const events = frames.filter((f) => f.type === "custom").map((f) => f.update!);
+    return {
+      text: streamedText(frames),
+      events,
+      raw: events.filter((e) => e.type === "RAW").length,
+      withRawEvent: events.filter((e) => "rawEvent" in e).length,
+      bytes: frames.reduce((sum, f) => sum + JSON.stringify(f).length, 0),
+    };
+  }
+
+  it("are kept by default and dropped with events.dropRaw, the reply unchanged", async () => {
+    const kept = await run("langgraph");
+    const dropped = await run("langgraph-lean");
+    expect(kept.raw).toBeGreaterThan(0);
+    expect(kept.withRawEvent).toBeGreaterThan(0);
+    expect(dropped.raw).toBe(0);
+    expect(dropped.withRawEvent).toBe(0);
+    expect(dropped.text).toBe(kept.text);
+    expect(dropped.bytes).toBeLessThan(kept.bytes);
+    // The figures docs/agents.md quotes.
+    console.info(
+      `LangGraph "hello" run: ${kept.events.length} events / ${kept.bytes} bytes streamed; ` +
+        `with events.dropRaw: ${dropped.events.length} events / ${dropped.bytes} bytes`,
+    );
+  });
+});

@@ -126,6 +126,18 @@ export function acpFlows(stack: Stack): void {
         );
         expect(done.run.status).toBe("success");
         expect(lastReply(done.output.messages)).toBe("Deployment approved.");
+        // The conversation goes on after the approval, on the same thread.
+        const next = await acp().waitRun(thread, {
+          agent_id: agentId(),
+          input: { messages: [userSays("thanks")] },
+        });
+        if (stack.stuckAfterInterrupt) {
+          expect(next.run.status, stack.stuckAfterInterrupt.reason).toBe("error");
+          expect(String(next.output.description)).toMatch(stack.stuckAfterInterrupt.error);
+          return;
+        }
+        expect(next.run.status).toBe("success");
+        expect(lastReply(next.output.messages)).toBe("You said: deploy production / thanks");
       },
     );
 

@@ -115,10 +115,29 @@ export function faceFlows(stack: Stack): void {
         expect(finished.outcome?.type).toBe("interrupt");
         const interrupt = finished.outcome!.interrupts![0]!;
         expect(interrupt.reason).toBe(stack.interruptType);
+        if (stack.approvalHasSchema) {
+          const payload = { approved: "yes" };
+          const wrong = { interruptId: interrupt.id, status: "resolved" as const, payload };
+          await expect(client.runAgent({ resume: [wrong] })).rejects.toThrow(/422/);
+        }
         await client.runAgent({
           resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }],
         });
         expect(lastReply(client.messages)).toBe("Deployment approved.");
+        // The conversation goes on after the approval, on the same thread.
+        say(client, "thanks");
+        const next: BaseEvent[] = [];
+        await client.runAgent({}, events(next));
+        if (stack.stuckAfterInterrupt) {
+          const error = next.find((e) => e.type === "RUN_ERROR") as
+            | { message?: string }
+            | undefined;
+          expect(error?.message, stack.stuckAfterInterrupt.reason).toMatch(
+            stack.stuckAfterInterrupt.error,
+          );
+          return;
+        }
+        expect(lastReply(client.messages)).toBe("You said: deploy production / thanks");
       },
     );
 

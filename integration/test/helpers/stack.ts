@@ -19,6 +19,11 @@ export interface Stack {
    * run stops and that the agent runs on regardless, so a fixed upstream shows up as a failure.
    */
   cannotStop?: string;
+  /**
+   * Why the conversation cannot go on after an approval, when it cannot: the interrupt flows
+   * then check that the next turn fails that way.
+   */
+  stuckAfterInterrupt?: { reason: string; error: RegExp };
   upstream: {
     /**
      * After a cancel: "stopped" once the agent upstream shows it was told to stop (its run ended
