@@ -71,6 +71,17 @@ beforeAll(async () => {
         events: { dropRaw: true },
       },
       {
+        name: "langgraph-timeout",
+        version: "1.0.0",
+        description: "The in-process LangGraphAgent with a short run time limit",
+        adapter: {
+          type: "module",
+          path: join(integrationRoot, "agents/langgraph-agent.mjs"),
+          export: "assistant",
+        },
+        limits: { runTimeoutSeconds: 2 },
+      },
+      {
         name: "langgraph-http",
         version: "1.0.0",
         description: "The same graph behind an AG-UI HTTP endpoint",
@@ -83,6 +94,7 @@ beforeAll(async () => {
   ids.langgraph = await acp.agentId("langgraph");
   ids["langgraph-http"] = await acp.agentId("langgraph-http");
   ids["langgraph-lean"] = await acp.agentId("langgraph-lean");
+  ids["langgraph-timeout"] = await acp.agentId("langgraph-timeout");
 });
 
 afterAll(async () => {
@@ -166,5 +178,53 @@ describe("LangGraph's RAW events and rawEvent fields", () => {
       `LangGraph "hello" run: ${kept.events.length} events / ${kept.bytes} bytes streamed; ` +
         `with events.dropRaw: ${dropped.events.length} events / ${dropped.bytes} bytes`,
     );
+  });
+});
+
+describe("LangGraph runs stopped by the server itself", () => {
+  it("a run past its time limit ends timeout, and LangGraph's run is cancelled", async () => {
+    const thread = await acp.newThread();
+    const { run } = await acp.waitRun(thread, {
+      agent_id: ids["langgraph-timeout"],
+      input: { messages: [userSays("tell me a long story")] },
+    });
+    expect(run.status).toBe("timeout");
+    expect(await upstream.stopSeen(thread)).toBe("stopped");
+  });
+
+  it("a server shutting down past its grace period cancels LangGraph's run", async () => {
+    const other = await startAcpAgui(
+      [
+        {
+          name: "langgraph",
+          version: "1.0.0",
+          description: "A LangGraph graph through LangGraphAgent, in-process",
+          adapter: {
+            type: "module",
+            path: join(integrationRoot, "agents/langgraph-agent.mjs"),
+            export: "assistant",
+          },
+        },
+      ],
+      { LANGGRAPH_URL: langgraph.url, SHUTDOWN_GRACE_SECONDS: "1" },
+    );
+    try {
+      const client = new AcpClient(other.url);
+      const thread = await client.newThread();
+      await client.ok("POST", `/threads/${thread}/runs`, {
+        agent_id: await client.agentId("langgraph"),
+        input: { messages: [userSays("tell me a long story")] },
+      });
+      await eventually(
+        "LangGraph to be running the story",
+        // 404 until LangGraphAgent has created LangGraph's copy of the thread.
+        () => sdk.runs.list(thread).catch(() => []),
+        (list) => list.some((r) => r.status === "running"),
+      );
+      await other.stop();
+      expect(await upstream.stopSeen(thread)).toBe("stopped");
+    } finally {
+      await other.stop();
+    }
   });
 });
