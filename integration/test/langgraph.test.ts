@@ -31,12 +31,20 @@ let sdk: Client;
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  langgraph = await startService("LangGraph API server", [
-    "--import",
-    "tsx",
-    join(integrationRoot, "servers/langgraph-server.mjs"),
-    mkdtempSync(join(tmpdir(), "langgraph-api-")),
-  ]);
+  langgraph = await startService(
+    "LangGraph API server",
+    [
+      "--import",
+      "tsx",
+      join(integrationRoot, "servers/langgraph-server.mjs"),
+      mkdtempSync(join(tmpdir(), "langgraph-api-")),
+    ],
+    {
+      // Inferring the graph's schemas compiles it with TypeScript: allow a busy machine more than
+      // the server's default 30 s.
+      env: { LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS: "150000" },
+    },
+  );
   sdk = new Client({ apiUrl: langgraph.url });
   // The server infers the graph's schemas with the TypeScript compiler on first use, which
   // LangGraphAgent asks for on every run; pay for it once, here.
