@@ -9,6 +9,7 @@ import { RunEngine } from "./engine/run-engine.js";
 import { type AgentCatalog, RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
 import { registerErrorHandling, sendError, sendFrameworkError } from "./http/errors.js";
+import { createInspector, inspectorOpenPaths, registerInspector } from "./http/inspector/index.js";
 import { registerJsonBodyParser } from "./http/json-body.js";
 import { registerAuth } from "./http/plugins/auth.js";
 import { registerCors } from "./http/plugins/cors.js";
@@ -155,6 +156,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // caller the key check found; all of them before the routes they apply to.
   const openPaths = new Set(OPEN_PATHS);
   if (settings.metrics.public) openPaths.add("/metrics");
+  const inspector = settings.inspector.enabled ? createInspector(settings.inspector.path) : null;
+  for (const path of inspector ? inspectorOpenPaths(inspector) : []) openPaths.add(path);
   await registerCors(app, settings.cors);
   registerAuth(app, { keys: settings.auth.keys, registry, storage, openPaths });
   await registerRateLimit(app, { ...settings.rateLimit, openPaths });
@@ -167,6 +170,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(threadRunRoutes);
   await app.register(statelessRunRoutes);
   await app.register(aguiRoutes);
+  if (inspector) await registerInspector(app, inspector, { metrics });
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();
