@@ -59,6 +59,8 @@ export interface BuildAppOptions {
   bus?: FrameBus;
   /** Grace period for running runs when the app closes. */
   shutdownGraceMs?: number;
+  /** Where the built inspector is read from; defaults to dist/ui (tests point elsewhere). */
+  inspectorRoot?: string;
 }
 
 /**
@@ -156,7 +158,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // caller the key check found; all of them before the routes they apply to.
   const openPaths = new Set(OPEN_PATHS);
   if (settings.metrics.public) openPaths.add("/metrics");
-  const inspector = settings.inspector.enabled ? createInspector(settings.inspector.path) : null;
+  const inspector = settings.inspector.enabled
+    ? createInspector(settings.inspector.path, options.inspectorRoot)
+    : null;
   for (const path of inspector ? inspectorOpenPaths(inspector) : []) openPaths.add(path);
   await registerCors(app, settings.cors);
   registerAuth(app, { keys: settings.auth.keys, registry, storage, openPaths });

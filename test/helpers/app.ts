@@ -43,6 +43,8 @@ export interface BuildOptions {
   /** Skip the spec check (for routes outside the ACP spec). */
   unchecked?: boolean;
   baseDir?: string;
+  /** Where the built inspector is read from (default: dist/ui). */
+  inspectorRoot?: string;
 }
 
 /** Builds the app in-process on an in-memory SQLite storage (or the one given). */
@@ -59,7 +61,12 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     keepAliveSeconds: 0,
     ...options.settings,
   };
-  const app = await buildApp({ settings, registry, storage });
+  const app = await buildApp({
+    settings,
+    registry,
+    storage,
+    inspectorRoot: options.inspectorRoot,
+  });
   await app.ready();
   return {
     app,

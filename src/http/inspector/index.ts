@@ -17,8 +17,8 @@ export interface Inspector {
   assets: Map<string, InspectorAsset> | undefined;
 }
 
-export function createInspector(path: string, assets = loadInspectorAssets()): Inspector {
-  return { path, assets };
+export function createInspector(path: string, root?: string): Inspector {
+  return { path, assets: loadInspectorAssets(root) };
 }
 
 /** The paths served without a key: the page, its files, and the redirect to the page. */

@@ -66,7 +66,7 @@ function MessageView({
       <div class="msg-role">
         {role}
         {typeof message.name === "string" && ` · ${message.name}`}
-        {lane && <span class="tag">subagent {lane.slice(0, 8)}</span>}
+        {lane && <span class="tag">subagent {lane.slice(-8)}</span>}
       </div>
       {text !== "" && <div class="msg-text">{text}</div>}
       {Array.isArray(message.content) && message.content.some((b) => b.type !== "text") && (

@@ -3,7 +3,7 @@ import { CopyButton, ErrorNote, StatusBadge, Tabs } from "../components/common";
 import { JsonView } from "../components/json-view";
 import { agentName, descriptorOf } from "../lib/agents";
 import { toCurl } from "../lib/curl";
-import { formatDuration, formatTime, pretty } from "../lib/format";
+import { formatDuration, formatTime, pretty, shortId } from "../lib/format";
 import { href } from "../lib/router";
 import { RunSession } from "../lib/run-session";
 import { useLoad } from "../lib/use-load";
@@ -43,9 +43,7 @@ export function RunView({ runId }: { runId: string }) {
         <div>
           <div class="crumbs">
             {session.threadId && session.kind === "stateful" ? (
-              <a href={href(`/threads/${session.threadId}`)}>
-                thread {session.threadId.slice(0, 8)}
-              </a>
+              <a href={href(`/threads/${session.threadId}`)}>thread {shortId(session.threadId)}</a>
             ) : (
               <a href={href("/runs")}>runs</a>
             )}{" "}
@@ -232,7 +230,7 @@ function Timing({ session }: { session: RunSession }) {
           <dt>thread</dt>
           <dd>
             <a class="mono" href={href(`/threads/${session.threadId}`)}>
-              {session.threadId.slice(0, 8)}
+              {shortId(session.threadId)}
             </a>
           </dd>
         </div>

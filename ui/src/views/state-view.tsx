@@ -12,7 +12,11 @@ export function StateView({ versions }: { versions: StateVersion[] }) {
   if (versions.length === 0) return <Empty>No state yet.</Empty>;
   const index = picked === null ? versions.length - 1 : Math.min(picked, versions.length - 1);
   const version = versions[index]!;
-  const changed = [...version.changed].filter((p) => !isAncestor(p, version.changed));
+  // A frame that changed nothing (messages only, or the final frame) shows the last change.
+  let changedAt = index;
+  while (changedAt > 0 && versions[changedAt]!.changed.size === 0) changedAt--;
+  const source = versions[changedAt]!;
+  const changed = [...source.changed].filter((p) => !isAncestor(p, source.changed));
   return (
     <div class="state-view" data-testid="state-view">
       <div class="row between wrap">
@@ -47,7 +51,7 @@ export function StateView({ versions }: { versions: StateVersion[] }) {
             <span class="muted">no change to values</span>
           ) : (
             <>
-              changed:{" "}
+              {changedAt === index ? "changed" : `last changed at frame #${source.seq}`}:{" "}
               {changed.map((p) => (
                 <code key={p} class="changed-path">
                   {p}
@@ -57,7 +61,7 @@ export function StateView({ versions }: { versions: StateVersion[] }) {
           )}
         </div>
       </div>
-      <JsonView key={index} value={version.values} open={3} highlight={version.changed} />
+      <JsonView key={index} value={version.values} open={3} highlight={source.changed} />
     </div>
   );
 }

@@ -5,7 +5,7 @@ import { JsonField } from "../components/schema-form";
 import { agentName, listAgents } from "../lib/agents";
 import { api } from "../lib/api";
 import { toCurl } from "../lib/curl";
-import { formatTime, shortId } from "../lib/format";
+import { formatTime, shortId, uuidTime } from "../lib/format";
 import { href, navigate, type Route } from "../lib/router";
 import type { AcpRun, AcpThread, AcpThreadState } from "../lib/types";
 import { useLoad } from "../lib/use-load";
@@ -351,9 +351,7 @@ function History({ threadId }: { threadId: string }) {
                   <span class="tag">{String(meta.source ?? "checkpoint")}</span>
                   {typeof meta.step === "string" && <span class="small">{meta.step}</span>}
                   <span class="muted small">{c.messages?.length ?? 0} messages</span>
-                  {typeof meta.created_at === "string" && (
-                    <span class="muted small">{formatTime(meta.created_at)}</span>
-                  )}
+                  <span class="muted small">{formatTime(uuidTime(id))}</span>
                 </button>
               </li>
             );

@@ -84,7 +84,7 @@ export function Timeline({ session }: { session: RunSession }) {
             <span class="c-seq">{entry.seq}</span>
             <span class="c-time">{formatOffset(entry, origin)}</span>
             <span class="c-lane" title={entry.lane ?? "the run itself"}>
-              {entry.lane ? (lanes.get(entry.lane) ?? entry.lane.slice(0, 8)) : "main"}
+              {entry.lane ? (lanes.get(entry.lane) ?? entry.lane.slice(-8)) : "main"}
             </span>
             <span class={`c-type type-${family(entry.type)}`}>{entry.type}</span>
             <span class="c-sum">{summary(entry)}</span>
