@@ -109,9 +109,9 @@ describe("the inspector's page", () => {
     expect((await get("/ui/assets/index-abc123.js.map")).statusCode).toBe(404);
     expect((await get("/ui/assets/missing.js")).statusCode).toBe(404);
     expect((await get("/ui/index.html")).statusCode).toBe(404);
-    const escape = await get("/ui/%2e%2e/package.json");
-    expect(escape.statusCode).toBe(404);
-    expect(escape.body).not.toContain("acp-agui");
+    const outside = await get("/ui/%2e%2e/package.json");
+    expect(outside.statusCode).toBe(404);
+    expect(outside.body).not.toContain("acp-agui");
   });
 
   it("is served at the configured path instead", async () => {
