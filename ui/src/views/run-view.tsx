@@ -111,7 +111,7 @@ function connectionLabel(session: RunSession): string {
     case "connecting":
       return "loading…";
     case "live":
-      return "● live";
+      return session.status === "pending" ? "● live" : "";
     case "replaying":
       return "replaying…";
     case "failed":
