@@ -25,6 +25,58 @@ const manyEvents = {
   },
 };
 
+/** One run with every kind of message: reasoning, an activity, a subagent, a tool call. */
+const showcase = {
+  name: "showcase",
+  version: "1.0.0",
+  description: "Reasons, reports an activity, asks a subagent, calls a tool.",
+  adapter: {
+    type: "scripted",
+    script: [
+      { type: "RUN_STARTED", threadId: "t", runId: "r" },
+      { type: "REASONING_START", messageId: "r1" },
+      { type: "REASONING_MESSAGE_START", messageId: "r1", role: "reasoning" },
+      { type: "REASONING_MESSAGE_CONTENT", messageId: "r1", delta: "Ask a researcher first." },
+      { type: "REASONING_MESSAGE_END", messageId: "r1" },
+      { type: "REASONING_END", messageId: "r1" },
+      {
+        type: "ACTIVITY_SNAPSHOT",
+        messageId: "act-1",
+        activityType: "search",
+        content: { query: "weather Lisbon", results: 3 },
+      },
+      { type: "SUBAGENT_STARTED", subagentRunId: "sub-1", name: "researcher" },
+      { type: "TEXT_MESSAGE_START", messageId: "s1", role: "assistant", subagentRunId: "sub-1" },
+      {
+        type: "TEXT_MESSAGE_CONTENT",
+        messageId: "s1",
+        delta: "Found 3 forecasts.",
+        subagentRunId: "sub-1",
+      },
+      { type: "TEXT_MESSAGE_END", messageId: "s1", subagentRunId: "sub-1" },
+      { type: "SUBAGENT_FINISHED", subagentRunId: "sub-1" },
+      { type: "TEXT_MESSAGE_START", messageId: "m1", role: "assistant" },
+      { type: "TEXT_MESSAGE_CONTENT", messageId: "m1", delta: "Checking the forecast." },
+      { type: "TEXT_MESSAGE_END", messageId: "m1" },
+      {
+        type: "TOOL_CALL_START",
+        toolCallId: "call-1",
+        toolCallName: "get_weather",
+        parentMessageId: "m1",
+      },
+      { type: "TOOL_CALL_ARGS", toolCallId: "call-1", delta: '{"city":"Lisbon"}' },
+      { type: "TOOL_CALL_END", toolCallId: "call-1" },
+      {
+        type: "TOOL_CALL_RESULT",
+        messageId: "t1",
+        toolCallId: "call-1",
+        content: '{"sky":"clear","temperature":21}',
+      },
+      { type: "RUN_FINISHED", threadId: "t", runId: "r" },
+    ],
+  },
+};
+
 const DEMO_AGENTS = ["echo", "scripted-demo", "approval-demo", "word-count", "remote-echo"];
 const TIMEOUT = 60_000;
 
@@ -32,7 +84,7 @@ let server: BuiltServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  server = await startBuiltServer([manyEvents]);
+  server = await startBuiltServer([manyEvents, showcase]);
   browser = await launchBrowser();
 }, 60_000);
 
@@ -210,6 +262,31 @@ describe("the inspector in a browser", () => {
       await page.getByRole("tab", { name: /Runs/ }).click();
       await page.locator(".table tbody tr").nth(1).waitFor();
       await expect(page.locator(".table tbody tr").count()).resolves.toBe(2);
+      expect(page.errors).toEqual([]);
+      await page.close();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "renders reasoning, activities, a subagent's lane and tool calls with their results",
+    async () => {
+      const page = await open();
+      await openAgent(page, "showcase");
+      await runWith(page);
+      await status(page, "success");
+      const conversation = page.locator("[data-testid=conversation]");
+      await conversation.getByText("reasoning (23 characters)").click();
+      await conversation.getByText("Ask a researcher first.").waitFor();
+      await conversation.locator('[data-role="activity"]').getByText('"weather Lisbon"').waitFor();
+      await conversation.locator(".tag.lane", { hasText: "researcher" }).waitFor();
+      const call = conversation.locator('.tool-call[data-tool="get_weather"]');
+      await call.getByText('"Lisbon"').waitFor();
+      await call.getByText('"clear"').waitFor();
+      // The subagent's events sit in its own lane of the timeline.
+      const lane = page.locator('.trow.mode-subagent[data-type="TEXT_MESSAGE_CONTENT"] .c-lane');
+      await expect(lane.textContent()).resolves.toBe("researcher");
+      await screenshot(page, "showcase");
       expect(page.errors).toEqual([]);
       await page.close();
     },

@@ -7,7 +7,12 @@ import type { AcpMessage } from "../lib/types";
  * Messages as a conversation: user and assistant text, tool calls with their arguments and
  * the result that answered each, reasoning (folded), activities as their structured content.
  */
-export function Conversation({ messages }: { messages: AcpMessage[] }) {
+export function Conversation(props: {
+  messages: AcpMessage[];
+  /** Subagent run id → name, to label what a subagent said. */
+  lanes?: Map<string, string>;
+}) {
+  const { messages, lanes } = props;
   if (messages.length === 0) return <Empty>No messages yet.</Empty>;
   const results = new Map<string, AcpMessage>();
   for (const m of messages) {
@@ -23,7 +28,14 @@ export function Conversation({ messages }: { messages: AcpMessage[] }) {
           );
           if (answered) return null;
         }
-        return <MessageView key={message.id ?? index} message={message} results={results} />;
+        return (
+          <MessageView
+            key={message.id ?? index}
+            message={message}
+            results={results}
+            lanes={lanes}
+          />
+        );
       })}
     </div>
   );
@@ -42,9 +54,11 @@ function toolCalls(message: AcpMessage): ToolCall[] {
 function MessageView({
   message,
   results,
+  lanes,
 }: {
   message: AcpMessage;
   results: Map<string, AcpMessage>;
+  lanes?: Map<string, string>;
 }) {
   const role = message.role;
   const text = textOf(message.content);
@@ -66,7 +80,7 @@ function MessageView({
       <div class="msg-role">
         {role}
         {typeof message.name === "string" && ` · ${message.name}`}
-        {lane && <span class="tag">subagent {lane.slice(-8)}</span>}
+        {lane && <span class="tag lane">subagent {lanes?.get(lane) ?? lane.slice(-8)}</span>}
       </div>
       {text !== "" && <div class="msg-text">{text}</div>}
       {Array.isArray(message.content) && message.content.some((b) => b.type !== "text") && (

@@ -89,7 +89,9 @@ export function RunView({ runId }: { runId: string }) {
               ]}
             />
             <div class="tab-body">
-              {tab === "conversation" && <Conversation messages={latest?.messages ?? []} />}
+              {tab === "conversation" && (
+                <Conversation messages={latest?.messages ?? []} lanes={session.lanes} />
+              )}
               {tab === "state" && <StateView versions={session.versions} />}
               {tab === "output" &&
                 (session.output ? (
