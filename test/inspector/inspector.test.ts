@@ -168,8 +168,9 @@ describe("the inspector in a browser", () => {
       const again = await browser.page();
       await again.goto(page.url());
       await status(again, "success");
-      await again.getByRole("button", { name: "Replay" }).click();
-      await again.locator(".run-view[data-connection=ended]").waitFor();
+      await again.getByRole("button", { name: "Replay", exact: true }).click();
+      await again.getByRole("button", { name: "Stop replay" }).waitFor();
+      await again.getByRole("button", { name: "Replay", exact: true }).waitFor();
       await expect(again.locator("[data-testid=event-count]").textContent()).resolves.toBe(
         await page.locator("[data-testid=event-count]").textContent(),
       );
@@ -221,6 +222,17 @@ describe("the inspector in a browser", () => {
         page.locator('.trow[data-type="TEXT_MESSAGE_CONTENT"]').count(),
       ).resolves.toBeLessThan(400);
       await screenshot(page, "cancelled");
+
+      // Cancel and roll back: the run is deleted and the thread restored.
+      await page.getByRole("link", { name: "Agents" }).click();
+      await openAgent(page, "echo");
+      await runWith(page, long);
+      await page.locator('.trow[data-type="TEXT_MESSAGE_CONTENT"]').first().waitFor();
+      await page.getByRole("button", { name: "Cancel & roll back" }).click();
+      await page.getByText("Rolled back: the run was deleted").waitFor();
+      await page.locator(".crumbs a").click();
+      await page.getByRole("tab", { name: /Runs/ }).click();
+      await page.getByText("No runs on this thread yet.").waitFor();
       expect(page.errors).toEqual([]);
       await page.close();
     },
@@ -331,8 +343,8 @@ describe("the inspector in a browser", () => {
       await page.locator("[data-testid=readyz]", { hasText: "ready" }).waitFor();
       const echo = page.locator('[data-testid=agent-metrics] tr[data-agent="echo"]');
       await echo.waitFor();
-      // Two echo runs so far (one cancelled): created 2.
-      await expect(echo.locator("td").nth(3).textContent()).resolves.toBe("2");
+      // Three echo runs so far: one finished, one cancelled, one rolled back.
+      await expect(echo.locator("td").nth(3).textContent()).resolves.toBe("3");
       await screenshot(page, "server");
       expect(page.errors).toEqual([]);
       await page.close();
@@ -356,8 +368,13 @@ describe("the inspector on a server with API keys", () => {
         await dialog.getByRole("button", { name: "Use this key" }).click();
         await page.locator('a[data-agent="echo"]').waitFor();
         await openAgent(page, "echo");
-        await runWith(page, "with a key");
+        await page.getByLabel("stateless").check();
+        await page.locator("textarea[name=message-0]").fill("with a key");
+        await runWith(page);
         await status(page, "success");
+        await expect(page.locator(".run-view .muted.mono").textContent()).resolves.toContain(
+          "stateless",
+        );
         await page.getByRole("tab", { name: "Request" }).click();
         await page.getByText("$ACP_API_KEY").first().waitFor();
         await expect(page.content()).resolves.not.toContain(key);

@@ -68,6 +68,7 @@ export class RunSession {
   private scheduled = false;
   private stream: AbortController | null = null;
   private replayTimer: ReturnType<typeof setInterval> | null = null;
+  private rollingBack = false;
 
   /** The run's ACP path: `/threads/{t}/runs/{r}` or `/runs/{r}`. */
   get path(): string {
@@ -175,9 +176,12 @@ export class RunSession {
     this.changed();
   }
 
-  /** Stored frames after the last one held (every mode, whatever the run streams). */
+  /**
+   * Stored frames the page does not hold yet (every mode, whatever the run streams). Frames are
+   * numbered from 1, so holding as many as the last number means there is no hole to fill.
+   */
   private async readStored(): Promise<void> {
-    let after = 0;
+    let after = this.entries.length === this.lastSeq ? this.lastSeq : 0;
     for (;;) {
       const page = await api<StoredFrames>(
         inspectorApi(`/runs/${this.runId}/frames?after_seq=${after}`),
@@ -236,7 +240,8 @@ export class RunSession {
   private async streamEnded(): Promise<void> {
     this.stream = null;
     try {
-      await this.readStored();
+      // A rolled-back run is deleted with its frames: there is nothing left to read.
+      if (!this.rollingBack) await this.readStored();
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) this.deleted = true;
       else this.error = (error as Error).message;
@@ -314,7 +319,13 @@ export class RunSession {
 
   /** Cancels the run (`interrupt`: ends it as cancelled; `rollback`: also deletes it). */
   async cancel(action: "interrupt" | "rollback"): Promise<void> {
-    await api(`${this.path}/cancel?action=${action}&wait=true`, { method: "POST" });
+    if (action === "rollback") this.rollingBack = true;
+    try {
+      await api(`${this.path}/cancel?action=${action}&wait=true`, { method: "POST" });
+    } catch (error) {
+      this.rollingBack = false;
+      throw error;
+    }
     if (action === "rollback") this.deleted = true;
     if (!this.stream) await this.streamEnded();
     this.changed();
