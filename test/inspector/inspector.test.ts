@@ -143,9 +143,9 @@ describe("the inspector in a browser", () => {
     async () => {
       const page = await open();
       await openAgent(page, "echo");
-      const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+      const words = Array.from({ length: 120 }, (_, i) => `word${i}`).join(" ");
       await runWith(page, `hello inspector ${words}`);
-      // Live: the first words are in before the run ends (40 words at 20 ms each).
+      // Live: the first words are in before the run ends (120 words at 20 ms each).
       await page.locator(".run-view[data-connection=live]").waitFor();
       await page.locator('.trow[data-type="TEXT_MESSAGE_CONTENT"]').first().waitFor();
       await status(page, "success");
@@ -274,6 +274,15 @@ describe("the inspector in a browser", () => {
       await page.getByRole("tab", { name: /Runs/ }).click();
       await page.locator(".table tbody tr").nth(1).waitFor();
       await expect(page.locator(".table tbody tr").count()).resolves.toBe(2);
+
+      // Copy the thread (a new thread with the same history), then delete the copy.
+      const original = page.url();
+      await page.getByRole("button", { name: "Copy", exact: true }).click();
+      await page.waitForURL((url) => url.toString() !== original);
+      await page.getByRole("tab", { name: "Messages (4)" }).waitFor();
+      page.once("dialog", (dialog) => void dialog.accept());
+      await page.getByRole("button", { name: "Delete", exact: true }).click();
+      await page.getByRole("heading", { name: "Threads" }).waitFor();
       expect(page.errors).toEqual([]);
       await page.close();
     },
