@@ -50,7 +50,12 @@ export function RunView({ runId }: { runId: string }) {
             / run
           </div>
           <h1>
-            {name.data || "run"} <StatusBadge status={session.status} />{" "}
+            {session.agentId ? (
+              <a href={href(`/agents/${session.agentId}`)}>{name.data || "run"}</a>
+            ) : (
+              "run"
+            )}{" "}
+            <StatusBadge status={session.status} />{" "}
             <span class="muted small connection">{connectionLabel(session)}</span>
           </h1>
           <div class="muted small mono">

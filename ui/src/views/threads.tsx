@@ -114,7 +114,7 @@ function ThreadList({ route }: { route: Route }) {
               <th>thread</th>
               <th>status</th>
               <th>metadata</th>
-              <th>messages</th>
+              <th>last message</th>
               <th>updated</th>
             </tr>
           </thead>
@@ -136,7 +136,9 @@ function ThreadList({ route }: { route: Route }) {
                 <td class="mono small">
                   {Object.keys(t.metadata ?? {}).length ? JSON.stringify(t.metadata) : ""}
                 </td>
-                <td>{t.messages?.length ?? 0}</td>
+                <td class="small preview">
+                  <LastMessage thread={t} />
+                </td>
                 <td class="small">{formatTime(t.updated_at)}</td>
               </tr>
             ))}
@@ -179,6 +181,27 @@ export function Pager(props: {
         Older ▸
       </button>
     </div>
+  );
+}
+
+function LastMessage({ thread }: { thread: AcpThread }) {
+  const messages = thread.messages ?? [];
+  const last = messages.at(-1);
+  if (!last) return <span class="muted">none</span>;
+  const text =
+    typeof last.content === "string"
+      ? last.content
+      : last.content
+          .filter((b) => b.type === "text")
+          .map((b) => String(b.text ?? ""))
+          .join("");
+  return (
+    <span>
+      <span class="muted">
+        {last.role} · {messages.length} ·{" "}
+      </span>
+      {text.length > 90 ? `${text.slice(0, 90)}…` : text || "(no text)"}
+    </span>
   );
 }
 
