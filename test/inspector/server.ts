@@ -63,21 +63,23 @@ export async function startBuiltServer(
 
 function listening(child: ChildProcess): Promise<string> {
   let output = "";
+  let started = false;
   return new Promise((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`the server did not start: ${output}`)), 20_000);
     child.stderr!.on("data", (chunk) => (output += chunk));
+    // Read all along (a full pipe would stall the server), keeping only what comes before start.
     child.stdout!.on("data", (chunk) => {
+      if (started) return;
       output += chunk;
-      for (const line of output.split("\n")) {
-        if (!line.includes('"acp-agui listening"')) continue;
-        clearTimeout(timer);
-        done(JSON.parse(line).url as string);
-        return;
-      }
+      const line = output.split("\n").find((l) => l.includes('"acp-agui listening"'));
+      if (!line) return;
+      started = true;
+      clearTimeout(timer);
+      done(JSON.parse(line).url as string);
     });
     child.once("exit", (code) => {
       clearTimeout(timer);
-      fail(new Error(`the server exited with ${code}: ${output}`));
+      if (!started) fail(new Error(`the server exited with ${code}: ${output}`));
     });
   });
 }

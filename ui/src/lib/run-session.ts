@@ -147,7 +147,11 @@ export class RunSession {
         },
       ).then(
         () => session.streamEnded(),
-        (error: Error) => (named ? session.fail(error) : reject(error)),
+        (error: Error) => {
+          if (named) return session.fail(error);
+          controller.abort();
+          reject(error);
+        },
       );
     });
   }
