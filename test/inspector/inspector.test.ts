@@ -187,12 +187,21 @@ describe("the inspector in a browser", () => {
       await openAgent(page, "approval-demo");
       await runWith(page);
       await status(page, "interrupted");
-      const panel = page.locator("[data-testid=interrupt-panel]");
+      await page.locator("[data-testid=interrupt-panel]").waitFor();
+      await screenshot(page, "approval-interrupt");
+      // Answered from a second tab that opens the run by its address alone (nothing cached):
+      // its form comes from the descriptor's resume schema, and the first tab follows too.
+      const other = await browser.page();
+      await other.goto(page.url());
+      const panel = other.locator("[data-testid=interrupt-panel]");
       await panel.getByRole("heading", { name: /Approve the plan\?/ }).waitFor();
       await panel.locator('input[name="approval.approved"]').check();
       await panel.locator('textarea[name="approval.comment"]').fill("looks right");
-      await screenshot(page, "approval-interrupt");
       await panel.getByRole("button", { name: "Resume", exact: true }).click();
+      await status(other, "success");
+      await expect(other.locator('.trow[data-type="RUN_STARTED"]').count()).resolves.toBe(2);
+      expect(other.errors).toEqual([]);
+      await other.close();
       await status(page, "success");
       await page
         .locator('[data-testid=conversation] [data-role="assistant"]', { hasText: "Approved." })

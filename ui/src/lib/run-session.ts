@@ -69,6 +69,7 @@ export class RunSession {
   private stream: AbortController | null = null;
   private replayTimer: ReturnType<typeof setInterval> | null = null;
   private rollingBack = false;
+  private watchTimer: ReturnType<typeof setInterval> | null = null;
 
   /** The run's ACP path: `/threads/{t}/runs/{r}` or `/runs/{r}`. */
   get path(): string {
@@ -174,6 +175,7 @@ export class RunSession {
       await this.readStored();
       if (this.status === "pending") this.follow();
       else this.connection = "ended";
+      this.watchInterrupted();
     } catch (error) {
       this.fail(error as Error);
     }
@@ -251,7 +253,38 @@ export class RunSession {
       else this.error = (error as Error).message;
     }
     this.connection = "ended";
+    this.watchInterrupted();
     this.changed();
+  }
+
+  /**
+   * An interrupted run may be resumed from elsewhere (another tab, a client): while a view
+   * shows it, look every 2 s whether it is pending again, and follow it when it is.
+   */
+  private watchInterrupted(): void {
+    if (this.watchTimer || this.status !== "interrupted") return;
+    this.watchTimer = setInterval(async () => {
+      if (this.status !== "interrupted" || this.stream) {
+        clearInterval(this.watchTimer!);
+        this.watchTimer = null;
+        return;
+      }
+      if (this.listeners.size === 0) return;
+      try {
+        const run = (
+          await api<StoredFrames>(
+            inspectorApi(`/runs/${this.runId}/frames?after_seq=${this.lastSeq}&limit=1`),
+          )
+        ).run;
+        if (run.status === "pending" && this.status === "interrupted") {
+          this.status = "pending";
+          this.output = null;
+          this.follow();
+        }
+      } catch {
+        // Gone or unreachable: the next look tells.
+      }
+    }, 2000);
   }
 
   private fail(error: Error): void {

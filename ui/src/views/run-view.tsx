@@ -73,7 +73,12 @@ export function RunView({ runId }: { runId: string }) {
       )}
       <Timing session={session} />
       {session.status === "interrupted" && (
-        <InterruptPanel key={finalSeq} session={session} descriptor={descriptor.data} />
+        <InterruptPanel
+          // Built again once the descriptor (resume schemas) arrives, or a new interrupt does.
+          key={`${finalSeq}-${descriptor.data ? "described" : "pending"}`}
+          session={session}
+          descriptor={descriptor.data}
+        />
       )}
       {session.status === "error" || session.status === "timeout" ? (
         <RunErrorNote session={session} />
