@@ -20,6 +20,8 @@ export interface Entry {
   /** The subagent run the event belongs to (its lane), if any. */
   lane: string | null;
   size: number;
+  /** Messages a values or final frame carries (the messages themselves stay in `raw`). */
+  messageCount?: number;
   /** When the page received it (ms since epoch); null for frames read back from storage. */
   receivedAt: number | null;
 }
@@ -108,13 +110,18 @@ export class RunSession {
   private changed(): void {
     if (this.scheduled) return;
     this.scheduled = true;
+    let frame = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const flush = () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+      if (!this.scheduled) return;
       this.scheduled = false;
       for (const listener of [...this.listeners]) listener();
     };
-    // Hidden tabs get no animation frames; a timer keeps their state current all the same.
-    if (document.hidden) setTimeout(flush, 100);
-    else requestAnimationFrame(flush);
+    // A tab in the background gets no animation frames: the timer keeps it current anyway.
+    frame = requestAnimationFrame(flush);
+    timer = setTimeout(flush, 250);
   }
 
   // -- starting and following ------------------------------------------------------------------
@@ -259,7 +266,7 @@ export class RunSession {
 
   /**
    * An interrupted run may be resumed from elsewhere (another tab, a client): while a view
-   * shows it, look every 2 s whether it is pending again, and follow it when it is.
+   * shows it, look every 2 s whether it still is, and follow it once it is not.
    */
   private watchInterrupted(): void {
     if (this.watchTimer || this.status !== "interrupted") return;
@@ -276,7 +283,8 @@ export class RunSession {
             inspectorApi(`/runs/${this.runId}/frames?after_seq=${this.lastSeq}&limit=1`),
           )
         ).run;
-        if (run.status === "pending" && this.status === "interrupted") {
+        // Resumed: pending again, or already finished. Following replays what it missed.
+        if (run.status !== "interrupted" && this.status === "interrupted") {
           this.status = "pending";
           this.output = null;
           this.follow();
@@ -307,11 +315,21 @@ export class RunSession {
         ? (data.update as Record<string, unknown> | undefined)
         : undefined;
     const text = raw ?? JSON.stringify(data);
+    // Every values frame repeats all messages so far: only the newest version keeps them parsed
+    // (a long run's frames would otherwise hold its conversation once per frame).
+    let messages: AcpMessage[] | null = null;
+    let kept = data;
+    if (mode === "values" || mode === "final") {
+      messages = (data.messages ?? []) as AcpMessage[];
+      const { messages: _dropped, ...rest } = data;
+      kept = rest;
+    }
     const entry: Entry = {
       seq,
       mode: mode === "custom" && event?.subagentRunId ? "subagent" : mode,
       raw: text,
-      data,
+      data: kept,
+      messageCount: messages?.length,
       event,
       type: event ? String(event.type ?? "?") : mode,
       lane: laneOf(event),
@@ -323,7 +341,7 @@ export class RunSession {
     }
     this.bySeq.set(seq, entry);
     this.entries.push(entry);
-    if (mode === "values" || mode === "final") this.addVersion(entry);
+    if (messages) this.addVersion(entry, messages);
     if (mode === "final") {
       this.status = String(data.status ?? this.status);
       if (data.output) this.output = data.output as Record<string, unknown>;
@@ -333,13 +351,30 @@ export class RunSession {
     this.changed();
   }
 
-  private addVersion(entry: Entry): void {
+  /** Adds the state after a values or final frame; `messages` null: read them when needed. */
+  private addVersion(entry: Entry, messages: AcpMessage[] | null): void {
     const values = (entry.data.values ?? {}) as Record<string, unknown>;
-    const messages = (entry.data.messages ?? []) as AcpMessage[];
     const previous = this.versions.at(-1);
     const changed = changedPaths(previous?.values ?? {}, values);
     changed.delete("");
-    this.versions.push({ seq: entry.seq, values, messages, changed });
+    if (previous) previous.messages = [];
+    this.versions.push({ seq: entry.seq, values, messages: messages ?? [], changed });
+  }
+
+  /** The versions of `entries` again, from the first; the newest gets its messages back. */
+  private rebuildVersions(): void {
+    this.versions = [];
+    for (const entry of this.entries) {
+      if (entry.mode === "values" || entry.mode === "final") this.addVersion(entry, null);
+    }
+    this.restoreLatestMessages();
+  }
+
+  private restoreLatestMessages(): void {
+    const latest = this.versions.at(-1);
+    const entry = latest && this.bySeq.get(latest.seq);
+    if (!latest || !entry || latest.messages.length === entry.messageCount) return;
+    latest.messages = (JSON.parse(entry.raw).messages ?? []) as AcpMessage[];
   }
 
   /** Frames read from storage may fill holes the live stream left: put them back in order. */
@@ -347,9 +382,7 @@ export class RunSession {
     const ordered = this.entries.every((e, i) => i === 0 || this.entries[i - 1]!.seq < e.seq);
     if (ordered) return;
     this.entries.sort((a, b) => a.seq - b.seq);
-    const states = this.entries.filter((e) => e.mode === "values" || e.mode === "final");
-    this.versions = [];
-    for (const entry of states) this.addVersion(entry);
+    this.rebuildVersions();
   }
 
   // -- actions ---------------------------------------------------------------------------------
@@ -390,8 +423,9 @@ export class RunSession {
       for (; next < end; next++) {
         const entry = all[next]!;
         this.entries.push(entry);
-        if (entry.mode === "values" || entry.mode === "final") this.addVersion(entry);
+        if (entry.mode === "values" || entry.mode === "final") this.addVersion(entry, null);
       }
+      this.restoreLatestMessages();
       if (next >= all.length) this.stopReplay();
       this.changed();
     }, 16);
@@ -403,10 +437,7 @@ export class RunSession {
     clearInterval(this.replayTimer);
     this.replayTimer = null;
     this.entries = [...this.bySeq.values()].sort((a, b) => a.seq - b.seq);
-    this.versions = [];
-    for (const entry of this.entries) {
-      if (entry.mode === "values" || entry.mode === "final") this.addVersion(entry);
-    }
+    this.rebuildVersions();
     this.connection = this.status === "pending" && this.stream ? "live" : "ended";
     this.changed();
   }

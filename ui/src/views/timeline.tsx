@@ -111,7 +111,7 @@ function FrameDetail({ entry, onClose }: { entry: Entry; onClose(): void }) {
       <div class="two">
         <div>
           <h4>{entry.event ? "AG-UI event" : "ACP values"}</h4>
-          <JsonView value={entry.event ?? entry.data} open={3} />
+          <JsonView value={entry.event ?? JSON.parse(entry.raw)} open={3} />
         </div>
         <div>
           <h4>ACP frame</h4>
@@ -175,7 +175,7 @@ export function summary(entry: Entry): string {
       return `run ${String(entry.data.status)}${detail}`;
     }
     const values = entry.data.values as Record<string, unknown> | undefined;
-    const messages = (entry.data.messages as unknown[] | undefined)?.length ?? 0;
+    const messages = entry.messageCount ?? 0;
     return `values {${Object.keys(values ?? {}).join(", ")}} · ${messages} messages`;
   }
   const text = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
