@@ -111,6 +111,13 @@ async function runWith(page: Page, message?: string): Promise<void> {
   await page.locator(".run-view").waitFor();
 }
 
+/** How many frames the server stored for the run the page shows. */
+async function storedFrames(page: Page): Promise<number> {
+  const runId = page.url().split("/").at(-1)!;
+  const run = await fetch(`${server.url}/ui/api/runs/${runId}/frames?after_seq=0&limit=1`);
+  return ((await run.json()) as { run: { last_seq: number } }).run.last_seq;
+}
+
 const status = (page: Page, value: string) =>
   page.locator(`.run-view[data-status="${value}"]`).waitFor({ timeout: 20_000 });
 
@@ -331,6 +338,11 @@ describe("the inspector in a browser", () => {
       await runWith(page, "go");
       await status(page, "success");
       await page.getByText("10000 AG-UI events").waitFor({ timeout: 30_000 });
+      // The stream closed and the frames it skipped were read back from storage, in pages.
+      await page.locator(".run-view[data-connection=ended]").waitFor({ timeout: 30_000 });
+      await expect(page.locator(".facts").textContent()).resolves.toContain(
+        `frames${await storedFrames(page)}`,
+      );
       const rows = await page.locator(".trow").count();
       expect(rows).toBeGreaterThan(0);
       expect(rows).toBeLessThan(200);
@@ -364,6 +376,18 @@ describe("the inspector in a browser", () => {
       // Three echo runs so far: one finished, one cancelled, one rolled back.
       await expect(echo.locator("td").nth(3).textContent()).resolves.toBe("3");
       await screenshot(page, "server");
+
+      // Recent runs of every kind, filtered by status: the cancelled echo run is the error.
+      await page.getByRole("link", { name: "Runs" }).click();
+      await page.locator(".table tbody tr").first().waitFor();
+      await page.getByLabel("status").selectOption("error");
+      await page
+        .locator(".table tbody tr")
+        .first()
+        .locator(".badge", { hasText: "error" })
+        .waitFor();
+      const badges = await page.locator(".table tbody .badge").allTextContents();
+      expect(badges).toEqual(["error"]);
       expect(page.errors).toEqual([]);
       await page.close();
     },

@@ -58,5 +58,6 @@ async function errorMessage(response: Response): Promise<string> {
 
 /** Where the inspector's own JSON API lives: beside the page, wherever the page is mounted. */
 export function inspectorApi(path: string): string {
-  return new URL(`api${path}`, document.baseURI).pathname;
+  const url = new URL(`api${path}`, document.baseURI);
+  return url.pathname + url.search;
 }

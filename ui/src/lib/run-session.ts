@@ -203,8 +203,9 @@ export class RunSession {
       for (const frame of page.frames) {
         if (!this.bySeq.has(frame.seq)) this.ingest(frame.seq, frame.mode, frame.data, null);
       }
-      if (page.frames.length < 1000) break;
-      after = page.frames.at(-1)!.seq;
+      const last = page.frames.at(-1)?.seq ?? after;
+      if (page.frames.length < 1000 || last <= after) break;
+      after = last;
     }
     this.rebuildIfUnordered();
     this.changed();
