@@ -20,7 +20,7 @@ cd "$work"
 npm ci --no-audit --no-fund --loglevel=error
 npm run build --silent
 npm prune --omit=dev --no-audit --no-fund --loglevel=error
-rm -rf src test scripts bench   # the runtime stage copies only package.json, node_modules, dist, schemas, config
+rm -rf src test scripts bench ui   # the runtime stage copies only package.json, node_modules, dist, schemas, config
 
 echo "docker-check: runtime stage as user nobody"
 chmod -R a+rX "$work"
@@ -34,6 +34,10 @@ server_pid=$!
 for _ in $(seq 1 50); do
   if curl -fsS "http://127.0.0.1:$port/readyz" > /dev/null 2>&1; then
     echo "docker-check: /readyz answered: $(curl -fsS "http://127.0.0.1:$port/readyz")"
+    # The inspector ships in dist/ui: its page must be served by the pruned install.
+    curl -fsS "http://127.0.0.1:$port/ui/" -o "$data/ui.html"
+    grep -q "acp-agui inspector" "$data/ui.html"
+    echo "docker-check: /ui/ serves the inspector"
     # The image's HEALTHCHECK command, verbatim.
     PORT="$port" node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
     kill -TERM "$server_pid"

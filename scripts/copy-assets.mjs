@@ -26,3 +26,14 @@ for (const [dir, pattern] of assets) {
   }
   info(`copy-assets: ${copied} file(s) ${join("src", dir)} → ${join("dist", dir)}`);
 }
+
+// The inspector (ui/) is built by Vite straight into dist/ui (`npm run build:ui`, run before
+// this script); a build without it would serve a page saying it is not built.
+const inspector = join(root, "dist", "ui");
+if (!existsSync(join(inspector, "index.html"))) {
+  throw new Error(
+    `the inspector is not built: ${inspector}/index.html is missing (npm run build:ui)`,
+  );
+}
+const files = readdirSync(join(inspector, "assets"));
+console.log(`copy-assets: inspector in dist/ui (index.html and ${files.length} asset(s))`);

@@ -10,6 +10,7 @@ import { RunEngine } from "./engine/run-engine.js";
 import { type AgentCatalog, RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
 import { registerErrorHandling, sendError, sendFrameworkError } from "./http/errors.js";
+import { createInspector, inspectorOpenPaths, registerInspector } from "./http/inspector/index.js";
 import { registerJsonBodyParser } from "./http/json-body.js";
 import { registerAuth } from "./http/plugins/auth.js";
 import { registerCors } from "./http/plugins/cors.js";
@@ -59,6 +60,8 @@ export interface BuildAppOptions {
   bus?: FrameBus;
   /** Grace period for running runs when the app closes. */
   shutdownGraceMs?: number;
+  /** Where the built inspector is read from; defaults to dist/ui (tests point elsewhere). */
+  inspectorRoot?: string;
 }
 
 /**
@@ -159,6 +162,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // caller the key check found; all of them before the routes they apply to.
   const openPaths = new Set(OPEN_PATHS);
   if (settings.metrics.public) openPaths.add("/metrics");
+  const inspector = settings.inspector.enabled
+    ? createInspector(settings.inspector.path, options.inspectorRoot)
+    : null;
+  for (const path of inspector ? inspectorOpenPaths(inspector) : []) openPaths.add(path);
   await registerCors(app, settings.cors);
   registerAuth(app, { keys: settings.auth.keys, registry, storage, openPaths });
   await registerRateLimit(app, { ...settings.rateLimit, openPaths });
@@ -171,6 +178,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(threadRunRoutes);
   await app.register(statelessRunRoutes);
   await app.register(aguiRoutes);
+  if (inspector) await registerInspector(app, inspector, { metrics });
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();

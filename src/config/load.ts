@@ -133,12 +133,16 @@ function configValidator() {
 // The file's shape once the schema has passed (only what resolving reads).
 interface RawConfig {
   server?: Partial<
-    Omit<ServerConfig, "webhooks" | "auth" | "cors" | "metrics" | "rateLimit" | "limits">
+    Omit<
+      ServerConfig,
+      "webhooks" | "auth" | "cors" | "metrics" | "inspector" | "rateLimit" | "limits"
+    >
   > & {
     webhooks?: Partial<ServerConfig["webhooks"]>;
     auth?: { keys?: RawApiKey[] };
     cors?: Partial<ServerConfig["cors"]>;
     metrics?: Partial<ServerConfig["metrics"]>;
+    inspector?: Partial<ServerConfig["inspector"]>;
     rateLimit?: Partial<ServerConfig["rateLimit"]>;
     limits?: Partial<ServerConfig["limits"]>;
   };
@@ -203,6 +207,7 @@ function resolveServer(
     auth: { keys: resolveApiKeys(raw.auth?.keys ?? [], agents, context) },
     cors: { origins: raw.cors?.origins ?? [...SERVER_DEFAULTS.cors.origins] },
     metrics: { ...SERVER_DEFAULTS.metrics, ...raw.metrics },
+    inspector: { ...SERVER_DEFAULTS.inspector, ...raw.inspector },
     rateLimit: { ...SERVER_DEFAULTS.rateLimit, ...raw.rateLimit },
     limits: { ...SERVER_DEFAULTS.limits, ...raw.limits },
   };

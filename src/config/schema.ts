@@ -32,6 +32,17 @@ const httpUrl = {
   pattern: "^https?://",
   "x-expected": "an http:// or https:// URL",
 } as const;
+/**
+ * Where the inspector is served: one or more path segments, no trailing slash, and not under a
+ * path of the API itself (the inspector's routes would shadow or clash with it).
+ */
+const inspectorPath = {
+  type: "string",
+  pattern:
+    "^/(?!(agents|threads|runs|ag-ui|schemas|healthz|readyz|metrics|openapi\\.json)(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$",
+  "x-expected":
+    "a path such as /ui (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)",
+} as const;
 /** A user JSON Schema (OpenAPI 3.1 schema object): any object, checked later by the registry. */
 const userSchema = { type: "object", "x-expected": "a JSON Schema object" } as const;
 
@@ -282,6 +293,11 @@ export const configFileSchema = {
           additionalProperties: false,
           properties: { enabled: { type: "boolean" }, public: { type: "boolean" } },
         },
+        inspector: {
+          type: "object",
+          additionalProperties: false,
+          properties: { enabled: { type: "boolean" }, path: inspectorPath },
+        },
         rateLimit: {
           type: "object",
           additionalProperties: false,
@@ -366,6 +382,8 @@ export interface ServerConfig {
   cors: { origins: string[] };
   /** `GET /metrics`: served at all, and served without an API key when auth is on. */
   metrics: { enabled: boolean; public: boolean };
+  /** The browser inspector: served at all, and at which path. */
+  inspector: { enabled: boolean; path: string };
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
@@ -411,6 +429,7 @@ export const SERVER_DEFAULTS: ServerConfig = {
   auth: { keys: [] },
   cors: { origins: [] },
   metrics: { enabled: true, public: false },
+  inspector: { enabled: true, path: "/ui" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
 };

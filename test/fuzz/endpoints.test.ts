@@ -161,6 +161,22 @@ const endpoints: Endpoint[] = [
     queryKeys: [],
     acp: false,
   },
+  // The inspector's own read-only API.
+  { id: "inspector_overview", method: "GET", path: "/ui/api/overview", queryKeys: [], acp: false },
+  {
+    id: "inspector_runs",
+    method: "GET",
+    path: "/ui/api/runs",
+    queryKeys: ["agent_id", "status", "limit", "offset"],
+    acp: false,
+  },
+  {
+    id: "inspector_run_frames",
+    method: "GET",
+    path: "/ui/api/runs/{run_id}/frames",
+    queryKeys: ["after_seq", "limit"],
+    acp: false,
+  },
 ];
 
 interface Fixtures {
@@ -406,6 +422,8 @@ describe("hostile requests", () => {
         "runs",
         "agents",
         "ag-ui",
+        "ui",
+        "api",
         "search",
         "stream",
         "wait",

@@ -46,6 +46,8 @@ export interface BuildOptions {
   baseDir?: string;
   /** The app's logger (default: the app's own, from the settings' level). */
   logger?: Logger;
+  /** Where the built inspector is read from (default: dist/ui). */
+  inspectorRoot?: string;
 }
 
 /** Builds the app in-process on an in-memory SQLite storage (or the one given). */
@@ -62,7 +64,13 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     keepAliveSeconds: 0,
     ...options.settings,
   };
-  const app = await buildApp({ settings, registry, storage, logger: options.logger });
+  const app = await buildApp({
+    settings,
+    registry,
+    storage,
+    logger: options.logger,
+    inspectorRoot: options.inspectorRoot,
+  });
   await app.ready();
   return {
     app,

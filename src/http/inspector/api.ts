@@ -1,0 +1,182 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
+import { toAcpRun } from "../../engine/acp-mapping.js";
+import { notFound } from "../../errors.js";
+import type { Metrics } from "../../metrics/metrics.js";
+import { packageRoot } from "../../paths.js";
+import type { RunRecord } from "../../storage/types.js";
+import { runIdParams } from "../params.js";
+
+/**
+ * What the inspector needs beyond the ACP API, read-only and behind the same API keys: the
+ * server's health with its queue and run counts (from the metrics registry, as JSON), every
+ * stored frame of a run whatever its stream mode (for replay), and recent runs of both kinds
+ * (ACP's run search lists stateless runs only).
+ */
+export interface InspectorApiOptions {
+  metrics?: Metrics;
+}
+
+const version = (() => {
+  try {
+    const pkg = JSON.parse(readFileSync(resolve(packageRoot, "package.json"), "utf8"));
+    return typeof pkg.version === "string" ? pkg.version : "unknown";
+  } catch {
+    return "unknown";
+  }
+})();
+
+const frameQuery = {
+  type: "object",
+  properties: {
+    after_seq: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
+    limit: { type: "integer", minimum: 1, maximum: 1000, default: 1000 },
+  },
+  additionalProperties: false,
+} as const;
+
+const runsQuery = {
+  type: "object",
+  properties: {
+    agent_id: { type: "string", format: "uuid" },
+    status: { type: "string", enum: ["pending", "error", "success", "timeout", "interrupted"] },
+    limit: { type: "integer", minimum: 1, maximum: 100, default: 25 },
+    offset: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
+  },
+  additionalProperties: false,
+} as const;
+
+export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
+  Options: InspectorApiOptions;
+}> = async (app, options) => {
+  const { storage, settings } = app.deps;
+  const startedAt = new Date();
+
+  app.get("/overview", async (request) => {
+    const ready = await storage.ping().catch(() => false);
+    return {
+      server: {
+        version,
+        storage: storage.kind,
+        ready,
+        auth: settings.auth.keys.length > 0,
+        started_at: startedAt.toISOString(),
+        uptime_seconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+      },
+      metrics: options.metrics
+        ? request.caller?.agentIds
+          ? {
+              enabled: true,
+              available: false,
+              reason: `API key "${request.caller.name}" is restricted to some agents; metrics need an unrestricted key`,
+            }
+          : { enabled: true, available: true, ...(await summarize(options.metrics)) }
+        : { enabled: false, available: false, reason: "metrics are off (server.metrics.enabled)" },
+    };
+  });
+
+  app.get("/runs", { schema: { querystring: runsQuery } }, async (request) => {
+    const { agent_id, status, limit, offset } = request.query;
+    const found = await storage.searchRuns({
+      ...(agent_id ? { agent_id } : {}),
+      ...(status ? { status } : {}),
+      limit,
+      offset,
+    });
+    const allowed = request.caller?.agentIds;
+    return found.filter((run) => !allowed || allowed.has(run.agent_id)).map(describeRun);
+  });
+
+  app.get(
+    "/runs/:run_id/frames",
+    { schema: { params: runIdParams, querystring: frameQuery } },
+    async (request, reply) => {
+      const run = await storage.getRun(request.params.run_id);
+      if (!run) throw notFound("run", request.params.run_id);
+      const { after_seq, limit } = request.query;
+      const frames = await storage.readFrames(run.run_id, after_seq, limit);
+      // Frames are stored as JSON text: spliced in as they are, never parsed and re-serialized.
+      const list = frames
+        .map((f) => `{"seq":${f.seq},"mode":${JSON.stringify(f.mode)},"data":${f.data}}`)
+        .join(",");
+      return reply
+        .type("application/json; charset=utf-8")
+        .send(`{"run":${JSON.stringify(describeRun(run))},"frames":[${list}]}`);
+    },
+  );
+};
+
+/** The ACP run, plus what only the server knows: its kind, segments and last frame. */
+function describeRun(run: RunRecord) {
+  return {
+    ...toAcpRun(run),
+    kind: run.kind,
+    segments: run.segments,
+    last_seq: run.last_seq,
+    output: run.output,
+  };
+}
+
+type MetricJson = Awaited<ReturnType<Metrics["registry"]["getMetricsAsJSON"]>>[number];
+
+interface AgentSummary {
+  agent: string;
+  pending: number;
+  executing: number;
+  created: number;
+  stopped: Record<string, number>;
+  events: number;
+  events_rejected: number;
+}
+
+/** The server's own metrics, per agent: the same numbers `GET /metrics` exposes. */
+async function summarize(metrics: Metrics) {
+  const all = await metrics.registry.getMetricsAsJSON();
+  const byName = new Map<string, MetricJson>(all.map((metric) => [metric.name, metric]));
+  const agents = new Map<string, AgentSummary>();
+  const agent = (name: string): AgentSummary => {
+    let entry = agents.get(name);
+    if (!entry) {
+      entry = {
+        agent: name,
+        pending: 0,
+        executing: 0,
+        created: 0,
+        stopped: {},
+        events: 0,
+        events_rejected: 0,
+      };
+      agents.set(name, entry);
+    }
+    return entry;
+  };
+  const each = (
+    name: string,
+    visit: (entry: AgentSummary, value: number, status: string) => void,
+  ) => {
+    for (const sample of byName.get(name)?.values ?? []) {
+      const labels = sample.labels as Record<string, string | number>;
+      if (typeof labels.agent !== "string") continue;
+      visit(agent(labels.agent), sample.value, String(labels.status ?? ""));
+    }
+  };
+  each("acp_runs_pending", (entry, value) => (entry.pending = value));
+  each("acp_runs_executing", (entry, value) => (entry.executing = value));
+  each("acp_runs_created_total", (entry, value) => (entry.created += value));
+  each("acp_runs_total", (entry, value, status) => {
+    entry.stopped[status] = (entry.stopped[status] ?? 0) + value;
+  });
+  each("acp_agui_events_total", (entry, value) => (entry.events += value));
+  each("acp_agui_events_rejected_total", (entry, value) => (entry.events_rejected += value));
+  const single = (name: string) => byName.get(name)?.values[0]?.value ?? 0;
+  const webhooks: Record<string, number> = {};
+  for (const sample of byName.get("acp_webhook_deliveries_total")?.values ?? []) {
+    webhooks[String(sample.labels.result)] = sample.value;
+  }
+  return {
+    agents: [...agents.values()].sort((a, b) => a.agent.localeCompare(b.agent)),
+    open_streams: single("acp_open_streams"),
+    webhooks,
+  };
+}

@@ -1,0 +1,306 @@
+import { useEffect, useState } from "preact/hooks";
+import { CopyButton, ErrorNote, StatusBadge, Tabs } from "../components/common";
+import { JsonView } from "../components/json-view";
+import { agentName, descriptorOf } from "../lib/agents";
+import { toCurl } from "../lib/curl";
+import { formatDuration, formatTime, pretty, shortId } from "../lib/format";
+import { href } from "../lib/router";
+import { RunSession } from "../lib/run-session";
+import { useLoad } from "../lib/use-load";
+import { Conversation } from "./conversation";
+import { InterruptPanel } from "./interrupt-panel";
+import { StateView } from "./state-view";
+import { Timeline } from "./timeline";
+
+/** Re-renders the caller whenever the session has news (at most once per animation frame). */
+function useSession(runId: string): RunSession {
+  const session = RunSession.open(runId);
+  const [, setTick] = useState(0);
+  useEffect(() => session.subscribe(() => setTick((t) => t + 1)), [session]);
+  return session;
+}
+
+type SideTab = "conversation" | "state" | "output" | "request";
+
+/** One run, live or finished: status and timing, timeline, conversation, state, interrupts. */
+export function RunView({ runId }: { runId: string }) {
+  const session = useSession(runId);
+  const [tab, setTab] = useState<SideTab>("conversation");
+  const descriptor = useLoad(
+    () => (session.agentId ? descriptorOf(session.agentId) : Promise.resolve(undefined)),
+    [session.agentId],
+  );
+  const name = useLoad(
+    () => (session.agentId ? agentName(session.agentId) : Promise.resolve("")),
+    [session.agentId],
+  );
+  const latest = session.latest;
+  const finalSeq = session.entries.findLast((e) => e.mode === "final")?.seq ?? 0;
+
+  return (
+    <div class="run-view" data-status={session.status} data-connection={session.connection}>
+      <header class="page-head">
+        <div>
+          <div class="crumbs">
+            {session.threadId && session.kind === "stateful" ? (
+              <a href={href(`/threads/${session.threadId}`)}>thread {shortId(session.threadId)}</a>
+            ) : (
+              <a href={href("/runs")}>runs</a>
+            )}{" "}
+            / run
+          </div>
+          <h1>
+            {session.agentId ? (
+              <a href={href(`/agents/${session.agentId}`)}>{name.data || "run"}</a>
+            ) : (
+              "run"
+            )}{" "}
+            <StatusBadge status={session.status} />{" "}
+            <span class="muted small connection">{connectionLabel(session)}</span>
+          </h1>
+          <div class="muted small mono">
+            run_id {session.runId} · {session.kind}
+          </div>
+        </div>
+        <RunActions session={session} />
+      </header>
+
+      <ErrorNote error={session.error} />
+      {session.deleted && (
+        <div class="note">
+          Rolled back: the run was deleted and its thread restored to before it.
+        </div>
+      )}
+      <Timing session={session} />
+      {session.status === "interrupted" && (
+        <InterruptPanel
+          // Built again once the descriptor (resume schemas) arrives, or a new interrupt does.
+          key={`${finalSeq}-${descriptor.data ? "described" : "pending"}`}
+          session={session}
+          descriptor={descriptor.data}
+        />
+      )}
+      {session.status === "error" || session.status === "timeout" ? (
+        <RunErrorNote session={session} />
+      ) : null}
+
+      <div class="run-grid">
+        <Timeline session={session} />
+        <section class="card side">
+          <div class="card-body">
+            <Tabs
+              active={tab}
+              onChange={setTab}
+              tabs={[
+                { id: "conversation", label: `Conversation (${latest?.messages.length ?? 0})` },
+                { id: "state", label: `State (${session.versions.length})` },
+                { id: "output", label: "Output" },
+                { id: "request", label: "Request" },
+              ]}
+            />
+            <div class="tab-body">
+              {tab === "conversation" && (
+                <Conversation messages={latest?.messages ?? []} lanes={session.lanes} />
+              )}
+              {tab === "state" && <StateView versions={session.versions} />}
+              {tab === "output" &&
+                (session.output ? (
+                  <JsonView value={session.output} open={3} />
+                ) : (
+                  <div class="muted">The run has no output yet.</div>
+                ))}
+              {tab === "request" && <RequestTab session={session} />}
+            </div>
+          </div>
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function connectionLabel(session: RunSession): string {
+  switch (session.connection) {
+    case "connecting":
+      return "loading…";
+    case "live":
+      return session.status === "pending" ? "● live" : "";
+    case "replaying":
+      return "replaying…";
+    case "failed":
+      return "connection lost";
+    default:
+      return "";
+  }
+}
+
+function RunActions({ session }: { session: RunSession }) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const cancellable = session.status === "pending" || session.status === "interrupted";
+  const act = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="actions">
+      {cancellable && !session.deleted && (
+        <>
+          <button
+            type="button"
+            class="button danger"
+            disabled={busy}
+            onClick={() => act(() => session.cancel("interrupt"))}
+            title="End the run as cancelled, keeping what it did"
+          >
+            Cancel
+          </button>
+          <button
+            type="button"
+            class="button ghost"
+            disabled={busy}
+            onClick={() => act(() => session.cancel("rollback"))}
+            title="Cancel, delete the run and restore the thread to before it"
+          >
+            Cancel &amp; roll back
+          </button>
+        </>
+      )}
+      {session.connection === "replaying" ? (
+        <button type="button" class="button" onClick={() => session.stopReplay()}>
+          Stop replay
+        </button>
+      ) : (
+        session.connection === "ended" &&
+        session.entries.length > 0 && (
+          <button
+            type="button"
+            class="button"
+            onClick={() => session.replay()}
+            title="Play the stored frames again"
+          >
+            Replay
+          </button>
+        )
+      )}
+      {error && <span class="field-error small">{error}</span>}
+    </div>
+  );
+}
+
+function Timing({ session }: { session: RunSession }) {
+  const [now, setNow] = useState(Date.now());
+  const live = session.status === "pending";
+  useEffect(() => {
+    if (!live) return;
+    const timer = setInterval(() => setNow(Date.now()), 500);
+    return () => clearInterval(timer);
+  }, [live]);
+  const info = session.info;
+  const first = session.entries.find((e) => e.receivedAt !== null)?.receivedAt ?? null;
+  const segments = info?.segments ?? [];
+  const executed = segments.reduce((ms, s) => {
+    const end = s.ended_at ? Date.parse(s.ended_at) : live ? now : Date.parse(s.started_at);
+    return ms + Math.max(0, end - Date.parse(s.started_at));
+  }, 0);
+  const elapsed =
+    segments.length > 0
+      ? executed
+      : first !== null
+        ? (live ? now : session.entries.at(-1)!.receivedAt!) - first
+        : null;
+  return (
+    <dl class="facts">
+      <div>
+        <dt>created</dt>
+        <dd>{formatTime(info?.created_at)}</dd>
+      </div>
+      <div>
+        <dt>executing</dt>
+        <dd data-testid="run-duration">{formatDuration(elapsed)}</dd>
+      </div>
+      <div>
+        <dt>segments</dt>
+        <dd>{segments.length || (session.entries.length > 0 ? 1 : 0)}</dd>
+      </div>
+      <div>
+        <dt>frames</dt>
+        <dd>{session.entries.length}</dd>
+      </div>
+      <div>
+        <dt>stream modes</dt>
+        <dd>{streamModes(info?.creation ?? session.request?.body)}</dd>
+      </div>
+      {session.threadId && session.kind === "stateful" && (
+        <div>
+          <dt>thread</dt>
+          <dd>
+            <a class="mono" href={href(`/threads/${session.threadId}`)}>
+              {shortId(session.threadId)}
+            </a>
+          </dd>
+        </div>
+      )}
+    </dl>
+  );
+}
+
+function streamModes(creation: unknown): string {
+  const mode = (creation as Record<string, unknown> | undefined)?.stream_mode;
+  if (Array.isArray(mode)) return mode.join(", ");
+  return typeof mode === "string" ? mode : "values";
+}
+
+function RunErrorNote({ session }: { session: RunSession }) {
+  const output = session.output;
+  if (output?.type !== "error") return null;
+  return (
+    <div class="note error">
+      {String(output.description ?? "the run failed")}{" "}
+      <span class="muted">(errcode {String(output.errcode)})</span>
+    </div>
+  );
+}
+
+function RequestTab({ session }: { session: RunSession }) {
+  const request = session.request;
+  const follow = toCurl({
+    method: "GET",
+    path: `${session.path}/stream`,
+    headers: { "last-event-id": "0" },
+    stream: true,
+  });
+  return (
+    <div class="stack">
+      {request ? (
+        <>
+          <div class="row between">
+            <code>
+              {request.method} {request.path}
+            </code>
+            <CopyButton text={toCurl({ ...request, stream: true })} label="Copy as curl" />
+          </div>
+          <pre class="code">{pretty(request.body)}</pre>
+        </>
+      ) : (
+        session.info && (
+          <>
+            <div class="muted small">The run was created with:</div>
+            <pre class="code">{pretty(session.info.creation)}</pre>
+          </>
+        )
+      )}
+      <div class="row between">
+        <span class="small">Replay and follow it from the ACP API:</span>
+        <CopyButton text={follow} label="Copy as curl" />
+      </div>
+      <pre class="code small">{follow}</pre>
+    </div>
+  );
+}
