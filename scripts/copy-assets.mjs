@@ -36,4 +36,4 @@ if (!existsSync(join(inspector, "index.html"))) {
   );
 }
 const files = readdirSync(join(inspector, "assets"));
-console.log(`copy-assets: inspector in dist/ui (index.html and ${files.length} asset(s))`);
+info(`copy-assets: inspector in dist/ui (index.html and ${files.length} asset(s))`);

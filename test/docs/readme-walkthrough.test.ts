@@ -1,7 +1,15 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, relative, resolve, sep } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -103,7 +111,10 @@ describe("the README walk-through, run as written against npm start", () => {
       throw new Error("the README walk-through needs curl on the PATH (apt-get install curl)");
     }
     work = mkdtempSync(join(tmpdir(), "acp-readme-"));
-    const started = npmStart(join(work, "walkthrough.db"));
+    const started = npmStart(
+      copyOfRepository(join(work, "acp-agui")),
+      join(work, "walkthrough.db"),
+    );
     server = started.child;
     serverExited = started.exited;
     const url = await started.listening;
@@ -187,10 +198,30 @@ describe("the README walk-through, run as written against npm start", () => {
   });
 });
 
+/**
+ * The repository's own files in `dir`, with its installed packages linked in: `npm start`
+ * builds there, so the build it runs never rewrites the `dist/` that other test files are
+ * running servers from at the same moment.
+ */
+function copyOfRepository(dir: string): string {
+  const left = new Set(["node_modules", "dist", "data", ".git", "test-results", ".tmp"]);
+  cpSync(root, dir, {
+    recursive: true,
+    filter: (source) => {
+      const path = relative(root, source);
+      const top = path.split(sep)[0]!;
+      const generated = path === join("src", "validation", "generated");
+      return !left.has(top) && !generated && basename(path) !== "node_modules";
+    },
+  });
+  symlinkSync(join(root, "node_modules"), join(dir, "node_modules"), "dir");
+  return dir;
+}
+
 /** `npm start -- --port 0 --db FILE`: the README's command on a free port and a fresh database. */
-function npmStart(db: string) {
+function npmStart(cwd: string, db: string) {
   const child = spawn("npm", ["start", "--", "--port", "0", "--db", db], {
-    cwd: root,
+    cwd,
     // As a user types it: no verbose mode inherited from an `npm test --verbose` around us.
     env: { ...process.env, LOG_LEVEL: "info", npm_config_loglevel: "notice", VERBOSE: "" },
     stdio: ["ignore", "pipe", "pipe"],
