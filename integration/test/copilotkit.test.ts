@@ -2,7 +2,8 @@
  * CopilotKit: a CopilotKit runtime (`servers/copilotkit-runtime.mjs`) serving a Vercel AI SDK
  * agent (CopilotKit's BuiltInAgent around `streamText`), reached over `agui-http` at the
  * runtime's AG-UI route `POST <base>/agent/<agent>/run`, under two runtimes: CopilotKit's
- * default runner, and one that stops a run when its client goes away. Its model, the AI SDK's
+ * default runner, which a cancel stops through the runtime's stop route (`stopUrl`), and one
+ * that stops a run when its client goes away. Its model, the AI SDK's
  * MockLanguageModelV3, records to a probe file whether a reply was aborted.
  */
 import { join } from "node:path";
@@ -37,7 +38,12 @@ beforeAll(async () => {
       name: "copilotkit",
       version: "1.0.0",
       description: "A Vercel AI SDK agent served by the CopilotKit runtime",
-      adapter: { type: "agui-http", url: `${runtime.url}/api/copilotkit/agent/assistant/run` },
+      adapter: {
+        type: "agui-http",
+        url: `${runtime.url}/api/copilotkit/agent/assistant/run`,
+        // The runtime runs on without its client; its own stop route is what stops a run.
+        stopUrl: `${runtime.url}/api/copilotkit/agent/assistant/stop/{threadId}`,
+      },
     },
     {
       name: "copilotkit-stopping",
@@ -65,8 +71,6 @@ const copilotkit: Stack = {
   // BuiltInAgent's interrupt tools carry the reason they were defined with, and no schema.
   interruptType: "approval",
   approvalHasSchema: false,
-  cannotStop:
-    "the runtime keeps a run going when its client disconnects; only its own stop route stops it",
   stuckAfterInterrupt: {
     reason:
       "BuiltInAgent hands the resume answer to the model but never sends it as TOOL_CALL_RESULT, so the thread keeps a tool call without a result, which the AI SDK refuses on the next turn",
@@ -80,7 +84,6 @@ const stopping: Stack = {
   title: "CopilotKit runtime with a runner that stops on disconnect",
   server: () => ({ acp, agentId: ids["copilotkit-stopping"]!, agentName: "copilotkit-stopping" }),
   flows: ["cancel"],
-  cannotStop: undefined,
 };
 
 for (const stack of [copilotkit, stopping]) {

@@ -10,6 +10,7 @@ import {
   SseDecoder,
   StreamFault,
 } from "./agui-http-decode.js";
+import { stopRemoteRun } from "./agui-http-stop.js";
 import type { AdapterRunContext, AgentAdapter } from "./types.js";
 
 type ResponseBody = Awaited<ReturnType<typeof request>>["body"];
@@ -86,6 +87,8 @@ export class AguiHttpAdapter implements AgentAdapter {
     };
     const disarm = () => clearTimeout(timer);
     let body: ResponseBody | undefined;
+    /** The remote ended the run (a terminal event), or broke it: nothing is left to stop. */
+    let remoteDone = false;
     /** What an exception means: undefined when the engine aborted the run. */
     const failure = (err: unknown): Error | undefined => {
       if (signal.aborted) return undefined;
@@ -151,9 +154,9 @@ export class AguiHttpAdapter implements AgentAdapter {
             versionChecked = true;
             this.checkVersion(event as Event, input, context);
           }
+          if (TERMINAL.has(typeOf(event) ?? "")) remoteDone = true;
           yield event;
-          if (signal.aborted) return;
-          if (TERMINAL.has(typeOf(event) ?? "")) return;
+          if (signal.aborted || remoteDone) return;
         }
         if (chunk === undefined) break;
       }
@@ -164,10 +167,14 @@ export class AguiHttpAdapter implements AgentAdapter {
       throw new Error(`${agent} closed the stream without RUN_FINISHED or RUN_ERROR${leftover}`);
     } catch (err) {
       const error = failure(err);
+      // A timeout gives up on a run the remote may still be running; any other failure is
+      // the remote's own (an error status, a broken stream): it has no run left to stop.
+      if (error && !(controller.signal.reason instanceof Timeout)) remoteDone = true;
       if (error) throw error;
     } finally {
       disarm();
       signal.removeEventListener("abort", onAbort);
+      if (this.config.stopUrl && !remoteDone) await this.stopRemote(input, context);
       // Returning early (terminal event, engine stopped iterating, failure) must not leave the
       // remote streaming into a socket nobody reads: destroying the body closes the connection.
       if (body && !body.destroyed) {
@@ -175,6 +182,22 @@ export class AguiHttpAdapter implements AgentAdapter {
         body.on("error", () => {});
         body.destroy();
       }
+    }
+  }
+
+  private async stopRemote(input: RunAgentInput, context: AdapterRunContext): Promise<void> {
+    const target = {
+      stopUrl: this.config.stopUrl!,
+      headers: this.headers(),
+      connectTimeoutMs: this.config.connectTimeoutMs,
+      dispatcher: this.dispatcher,
+    };
+    const problem = await stopRemoteRun(target, input.threadId, input.runId);
+    if (problem) {
+      context.logger.warn(
+        { url: redact(target.stopUrl) },
+        `agui-http: the remote agent was not told to stop run ${input.runId}: ${problem}`,
+      );
     }
   }
 

@@ -314,6 +314,7 @@ async function resolveAdapter(
         connectTimeoutMs: raw.connectTimeoutMs ?? ADAPTER_DEFAULTS.connectTimeoutMs,
         idleTimeoutMs: raw.idleTimeoutMs ?? ADAPTER_DEFAULTS.idleTimeoutMs,
         protocol: raw.protocol ?? ADAPTER_DEFAULTS.protocol,
+        ...(raw.stopUrl ? { stopUrl: raw.stopUrl } : {}),
       };
     case "openai":
       return { ...raw };

@@ -99,6 +99,12 @@ export const adapterOptionSchemas = {
       connectTimeoutMs: nonNegativeInteger,
       idleTimeoutMs: nonNegativeInteger,
       protocol: { enum: ["sse", "proto"] },
+      stopUrl: {
+        type: "string",
+        format: "uri-template",
+        pattern: "^https?://",
+        "x-expected": "an http:// or https:// URL ({threadId} and {runId} are replaced)",
+      },
     },
   },
   openai: {
@@ -489,6 +495,11 @@ export interface AguiHttpAdapterConfig {
   /** Longest silence between events before the run fails; 0 = no limit. */
   idleTimeoutMs: number;
   protocol: "sse" | "proto";
+  /**
+   * Where to POST `{threadId, runId}` when a run is stopped before it ends; `{threadId}` and
+   * `{runId}` in it are replaced. For remotes that keep a run going after its client leaves.
+   */
+  stopUrl?: string;
 }
 
 export interface OpenAiAdapterConfig {

@@ -439,6 +439,83 @@ describe("agui-http adapter", () => {
     });
   });
 
+  describe("stopUrl", () => {
+    const stopUrl = () => `${server.url}/stop/{threadId}?run={runId}`;
+    const stopRequests = () => server.requests.filter((r) => r.path.includes("/stop/"));
+
+    it("a cancelled run is stopped upstream too: POST {threadId, runId} to the stop URL", async () => {
+      const before = stopRequests().length;
+      server.reply((input) => ({
+        stream: [...send(...runEvents(input).slice(0, 2)), { hang: true }],
+      }));
+      server.reply({ status: 200, body: "" });
+      const controller = new AbortController();
+      const events: Event[] = [];
+      const adapter = adapterFor({ stopUrl: stopUrl(), headers: { authorization: "Bearer t" } });
+      const input = inputOf({ threadId: "thread 1", runId: "run-7" });
+      const running = (async () => {
+        for await (const event of adapter.run(input, contextOf(controller.signal))) {
+          events.push(event as Event);
+        }
+      })();
+      await vi.waitFor(() => expect(events).toHaveLength(2));
+      controller.abort(new Error("cancelled by the client"));
+      await expect(running).resolves.toBeUndefined();
+      const stops = stopRequests().slice(before);
+      expect(stops).toHaveLength(1);
+      expect(stops[0]!.method).toBe("POST");
+      expect(stops[0]!.path).toBe("/agent/stop/thread%201?run=run-7");
+      expect(stops[0]!.headers.authorization).toBe("Bearer t");
+      expect(stops[0]!.input).toEqual({ threadId: "thread 1", runId: "run-7" });
+    });
+
+    it("a run that times out is stopped upstream", async () => {
+      const before = stopRequests().length;
+      server.reply((input) => ({
+        stream: [...send(...runEvents(input).slice(0, 1)), { hang: true }],
+      }));
+      server.reply({ status: 200, body: "" });
+      const error = await failureOf(adapterFor({ stopUrl: stopUrl(), idleTimeoutMs: 200 }));
+      expect(error.message).toContain("sent nothing for 200 ms");
+      expect(stopRequests().slice(before)).toHaveLength(1);
+    });
+
+    it("a run the remote finished, or failed itself, is not stopped", async () => {
+      const before = stopRequests().length;
+      server.reply((input) => ({ stream: send(...runEvents(input)) }));
+      await collect(adapterFor({ stopUrl: stopUrl() }), inputOf());
+      server.reply({ status: 500, body: "boom" });
+      await failureOf(adapterFor({ stopUrl: stopUrl() }));
+      expect(stopRequests().slice(before)).toHaveLength(0);
+    });
+
+    it("a stop the remote refuses is a warning, and the run still ends quietly", async () => {
+      const warnings: string[] = [];
+      const warnLogger = pino(
+        { level: "warn" },
+        { write: (line: string) => warnings.push(JSON.parse(line).msg) },
+      );
+      server.reply((input) => ({
+        stream: [...send(...runEvents(input).slice(0, 2)), { hang: true }],
+      }));
+      server.reply({ status: 404, body: "no such run" });
+      const controller = new AbortController();
+      const context = { ...contextOf(controller.signal), logger: warnLogger };
+      const events: Event[] = [];
+      const running = (async () => {
+        for await (const event of adapterFor({ stopUrl: stopUrl() }).run(inputOf(), context)) {
+          events.push(event as Event);
+        }
+      })();
+      await vi.waitFor(() => expect(events).toHaveLength(2));
+      controller.abort();
+      await expect(running).resolves.toBeUndefined();
+      expect(warnings).toEqual([
+        "agui-http: the remote agent was not told to stop run run-1: answered HTTP 404",
+      ]);
+    });
+  });
+
   describe("ids", () => {
     it("relays a remote-minted runId and threadId, which the pipeline maps to the run in progress", async () => {
       server.reply((input) => ({

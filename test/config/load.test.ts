@@ -132,6 +132,24 @@ describe("loadConfig", () => {
     });
   });
 
+  it("reads an agui-http stopUrl with {threadId} and {runId}, and refuses one that is not http", async () => {
+    const agent = (stopUrl: string) => `agents:
+  - name: remote
+    version: "1"
+    description: d
+    adapter:
+      type: agui-http
+      url: https://agent.example/run
+      stopUrl: ${stopUrl}
+`;
+    const config = await yaml(agent("https://agent.example/stop/{threadId}?run={runId}"));
+    expect(config.agents[0]!.adapter).toMatchObject({
+      stopUrl: "https://agent.example/stop/{threadId}?run={runId}",
+    });
+    const err = await configError(() => yaml(agent("ftp://agent.example/stop")));
+    expect(err.message).toContain("agents[0].adapter.stopUrl must be an http:// or https:// URL");
+  });
+
   it("locates key paths in the file", async () => {
     const config = await loadConfig(samplePath);
     const position = config.locate(["agents", 1, "name"]);
