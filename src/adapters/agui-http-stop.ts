@@ -39,7 +39,8 @@ export async function stopRemoteRun(
       method: "POST",
       dispatcher: target.dispatcher,
       headers: target.headers,
-      body: JSON.stringify({ threadId, runId }),
+      // CopilotKit's stop route takes exactly `{runId}` (any other key is a 400).
+      body: JSON.stringify({ runId }),
       signal: AbortSignal.timeout(timeoutMs),
     });
     await response.body.dump();

@@ -496,7 +496,7 @@ export interface AguiHttpAdapterConfig {
   idleTimeoutMs: number;
   protocol: "sse" | "proto";
   /**
-   * Where to POST `{threadId, runId}` when a run is stopped before it ends; `{threadId}` and
+   * Where to POST `{runId}` when a run is stopped before it ends; `{threadId}` and
    * `{runId}` in it are replaced. For remotes that keep a run going after its client leaves.
    */
   stopUrl?: string;

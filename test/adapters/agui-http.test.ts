@@ -443,7 +443,7 @@ describe("agui-http adapter", () => {
     const stopUrl = () => `${server.url}/stop/{threadId}?run={runId}`;
     const stopRequests = () => server.requests.filter((r) => r.path.includes("/stop/"));
 
-    it("a cancelled run is stopped upstream too: POST {threadId, runId} to the stop URL", async () => {
+    it("a cancelled run is stopped upstream too: POST {runId} to the stop URL", async () => {
       const before = stopRequests().length;
       server.reply((input) => ({
         stream: [...send(...runEvents(input).slice(0, 2)), { hang: true }],
@@ -466,7 +466,7 @@ describe("agui-http adapter", () => {
       expect(stops[0]!.method).toBe("POST");
       expect(stops[0]!.path).toBe("/agent/stop/thread%201?run=run-7");
       expect(stops[0]!.headers.authorization).toBe("Bearer t");
-      expect(stops[0]!.input).toEqual({ threadId: "thread 1", runId: "run-7" });
+      expect(stops[0]!.input).toEqual({ runId: "run-7" });
     });
 
     it("a run that times out is stopped upstream", async () => {
