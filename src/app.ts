@@ -160,7 +160,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const openPaths = new Set(OPEN_PATHS);
   if (settings.metrics.public) openPaths.add("/metrics");
   await registerCors(app, settings.cors);
-  registerAuth(app, { keys: settings.auth.keys, registry, storage, openPaths });
+  registerAuth(app, {
+    keys: settings.auth.keys,
+    jwt: settings.auth.jwt,
+    registry,
+    storage,
+    openPaths,
+  });
   await registerRateLimit(app, { ...settings.rateLimit, openPaths });
   longRequests.register(app);
   registerPagingBounds(app);
