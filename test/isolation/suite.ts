@@ -268,6 +268,25 @@ export function describeIsolation(backend: string, openStorage: () => Promise<St
       ).toBe(200);
     });
 
+    it("assigning ownerless data gives it to that principal, and to no one else", async () => {
+      const { thread } = await storage.createThread({
+        thread_id: crypto.randomUUID(),
+        metadata: { before: "ownership" },
+        if_exists: "raise",
+      });
+      const assigned = await storage.assignUnowned("key:app-b");
+      expect(assigned.threads).toBeGreaterThanOrEqual(1);
+      expect((await t.call("GET", `/threads/${thread.thread_id}`, undefined, as.b)).status).toBe(
+        200,
+      );
+      expect((await t.call("GET", `/threads/${thread.thread_id}`, undefined, as.a)).status).toBe(
+        404,
+      );
+      // Owned data is left alone.
+      expect((await storage.getThread(owned.a!.thread))?.principal).toBe("key:app-a");
+      expect(await storage.assignUnowned("key:app-b")).toEqual({ threads: 0, runs: 0 });
+    });
+
     it("guessed and fuzzed ids never reach anything of anyone else", async () => {
       const known = Object.values(owned).flatMap((o) => [o.thread, o.run, o.stateless]);
       await fc.assert(
