@@ -167,7 +167,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     : null;
   for (const path of inspector ? inspectorOpenPaths(inspector) : []) openPaths.add(path);
   await registerCors(app, settings.cors);
-  registerAuth(app, { keys: settings.auth.keys, registry, storage, openPaths });
+  registerAuth(app, {
+    keys: settings.auth.keys,
+    jwt: settings.auth.jwt,
+    registry,
+    storage,
+    openPaths,
+  });
   await registerRateLimit(app, { ...settings.rateLimit, openPaths });
   longRequests.register(app);
   registerPagingBounds(app);

@@ -8,6 +8,7 @@ export const CLI_OPTIONS = {
   db: { type: "string" },
   "log-level": { type: "string" },
   grace: { type: "string" },
+  owner: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -30,6 +31,8 @@ export class UsageError extends Error {
 
 export interface CommandLine {
   help: boolean;
+  command?: "serve" | "assign-owner";
+  owner?: string;
   config?: string;
   port?: string;
   host?: string;
@@ -49,15 +52,20 @@ export function parseCommandLine(args: string[]): CommandLine {
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
   const [command = "serve", ...extra] = positionals;
-  if (command !== "serve") {
-    throw new UsageError(`unknown command "${command}" (the command is serve)`);
+  if (command !== "serve" && command !== "assign-owner") {
+    throw new UsageError(`unknown command "${command}" (the commands are serve and assign-owner)`);
   }
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
   for (const [name, value] of Object.entries(values)) {
     if (value === "") throw new UsageError(`--${name} needs a value`);
   }
+  if (command === "serve" && values.owner !== undefined) {
+    throw new UsageError("--owner belongs to assign-owner, not serve");
+  }
   return {
     help: false,
+    command,
+    owner: values.owner,
     config: values.config,
     port: values.port,
     host: values.host,

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { assignOwner } from "./assign-owner.js";
+import { parsePrincipalId } from "./auth/principal.js";
 import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli-args.js";
 import { ConfigFileUnreadable } from "./config/errors.js";
 import { MIN_API_KEY_LENGTH } from "./config/schema.js";
@@ -7,6 +9,7 @@ import { startServer } from "./server.js";
 import type { ApiKey, ServerSettings } from "./settings.js";
 
 const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db PATH]
+       acp-agui assign-owner --db PATH|URL --owner key:NAME|user:ID
 
 Starts the ACP server with the agents of a config file (YAML or JSON).
 
@@ -18,6 +21,11 @@ Starts the ACP server with the agents of a config file (YAML or JSON).
   --grace S       seconds running runs get to finish on SIGTERM (env SHUTDOWN_GRACE_SECONDS; default 10)
 
 API keys: server.auth.keys in the config, and/or ACP_AGUI_API_KEYS (comma-separated).
+
+assign-owner gives every thread and run without an owner (data from before ownership, or
+from a server without authentication) to one principal: an API key (key:NAME, its name in
+the config) or a token user (user:ID, the user id claim). Stop the server first (SQLite).
+  --owner P       key:NAME or user:ID
 `;
 
 /** A failure to start (a config that does not validate, a port in use): exit status 1. */
@@ -65,6 +73,14 @@ async function main(): Promise<void> {
   }
   if (commandLine === "help") {
     process.stdout.write(USAGE);
+    return;
+  }
+  if ("assign" in commandLine) {
+    const { database, owner } = commandLine;
+    const done = await assignOwner(database, owner).catch((err: Error) => fail(err.message));
+    process.stdout.write(
+      `assigned ${done.threads} threads and ${done.runs} runs without an owner to ${owner}\n`,
+    );
     return;
   }
   const { configPath, fromEnv, fromFlags, level, grace } = commandLine;
@@ -120,6 +136,24 @@ async function main(): Promise<void> {
 function settingsFromCommandLine(args: string[], env: NodeJS.ProcessEnv) {
   const flags = parseCommandLine(args);
   if (flags.help) return "help" as const;
+  if (flags.command === "assign-owner") {
+    const database = flags.db ?? (env.DATABASE_URL || undefined);
+    if (!database) throw new UsageError("assign-owner needs --db PATH|URL (or DATABASE_URL)");
+    if (flags.owner === undefined)
+      throw new UsageError("assign-owner needs --owner key:NAME|user:ID");
+    const owner = parsePrincipalId(flags.owner);
+    if (owner === null) {
+      throw new UsageError(
+        `--owner must be key:NAME (an API key's name) or user:ID (a token's user id), got "${flags.owner}"`,
+      );
+    }
+    const assign: { assign: true; database: string; owner: string } = {
+      assign: true,
+      database,
+      owner,
+    };
+    return assign;
+  }
   const configPath = flags.config ?? env.ACP_AGUI_CONFIG;
   if (!configPath)
     throw new UsageError("no config file: pass --config FILE or set ACP_AGUI_CONFIG");

@@ -1,7 +1,7 @@
-import type { ApiKey, RequestLimits } from "./config/schema.js";
+import type { ApiKey, AuthSettings, JwtSettings, RequestLimits } from "./config/schema.js";
 import { DEFAULT_LIMITS } from "./config/schema.js";
 
-export { type ApiKey, DEFAULT_LIMITS, type RequestLimits };
+export { type ApiKey, type AuthSettings, DEFAULT_LIMITS, type JwtSettings, type RequestLimits };
 
 /**
  * Process-wide settings after merging, lowest to highest precedence: built-in defaults, the
@@ -23,8 +23,8 @@ export interface ServerSettings {
    * runs taken over by the others within about this long (shared databases only).
    */
   leaseSeconds: number;
-  /** API keys; none configured means no authentication. */
-  auth: { keys: ApiKey[] };
+  /** API keys and a token issuer; with neither, no authentication (one anonymous caller). */
+  auth: AuthSettings;
   /** Browser origins allowed by CORS; empty = CORS off. `"*"` allows any origin. */
   cors: { origins: string[] };
   metrics: {
@@ -94,8 +94,9 @@ export function mergeSettings(
     for (const [key, value] of Object.entries(layer)) {
       if (value === undefined) continue;
       if (key === "auth") {
-        const keys = (value as Partial<ServerSettings["auth"]>).keys ?? [];
+        const { keys = [], jwt } = value as Partial<ServerSettings["auth"]>;
         merged.auth.keys.push(...keys);
+        if (jwt !== undefined) merged.auth.jwt = jwt;
       } else if ((SECTIONS as readonly string[]).includes(key)) {
         const target = (merged as unknown as Record<string, Record<string, unknown>>)[key]!;
         for (const [inner, innerValue] of Object.entries(value as Record<string, unknown>)) {

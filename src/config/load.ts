@@ -1,3 +1,4 @@
+import { createPublicKey } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -14,8 +15,10 @@ import {
   type AgentSpecsOverrides,
   type AguiHttpAdapterConfig,
   type ApiKey,
+  type AuthSettings,
   configFileSchema,
   EVENT_DEFAULTS,
+  type JwtSettings,
   type KeyPath,
   LIMIT_DEFAULTS,
   type LoadedConfig,
@@ -139,7 +142,7 @@ interface RawConfig {
     >
   > & {
     webhooks?: Partial<ServerConfig["webhooks"]>;
-    auth?: { keys?: RawApiKey[] };
+    auth?: { keys?: RawApiKey[]; jwt?: RawJwt };
     cors?: Partial<ServerConfig["cors"]>;
     metrics?: Partial<ServerConfig["metrics"]>;
     inspector?: Partial<ServerConfig["inspector"]>;
@@ -154,7 +157,10 @@ interface RawApiKey {
   keyEnv?: string;
   name: string;
   agents?: string[];
+  admin?: boolean;
 }
+
+type RawJwt = Omit<JwtSettings, "userClaim"> & { userClaim?: string };
 
 interface RawAgent {
   name: string;
@@ -204,7 +210,7 @@ function resolveServer(
     leaseSeconds: raw.leaseSeconds ?? SERVER_DEFAULTS.leaseSeconds,
     webhooks: { ...SERVER_DEFAULTS.webhooks, ...raw.webhooks },
     logLevel: (raw.logLevel ?? SERVER_DEFAULTS.logLevel) as LogLevel,
-    auth: { keys: resolveApiKeys(raw.auth?.keys ?? [], agents, context) },
+    auth: resolveAuth(raw.auth, agents, context),
     cors: { origins: raw.cors?.origins ?? [...SERVER_DEFAULTS.cors.origins] },
     metrics: { ...SERVER_DEFAULTS.metrics, ...raw.metrics },
     inspector: { ...SERVER_DEFAULTS.inspector, ...raw.inspector },
@@ -265,13 +271,37 @@ function resolveApiKeys(
         issue(context, [...at, "agents", i], `names agent "${name}", which is not configured`);
       }
     }
-    out.push(
-      entry.agents === undefined
-        ? { key: key!, name: entry.name }
-        : { key: key!, name: entry.name, agents: [...entry.agents] },
-    );
+    const resolved: ApiKey = { key: key!, name: entry.name };
+    if (entry.agents !== undefined) resolved.agents = [...entry.agents];
+    if (entry.admin === true) resolved.admin = true;
+    out.push(resolved);
   }
   return out;
+}
+
+function resolveAuth(
+  raw: { keys?: RawApiKey[]; jwt?: RawJwt } | undefined,
+  agents: AgentConfig[],
+  context: ResolveContext,
+): AuthSettings {
+  const auth: AuthSettings = { keys: resolveApiKeys(raw?.keys ?? [], agents, context) };
+  const jwt = raw?.jwt;
+  if (jwt === undefined) return auth;
+  const at: KeyPath = ["server", "auth", "jwt"];
+  if ((jwt.jwksUrl === undefined) === (jwt.publicKey === undefined)) {
+    issue(context, at, "needs exactly one of `jwksUrl` and `publicKey`");
+    return auth;
+  }
+  if (jwt.publicKey !== undefined) {
+    try {
+      createPublicKey(jwt.publicKey);
+    } catch {
+      issue(context, [...at, "publicKey"], "is not a PEM public key node can read");
+      return auth;
+    }
+  }
+  auth.jwt = { ...jwt, userClaim: jwt.userClaim ?? "sub" };
+  return auth;
 }
 
 async function resolveAgent(

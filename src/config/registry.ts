@@ -67,6 +67,8 @@ export interface RegistryOptions {
 export interface AgentSearch {
   name?: string;
   version?: string;
+  /** Only these agent ids (a caller restricted to some agents), filtered before paging. */
+  agentIds?: ReadonlySet<string>;
   limit?: number;
   offset?: number;
 }
@@ -124,12 +126,13 @@ export class AgentRegistry {
     return best;
   }
 
-  search({ name, version, limit = 10, offset = 0 }: AgentSearch = {}): RegisteredAgent[] {
+  search({ name, version, agentIds, limit = 10, offset = 0 }: AgentSearch = {}): RegisteredAgent[] {
     return this.#agents
       .filter(
         (a) =>
           (name === undefined || a.name === name) &&
-          (version === undefined || a.version === version),
+          (version === undefined || a.version === version) &&
+          (agentIds === undefined || agentIds.has(a.agentId)),
       )
       .slice(offset, offset + limit);
   }

@@ -275,7 +275,33 @@ export const configFileSchema = {
                   keyEnv: envName,
                   name: { type: "string", minLength: 1 },
                   agents: { type: "array", items: { type: "string", minLength: 1 } },
+                  admin: { type: "boolean" },
                 },
+              },
+            },
+            jwt: {
+              type: "object",
+              additionalProperties: false,
+              required: ["issuer", "audience"],
+              properties: {
+                issuer: { type: "string", minLength: 1 },
+                audience: {
+                  "x-expected": "a string or a list of strings",
+                  anyOf: [
+                    { type: "string", minLength: 1 },
+                    { type: "array", minItems: 1, items: { type: "string", minLength: 1 } },
+                  ],
+                },
+                jwksUrl: httpUrl,
+                publicKey: {
+                  type: "string",
+                  pattern: "-----BEGIN PUBLIC KEY-----",
+                  "x-expected": "a PEM public key (-----BEGIN PUBLIC KEY----- …)",
+                },
+                algorithms: { type: "array", minItems: 1, items: { type: "string", minLength: 1 } },
+                userClaim: { type: "string", minLength: 1 },
+                agentsClaim: { type: "string", minLength: 1 },
+                clockToleranceSeconds: { type: "number", minimum: 0 },
               },
             },
           },
@@ -383,7 +409,7 @@ export interface ServerConfig {
   webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
   logLevel: LogLevel;
   /** Keys resolved (`keyEnv` read); agents checked against the config's agent names. */
-  auth: { keys: ApiKey[] };
+  auth: AuthSettings;
   /** Browser origins allowed by CORS; empty = CORS off. `"*"` allows any origin. */
   cors: { origins: string[] };
   /** `GET /metrics`: served at all, and served without an API key when auth is on. */
@@ -395,11 +421,40 @@ export interface ServerConfig {
   limits: RequestLimits;
 }
 
-/** One API key. `agents` (names) restricts what the key may use; absent = every agent. */
+/**
+ * One API key. `agents` (names) restricts what the key may use; absent = every agent. An
+ * `admin` key reaches every principal's threads and runs; any other key only its own.
+ */
 export interface ApiKey {
   key: string;
   name: string;
   agents?: string[];
+  admin?: boolean;
+}
+
+/**
+ * End users' bearer tokens (JWTs) from one issuer. Exactly one of `jwksUrl` (the issuer's key
+ * set, fetched and cached) and `publicKey` (a PEM key) checks the signature.
+ */
+export interface JwtSettings {
+  issuer: string;
+  audience: string | string[];
+  jwksUrl?: string;
+  publicKey?: string;
+  /** Allowed `alg` values; default: whatever the key supports. */
+  algorithms?: string[];
+  /** The claim holding the user id (default `sub`). */
+  userClaim: string;
+  /** A claim listing the agent names the user may use; absent = every agent. */
+  agentsClaim?: string;
+  /** Leeway for `exp`/`nbf` against clock skew (default 0). */
+  clockToleranceSeconds?: number;
+}
+
+export interface AuthSettings {
+  keys: ApiKey[];
+  /** When set, bearer tokens from this issuer are accepted as end users. */
+  jwt?: JwtSettings;
 }
 
 export interface RequestLimits {

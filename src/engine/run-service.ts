@@ -1,4 +1,5 @@
 import type { Interrupt } from "@ag-ui/core";
+import { ownerFilter, ownerOf, type Principal, reaches, SYSTEM } from "../auth/principal.js";
 import { conflict, DomainError, invalid, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import { acpToAguiMessages } from "../pipeline/acp-messages.js";
@@ -49,6 +50,9 @@ export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
 /**
  * The ACP run operations, HTTP-free: create (with multitask strategies), resume, cancel,
  * delete, read, search, wait. Execution itself is the engine's; this validates and records.
+ * Every operation acts as a principal (see src/auth/principal.ts): a run it may not reach is
+ * `not_found`, and searches return its own runs only. A stateless run belongs to its creator; a
+ * thread run to the thread's owner (only the owner, or an admin acting for it, can start one).
  */
 export class RunService {
   constructor(private readonly options: RunServiceOptions) {}
@@ -62,6 +66,7 @@ export class RunService {
   }
 
   async create(
+    who: Principal,
     kind: RunKind,
     body: Record<string, unknown>,
     threadId?: string,
@@ -93,7 +98,11 @@ export class RunService {
     }
 
     // A stateless run's hidden thread is created with the run, in one write.
-    const targetThread = kind === "stateful" ? await this.statefulThread(threadId!, body) : newId();
+    const target =
+      kind === "stateful"
+        ? await this.statefulThread(who, threadId!, body)
+        : { threadId: newId(), principal: ownerOf(who) };
+    const targetThread = target.threadId;
     const strategy = (body.multitask_strategy as MultitaskStrategy | undefined) ?? "reject";
     if (kind === "stateful" && (strategy === "interrupt" || strategy === "rollback")) {
       await this.stopPendingRuns(targetThread, strategy === "rollback" ? "rollback" : "cancel");
@@ -108,6 +117,7 @@ export class RunService {
         creation: body,
         metadata: (body.metadata as Record<string, unknown> | undefined) ?? {},
         start_after: new Date(startAfter).toISOString(),
+        principal: target.principal,
       },
       {
         reject_if_busy: kind === "stateful" && strategy === "reject",
@@ -121,16 +131,27 @@ export class RunService {
     return run;
   }
 
-  async get(runId: string, kind: RunKind, threadId?: string): Promise<RunRecord> {
+  async get(who: Principal, runId: string, kind: RunKind, threadId?: string): Promise<RunRecord> {
     const run = await this.storage.getRun(runId);
-    if (!run || run.kind !== kind || (threadId !== undefined && run.thread_id !== threadId)) {
+    if (
+      !run ||
+      run.kind !== kind ||
+      (threadId !== undefined && run.thread_id !== threadId) ||
+      !reaches(who, run.principal)
+    ) {
       throw notFound("run", runId);
     }
     return run;
   }
 
-  search(search: Partial<RunSearch>): Promise<RunRecord[]> {
-    const query: RunSearch = { limit: search.limit ?? 10, offset: search.offset ?? 0 };
+  /** The caller's runs only, and of the agents it may use only: filtered in the query. */
+  search(who: Principal, search: Partial<RunSearch>): Promise<RunRecord[]> {
+    const query: RunSearch = {
+      limit: search.limit ?? 10,
+      offset: search.offset ?? 0,
+      principal: ownerFilter(who),
+    };
+    if (who.agentIds) query.agent_ids = [...who.agentIds];
     if (search.agent_id) query.agent_id = search.agent_id;
     if (search.status) query.status = search.status as RunStatus;
     if (search.metadata) query.metadata = search.metadata;
@@ -139,19 +160,27 @@ export class RunService {
     return this.storage.searchRuns(query);
   }
 
-  async listThreadRuns(threadId: string, limit: number, offset: number): Promise<RunRecord[]> {
+  async listThreadRuns(
+    who: Principal,
+    threadId: string,
+    limit: number,
+    offset: number,
+  ): Promise<RunRecord[]> {
     const thread = await this.storage.getThread(threadId);
-    if (!thread || thread.hidden) throw notFound("thread", threadId);
-    return this.search({ thread_id: threadId, kind: "stateful", limit, offset });
+    if (!thread || thread.hidden || !reaches(who, thread.principal)) {
+      throw notFound("thread", threadId);
+    }
+    return this.search(who, { thread_id: threadId, kind: "stateful", limit, offset });
   }
 
   async resume(
+    who: Principal,
     runId: string,
     kind: RunKind,
     body: Record<string, unknown>,
     threadId?: string,
   ): Promise<RunRecord> {
-    const run = await this.get(runId, kind, threadId);
+    const run = await this.get(who, runId, kind, threadId);
     if (run.status !== "interrupted") {
       throw conflict(
         `run ${runId} is ${run.status}, not interrupted: only an interrupted run can be resumed`,
@@ -180,19 +209,20 @@ export class RunService {
 
   /** Cancels a run. Finished runs are left as they are (cancel is idempotent). */
   async cancel(
+    who: Principal,
     runId: string,
     kind: RunKind,
     options: { action: "interrupt" | "rollback"; wait: boolean },
     threadId?: string,
   ): Promise<void> {
-    const run = await this.get(runId, kind, threadId);
+    const run = await this.get(who, runId, kind, threadId);
     const stopping = this.stop(run, options.action === "rollback" ? "rollback" : "cancel");
     if (options.wait) await stopping;
     else stopping.catch(() => undefined);
   }
 
-  async delete(runId: string, kind: RunKind, threadId?: string): Promise<void> {
-    const run = await this.get(runId, kind, threadId);
+  async delete(who: Principal, runId: string, kind: RunKind, threadId?: string): Promise<void> {
+    const run = await this.get(who, runId, kind, threadId);
     if (run.status === "pending")
       throw conflict(`run ${runId} is pending: cancel it before deleting it`);
     await this.storage.deleteRun(runId);
@@ -200,12 +230,13 @@ export class RunService {
 
   /** Blocks until the run is no longer pending (success, error, timeout or interrupted). */
   async wait(
+    who: Principal,
     runId: string,
     kind: RunKind,
     signal: AbortSignal,
     threadId?: string,
   ): Promise<RunRecord> {
-    return this.waitFor(await this.get(runId, kind, threadId), signal);
+    return this.waitFor(await this.get(who, runId, kind, threadId), signal);
   }
 
   /** `wait` for a run record in hand (one just created): no need to read it again first. */
@@ -267,12 +298,27 @@ export class RunService {
     return agent;
   }
 
-  private async statefulThread(threadId: string, body: Record<string, unknown>): Promise<string> {
+  /** The thread a stateful run goes on, and so the run's owner: the thread's. */
+  private async statefulThread(
+    who: Principal,
+    threadId: string,
+    body: Record<string, unknown>,
+  ): Promise<{ threadId: string; principal: string | null }> {
     const thread = await this.storage.getThread(threadId);
-    if (thread && !thread.hidden) return threadId;
-    if (thread?.hidden || body.if_not_exists !== "create") throw notFound("thread", threadId);
-    await this.storage.createThread({ thread_id: threadId, metadata: {}, if_exists: "do_nothing" });
-    return threadId;
+    if (thread && !thread.hidden && reaches(who, thread.principal)) {
+      return { threadId, principal: thread.principal };
+    }
+    // Hidden, someone else's, or missing without if_not_exists: no such thread for the caller.
+    if (thread || body.if_not_exists !== "create") throw notFound("thread", threadId);
+    const { thread: created } = await this.storage.createThread({
+      thread_id: threadId,
+      metadata: {},
+      if_exists: "do_nothing",
+      principal: ownerOf(who),
+    });
+    // Created meanwhile by someone else (a race on the same id): still not the caller's.
+    if (created.hidden || !reaches(who, created.principal)) throw notFound("thread", threadId);
+    return { threadId, principal: created.principal };
   }
 
   private async stopPendingRuns(threadId: string, kind: "cancel" | "rollback"): Promise<void> {
@@ -307,7 +353,9 @@ export class RunService {
         run.run_id,
         kind === "rollback" ? "rollback" : "interrupt",
       );
-      await this.wait(run.run_id, run.kind, AbortSignal.timeout(60_000)).catch(() => undefined);
+      await this.wait(SYSTEM, run.run_id, run.kind, AbortSignal.timeout(60_000)).catch(
+        () => undefined,
+      );
     }
   }
 }

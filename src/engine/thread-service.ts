@@ -1,3 +1,4 @@
+import { ownerFilter, ownerOf, type Principal, reaches } from "../auth/principal.js";
 import { conflict, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import type {
@@ -18,39 +19,57 @@ export interface ThreadPatchInput {
 /**
  * Thread operations that are more than one storage call: patching state writes a checkpoint,
  * patching with a checkpoint branches from it. HTTP-free; throws coded domain errors.
+ * Every operation acts as a principal: a thread it may not reach is `not_found`, and searches
+ * return its own threads only.
  */
 export class ThreadService {
   constructor(private readonly storage: Storage) {}
 
-  async create(input: {
-    thread_id?: string;
-    metadata?: Record<string, unknown>;
-    if_exists?: "raise" | "do_nothing";
-  }): Promise<ThreadRecord> {
-    const { thread } = await this.storage.createThread({
-      thread_id: input.thread_id ?? newId(),
+  async create(
+    who: Principal,
+    input: {
+      thread_id?: string;
+      metadata?: Record<string, unknown>;
+      if_exists?: "raise" | "do_nothing";
+    },
+  ): Promise<ThreadRecord> {
+    const threadId = input.thread_id ?? newId();
+    const { thread, created } = await this.storage.createThread({
+      thread_id: threadId,
       metadata: input.metadata ?? {},
       if_exists: input.if_exists ?? "raise",
+      principal: ownerOf(who),
     });
+    // Someone else's thread under that id: ids are global, so this is a conflict, and the
+    // answer says nothing of the thread itself.
+    if (!created && !reaches(who, thread.principal)) {
+      throw conflict(`thread ${threadId} already exists`);
+    }
     return thread;
   }
 
-  async get(threadId: string): Promise<ThreadRecord> {
+  async get(who: Principal, threadId: string): Promise<ThreadRecord> {
     const thread = await this.storage.getThread(threadId);
-    if (!thread || thread.hidden) throw notFound("thread", threadId);
+    if (!thread || thread.hidden || !reaches(who, thread.principal)) {
+      throw notFound("thread", threadId);
+    }
     return thread;
   }
 
-  search(search: Partial<ThreadSearch>): Promise<ThreadRecord[]> {
-    const query: ThreadSearch = { limit: search.limit ?? 10, offset: search.offset ?? 0 };
+  search(who: Principal, search: Partial<ThreadSearch>): Promise<ThreadRecord[]> {
+    const query: ThreadSearch = {
+      limit: search.limit ?? 10,
+      offset: search.offset ?? 0,
+      principal: ownerFilter(who),
+    };
     if (search.metadata) query.metadata = search.metadata;
     if (search.values) query.values = search.values;
     if (search.status) query.status = search.status as ThreadStatus;
     return this.storage.searchThreads(query);
   }
 
-  async patch(threadId: string, patch: ThreadPatchInput): Promise<ThreadRecord> {
-    let thread = await this.get(threadId);
+  async patch(who: Principal, threadId: string, patch: ThreadPatchInput): Promise<ThreadRecord> {
+    let thread = await this.get(who, threadId);
     if (patch.metadata) thread = await this.storage.mergeThreadMetadata(threadId, patch.metadata);
 
     const changesState =
@@ -76,21 +95,22 @@ export class ThreadService {
         ...(patch.checkpoint ? { branched_from: patch.checkpoint.checkpoint_id } : {}),
       },
     });
-    return this.get(threadId);
+    return this.get(who, threadId);
   }
 
-  async delete(threadId: string): Promise<void> {
-    await this.get(threadId);
+  async delete(who: Principal, threadId: string): Promise<void> {
+    await this.get(who, threadId);
     await this.storage.deleteThread(threadId);
   }
 
-  async copy(threadId: string): Promise<ThreadRecord> {
-    await this.get(threadId);
-    return this.storage.copyThread(threadId, newId());
+  /** The copy belongs to the caller, whoever owned the original (an admin's copy is its own). */
+  async copy(who: Principal, threadId: string): Promise<ThreadRecord> {
+    await this.get(who, threadId);
+    return this.storage.copyThread(threadId, newId(), ownerOf(who));
   }
 
-  async history(threadId: string, options: { limit: number; before?: string }) {
-    await this.get(threadId);
+  async history(who: Principal, threadId: string, options: { limit: number; before?: string }) {
+    await this.get(who, threadId);
     if (options.before !== undefined) {
       const anchor = await this.storage.getCheckpoint(threadId, options.before);
       if (!anchor) throw notFound("checkpoint", options.before);

@@ -1,6 +1,7 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { validate as isUuid, v5 as uuidv5 } from "uuid";
+import { type Principal, reaches, SYSTEM } from "../auth/principal.js";
 import type { RegisteredAgent } from "../config/registry.js";
 import type { RunService } from "../engine/run-service.js";
 import { followRun } from "../engine/run-stream.js";
@@ -16,11 +17,15 @@ const PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto";
 /** The events that name their run (AG-UI 1.0's RUN_ERROR carries no ids). */
 const NAMES_ITS_RUN = new Set(["RUN_STARTED", "RUN_FINISHED"]);
 
-/** The ACP thread behind an AG-UI threadId. */
-export function aclThreadId(aguiThreadId: string): string {
-  return isUuid(aguiThreadId)
-    ? aguiThreadId.toLowerCase()
-    : uuidv5(aguiThreadId, AGUI_THREAD_NAMESPACE);
+/**
+ * The ACP thread behind an AG-UI threadId. A threadId that is not a UUID ("main", "chat-1") is
+ * one every user may pick, so for a principal it maps within that principal's own namespace:
+ * two users' "main" are two threads.
+ */
+export function aclThreadId(aguiThreadId: string, principalId: string | null = null): string {
+  if (isUuid(aguiThreadId)) return aguiThreadId.toLowerCase();
+  const name = principalId === null ? aguiThreadId : `${principalId}\n${aguiThreadId}`;
+  return uuidv5(name, AGUI_THREAD_NAMESPACE);
 }
 
 /**
@@ -70,20 +75,23 @@ export class AguiFace {
     input: RunAgentInput,
   ) {
     checkClientVersion(input.protocolVersion);
-    const threadId = aclThreadId(input.threadId);
+    const threadId = aclThreadId(input.threadId, request.caller.id);
     const { run, afterSeq } =
       input.resume && input.resume.length > 0
-        ? await this.resume(threadId, input)
-        : { run: await this.create(agent, threadId, input), afterSeq: 0 };
+        ? await this.resume(request.caller, threadId, input)
+        : { run: await this.create(request.caller, agent, threadId, input), afterSeq: 0 };
     await this.stream(request, reply, run, afterSeq, input);
   }
 
   private async create(
+    who: Principal,
     agent: RegisteredAgent,
     threadId: string,
     input: RunAgentInput,
   ): Promise<RunRecord> {
-    const thread = await this.runs.storage.getThread(threadId);
+    const stored = await this.runs.storage.getThread(threadId);
+    // Someone else's thread: run creation below answers 404 for it.
+    const thread = stored && reaches(who, stored.principal) ? stored : null;
     // AG-UI clients send the whole conversation every time; the thread keeps what it has seen.
     const known = new Set(
       (thread?.messages ?? []).map((m) => m.id).filter((id) => typeof id === "string"),
@@ -97,6 +105,7 @@ export class AguiFace {
     if (input.state !== undefined && input.state !== null) acpInput.state = input.state;
     if (input.forwardedProps !== undefined) acpInput.forwardedProps = input.forwardedProps;
     return this.runs.create(
+      who,
       "stateful",
       {
         agent_id: agent.agentId,
@@ -110,9 +119,9 @@ export class AguiFace {
     );
   }
 
-  private async resume(threadId: string, input: RunAgentInput) {
+  private async resume(who: Principal, threadId: string, input: RunAgentInput) {
     const wanted = new Set(input.resume!.map((entry) => entry.interruptId));
-    const interrupted = await this.runs.search({
+    const interrupted = await this.runs.search(who, {
       thread_id: threadId,
       status: "interrupted",
       limit: 100,
@@ -128,6 +137,7 @@ export class AguiFace {
     }
     const afterSeq = target.last_seq;
     const run = await this.runs.resume(
+      who,
       target.run_id,
       target.kind,
       { resume: input.resume },
@@ -164,7 +174,7 @@ export class AguiFace {
       "abort",
       () =>
         void this.runs
-          .cancel(run.run_id, run.kind, { action: "interrupt", wait: false })
+          .cancel(SYSTEM, run.run_id, run.kind, { action: "interrupt", wait: false })
           .catch(() => undefined),
       { once: true },
     );

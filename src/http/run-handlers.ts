@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { type Principal, SYSTEM } from "../auth/principal.js";
 import { toAcpRun } from "../engine/acp-mapping.js";
 import type { RunService } from "../engine/run-service.js";
 import { followRun } from "../engine/run-stream.js";
@@ -17,8 +18,8 @@ export class RunHandlers {
     private readonly keepAliveSeconds: number,
   ) {}
 
-  async create(kind: RunKind, body: Record<string, unknown>, threadId?: string) {
-    return toAcpRun(await this.runs.create(kind, body, threadId));
+  async create(who: Principal, kind: RunKind, body: Record<string, unknown>, threadId?: string) {
+    return toAcpRun(await this.runs.create(who, kind, body, threadId));
   }
 
   /** POST …/runs/stream: create, then stream from the first frame. */
@@ -29,7 +30,7 @@ export class RunHandlers {
     body: Record<string, unknown>,
     threadId?: string,
   ): Promise<void> {
-    const run = await this.runs.create(kind, body, threadId);
+    const run = await this.runs.create(request.caller, kind, body, threadId);
     await this.stream(request, reply, run, 0, streamModes(body, kind), {
       cancelOnDisconnect: body.on_disconnect !== "continue",
     });
@@ -37,18 +38,19 @@ export class RunHandlers {
 
   /** POST …/runs/wait: create, then block until the run stops. */
   async createAndWait(
+    who: Principal,
     reply: FastifyReply,
     kind: RunKind,
     body: Record<string, unknown>,
     threadId?: string,
   ) {
-    const run = await this.runs.create(kind, body, threadId);
+    const run = await this.runs.create(who, kind, body, threadId);
     const cancelOnDisconnect = body.on_disconnect !== "continue";
     const gone = disconnectSignal(reply);
     const onGone = () => {
       if (cancelOnDisconnect) {
         void this.runs
-          .cancel(run.run_id, kind, { action: "interrupt", wait: false })
+          .cancel(SYSTEM, run.run_id, kind, { action: "interrupt", wait: false })
           .catch(() => undefined);
       }
     };
@@ -68,7 +70,7 @@ export class RunHandlers {
     runId: string,
     threadId?: string,
   ) {
-    const run = await this.runs.get(runId, kind, threadId);
+    const run = await this.runs.get(request.caller, runId, kind, threadId);
     const header = request.headers["last-event-id"];
     const resumeFrom = lastEventId(request);
     if (header !== undefined && resumeFrom === undefined) {
@@ -85,8 +87,8 @@ export class RunHandlers {
     });
   }
 
-  async wait(reply: FastifyReply, kind: RunKind, runId: string, threadId?: string) {
-    return waitResponse(await this.runs.wait(runId, kind, disconnectSignal(reply), threadId));
+  async wait(who: Principal, reply: FastifyReply, kind: RunKind, runId: string, threadId?: string) {
+    return waitResponse(await this.runs.wait(who, runId, kind, disconnectSignal(reply), threadId));
   }
 
   private async stream(
@@ -112,7 +114,7 @@ export class RunHandlers {
         "abort",
         () =>
           void this.runs
-            .cancel(run.run_id, run.kind, { action: "interrupt", wait: false })
+            .cancel(SYSTEM, run.run_id, run.kind, { action: "interrupt", wait: false })
             .catch(() => undefined),
         { once: true },
       );

@@ -34,6 +34,11 @@ export interface ThreadRecord {
   checkpoint_id: string | null;
   /** True for the hidden thread a stateless run gets; hidden threads never show in thread search. */
   hidden: boolean;
+  /**
+   * The principal that created the thread (`key:<name>` or `user:<id>`, see src/auth), or null
+   * for a thread from before ownership existed or made without authentication.
+   */
+  principal: string | null;
 }
 
 export interface CheckpointRecord {
@@ -55,7 +60,15 @@ export interface CreateThreadInput {
   status?: ThreadStatus;
   /** "raise" → conflict error when it exists; "do_nothing" → return the existing thread. */
   if_exists: "raise" | "do_nothing";
+  /** Who owns a new thread (default: nobody). */
+  principal?: string | null;
 }
+
+/**
+ * Whose records a search may return: `undefined` → everyone's (admin, or no authentication);
+ * a string → that principal's only. Applied inside the query, so pages are full.
+ */
+export type PrincipalFilter = string | undefined;
 
 export interface ThreadSearch {
   /** Containment: every key given must be present with a deep-equal value. */
@@ -63,6 +76,7 @@ export interface ThreadSearch {
   /** Containment on the thread's current values (top-level keys, deep-equal values). */
   values?: Record<string, unknown>;
   status?: ThreadStatus;
+  principal?: PrincipalFilter;
   limit: number;
   offset: number;
 }
@@ -113,6 +127,8 @@ export interface RunRecord {
   cancel_requested: "interrupt" | "rollback" | null;
   /** Sequence number of the last stored frame (0 = none). */
   last_seq: number;
+  /** The principal the run belongs to (see `ThreadRecord.principal`); not the replica `owner`. */
+  principal: string | null;
 }
 
 export interface NewRun {
@@ -123,6 +139,8 @@ export interface NewRun {
   creation: Record<string, unknown>;
   metadata: Record<string, unknown>;
   start_after: string;
+  /** Who the run (and a hidden thread created with it) belongs to; default nobody. */
+  principal?: string | null;
 }
 
 export interface InsertRunOptions {
@@ -144,6 +162,9 @@ export interface RunSearch {
   metadata?: Record<string, unknown>;
   kind?: RunKind;
   thread_id?: string;
+  principal?: PrincipalFilter;
+  /** Only runs of these agents (a key restricted to some agents); `undefined` = any agent. */
+  agent_ids?: readonly string[];
   limit: number;
   offset: number;
 }
@@ -219,8 +240,15 @@ export interface Storage {
    * readable with `thread_id: null`). Conflict when the thread has a pending run.
    */
   deleteThread(threadId: string): Promise<void>;
-  /** Copies the thread under a new id with all checkpoints (new checkpoint ids, same order). */
-  copyThread(threadId: string, newThreadId: string): Promise<ThreadRecord>;
+  /**
+   * Copies the thread under a new id with all checkpoints (new checkpoint ids, same order),
+   * owned by `principal` (the caller of copy; default nobody).
+   */
+  copyThread(
+    threadId: string,
+    newThreadId: string,
+    principal?: string | null,
+  ): Promise<ThreadRecord>;
 
   // Checkpoints
   /** Appends a checkpoint and makes it the thread's current values/messages. */
@@ -304,4 +332,11 @@ export interface Storage {
     patch: Partial<Pick<WebhookDelivery, "attempts" | "next_attempt_at" | "state" | "last_error">>,
   ): Promise<void>;
   getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]>;
+
+  // Ownership
+  /**
+   * Gives every thread and run without a principal to `principal` (data from before ownership
+   * existed); returns how many of each changed.
+   */
+  assignUnowned(principal: string): Promise<{ threads: number; runs: number }>;
 }

@@ -161,7 +161,7 @@ describe("acp-agui called the wrong way", () => {
       "an unknown command",
       ["start", "--config", sample],
       {},
-      'unknown command "start" (the command is serve)',
+      'unknown command "start" (the commands are serve and assign-owner)',
     ],
     ["a stray argument", ["serve", sample], {}, `unexpected argument "${sample}"`],
     [

@@ -33,7 +33,7 @@ describe("with API keys", () => {
       server: {
         auth: {
           keys: [
-            { key: ADMIN, name: "admin" },
+            { key: ADMIN, name: "admin", admin: true },
             { key: ALPHA_ONLY, name: "alpha-team", agents: ["alpha"] },
           ],
         },
@@ -145,7 +145,7 @@ describe("with API keys", () => {
       expect(own.status).toBe(200);
     });
 
-    it("existing runs of another agent › 403 by run id; run search filtered", async () => {
+    it("existing runs of another agent › someone else's are 404 by run id; run search filtered", async () => {
       const betaRun = (
         await t.call(
           "POST",
@@ -155,10 +155,11 @@ describe("with API keys", () => {
         )
       ).body as { run: { run_id: string } };
       const runId = betaRun.run.run_id;
-      expect((await t.call("GET", `/runs/${runId}`, undefined, key)).status).toBe(403);
-      expect((await t.call("GET", `/runs/${runId}/wait`, undefined, key)).status).toBe(403);
-      expect((await t.call("POST", `/runs/${runId}/cancel`, undefined, key)).status).toBe(403);
-      expect((await t.call("DELETE", `/runs/${runId}`, undefined, key)).status).toBe(403);
+      // The admin's run is not this key's: it does not exist for it, whatever its agent.
+      expect((await t.call("GET", `/runs/${runId}`, undefined, key)).status).toBe(404);
+      expect((await t.call("GET", `/runs/${runId}/wait`, undefined, key)).status).toBe(404);
+      expect((await t.call("POST", `/runs/${runId}/cancel`, undefined, key)).status).toBe(404);
+      expect((await t.call("DELETE", `/runs/${runId}`, undefined, key)).status).toBe(404);
 
       const search = await t.call("POST", "/runs/search", {}, key);
       const agents = new Set((search.body as Array<{ agent_id: string }>).map((r) => r.agent_id));

@@ -1,27 +1,34 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { looksLikeJwt, TokenRefused, TokenVerifier } from "../../auth/jwt.js";
+import {
+  ANONYMOUS,
+  keyPrincipalId,
+  NOBODY,
+  type Principal,
+  reaches,
+  userPrincipalId,
+} from "../../auth/principal.js";
 import type { AgentRegistry } from "../../config/registry.js";
 import { DomainError } from "../../errors.js";
-import type { ApiKey } from "../../settings.js";
+import type { ApiKey, JwtSettings } from "../../settings.js";
 import type { Storage } from "../../storage/types.js";
 import { sendError } from "../errors.js";
 
-/** Who is calling: the API key's name and, for a restricted key, the agent ids it may use. */
-export interface Caller {
-  name: string;
-  /** `null`: every agent. */
-  agentIds: ReadonlySet<string> | null;
-}
-
 declare module "fastify" {
   interface FastifyRequest {
-    /** Set by the auth hook when API keys are configured and one was presented. */
-    caller: Caller | null;
+    /**
+     * Who is calling (see src/auth/principal.ts), set by the auth hook on every request: the
+     * anonymous admin when no authentication is configured.
+     */
+    caller: Principal;
   }
 }
 
 export interface AuthOptions {
   keys: readonly ApiKey[];
+  /** Bearer tokens of end users, when an issuer is configured. */
+  jwt?: JwtSettings;
   registry: AgentRegistry;
   storage: Storage;
   /** Paths served without a key (health, readiness, the protocol documents, …). */
@@ -37,10 +44,6 @@ const RUN_CREATION = new Set([
   "/threads/:thread_id/runs/stream",
   "/threads/:thread_id/runs/wait",
 ]);
-
-/** Route templates answering lists of agents or runs, filtered for a restricted key. */
-const AGENT_LISTS = new Set(["/agents/search"]);
-const RUN_LISTS = new Set(["/runs/search", "/threads/:thread_id/runs"]);
 
 const digest = (value: string): Buffer => createHash("sha256").update(value, "utf8").digest();
 
@@ -59,63 +62,104 @@ const first = (value: string | string[] | undefined): string | undefined =>
   Array.isArray(value) ? value[0] : value;
 
 /**
- * API keys. With none configured nothing is checked. Otherwise every request but the open
- * paths (and CORS preflights) needs a key: 401 without one. A key restricted to some agents
- * gets 403 for any other agent: agent, descriptor and AG-UI endpoints by path, run creation by
- * `agent_id`, existing runs by their agent; agent and run lists come back filtered.
+ * Who is calling. With no API keys and no token issuer nothing is checked: every request is
+ * the anonymous admin. Otherwise every request but the open paths (and CORS preflights) needs
+ * an API key or, with an issuer, a valid bearer token: 401 without one. The principal found
+ * owns what the request creates and reaches only what it owns (the services enforce that). A
+ * principal restricted to some agents gets 403 for any other agent: agent, descriptor and
+ * AG-UI endpoints by path, run creation by `agent_id`, its own runs by their agent.
  */
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
-  app.decorateRequest("caller", null);
-  if (options.keys.length === 0) return;
+  app.decorateRequest("caller", null as unknown as Principal);
+  if (options.keys.length === 0 && options.jwt === undefined) {
+    app.addHook("onRequest", async (request: FastifyRequest) => {
+      request.caller = ANONYMOUS;
+    });
+    return;
+  }
 
   const { registry, storage, openPaths } = options;
+  const agentIdsOf = (names: readonly string[] | undefined): ReadonlySet<string> | null =>
+    names
+      ? new Set(
+          registry
+            .list()
+            .filter((a) => names.includes(a.name))
+            .map((a) => a.agentId),
+        )
+      : null;
   const entries = options.keys.map((key) => ({
     digest: digest(key.key),
-    caller: {
-      name: key.name,
-      agentIds: key.agents
-        ? new Set(
-            registry
-              .list()
-              .filter((a) => key.agents!.includes(a.name))
-              .map((a) => a.agentId),
-          )
-        : null,
-    } satisfies Caller,
+    principal: Object.freeze({
+      id: keyPrincipalId(key.name),
+      label: `API key "${key.name}"`,
+      admin: key.admin === true,
+      agentIds: agentIdsOf(key.agents),
+    }) satisfies Principal,
   }));
+  const tokens = options.jwt ? new TokenVerifier(options.jwt) : null;
 
   /**
    * Both sides are hashed first, so every comparison is of 32 bytes whatever the key lengths;
    * every key is compared, so the time does not tell which one (or whether one) matched.
    */
-  const identify = (presented: string): Caller | null => {
+  const identify = (presented: string): Principal | null => {
     const presentedDigest = digest(presented);
-    let found: Caller | null = null;
+    let found: Principal | null = null;
     for (const entry of entries) {
-      if (timingSafeEqual(presentedDigest, entry.digest) && found === null) found = entry.caller;
+      if (timingSafeEqual(presentedDigest, entry.digest) && found === null) {
+        found = entry.principal;
+      }
     }
     return found;
   };
 
+  const userOf = async (token: string): Promise<Principal> => {
+    const user = await tokens!.verify(token);
+    return {
+      id: userPrincipalId(user.userId),
+      label: `user "${user.userId}"`,
+      admin: false,
+      agentIds: agentIdsOf(user.agents),
+    };
+  };
+
   app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
+    request.caller = NOBODY;
     if (request.method === "OPTIONS") return;
     if (openPaths.has(request.url.split("?")[0]!)) return;
-    const key = presentedKey(request);
-    const caller = key === undefined ? null : identify(key);
-    if (!caller) {
+    const presented = presentedKey(request);
+    const refuse = (message: string) => {
       reply.header("www-authenticate", "Bearer");
-      return sendError(reply, 401, "missing or invalid API key");
+      return sendError(reply, 401, message);
+    };
+    if (presented === undefined) {
+      return refuse(tokens ? "missing API key or bearer token" : "missing or invalid API key");
     }
-    request.caller = caller;
+    const key = identify(presented);
+    if (key) {
+      request.caller = key;
+      return;
+    }
+    if (!tokens || !looksLikeJwt(presented)) {
+      return refuse(tokens ? "invalid API key or bearer token" : "missing or invalid API key");
+    }
+    try {
+      request.caller = await userOf(presented);
+    } catch (err) {
+      if (!(err instanceof TokenRefused)) throw err;
+      if (err.kind === "unavailable") return sendError(reply, 503, err.message);
+      return refuse(err.message);
+    }
   });
 
-  const refuse = (caller: Caller, agent: string) =>
-    new DomainError("forbidden", `API key "${caller.name}" may not use agent ${agent}`);
+  const refuse = (caller: Principal, agent: string) =>
+    new DomainError("forbidden", `${caller.label} may not use agent ${agent}`);
 
   app.addHook("preHandler", async (request: FastifyRequest) => {
-    const allowed = request.caller?.agentIds;
+    const caller = request.caller;
+    const allowed = caller.agentIds;
     if (!allowed) return;
-    const caller = request.caller!;
     const params = (request.params ?? {}) as Record<string, unknown>;
     if (typeof params.agent_id === "string" && !allowed.has(params.agent_id)) {
       throw refuse(caller, params.agent_id);
@@ -138,17 +182,10 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     }
     if (typeof params.run_id === "string") {
       const run = await storage.getRun(params.run_id);
-      if (run && !allowed.has(run.agent_id)) throw refuse(caller, run.agent_id);
+      // Someone else's run is not refused here: for this caller it does not exist (404 below).
+      if (run && reaches(caller, run.principal) && !allowed.has(run.agent_id)) {
+        throw refuse(caller, run.agent_id);
+      }
     }
-  });
-
-  app.addHook("preSerialization", async (request: FastifyRequest, _reply, payload: unknown) => {
-    const allowed = request.caller?.agentIds;
-    if (!allowed || !Array.isArray(payload)) return payload;
-    const route = request.routeOptions.url ?? "";
-    if (AGENT_LISTS.has(route) || RUN_LISTS.has(route)) {
-      return payload.filter((item: { agent_id?: unknown }) => allowed.has(item.agent_id as string));
-    }
-    return payload;
   });
 }

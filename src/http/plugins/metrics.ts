@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { NOBODY } from "../../auth/principal.js";
 import { DomainError } from "../../errors.js";
 import type { Metrics } from "../../metrics/metrics.js";
 
@@ -15,10 +16,13 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
   });
 
   app.get("/metrics", async (request, reply) => {
-    if (request.caller?.agentIds) {
+    const caller = request.caller;
+    // NOBODY only gets here when the endpoint is public. End users never: metrics describe
+    // every principal's traffic.
+    if (caller !== NOBODY && (caller.agentIds || caller.id?.startsWith("user:"))) {
       throw new DomainError(
         "forbidden",
-        `API key "${request.caller.name}" is restricted to some agents; metrics need an unrestricted key`,
+        `${caller.label} ${caller.agentIds ? "is restricted to some agents" : "is an end user"}; metrics need an unrestricted key`,
       );
     }
     const { contentType, body } = await metrics.render();

@@ -23,7 +23,7 @@ export async function registerRateLimit(
     global: true,
     max: options.max,
     timeWindow: Math.round(options.windowSeconds * 1000),
-    keyGenerator: (request) => (request.caller ? `key:${request.caller.name}` : `ip:${request.ip}`),
+    keyGenerator: (request) => request.caller?.id ?? `ip:${request.ip}`,
     allowList: (request) => options.openPaths.has(request.url.split("?")[0]!),
     errorResponseBuilder: (_request, context) =>
       Object.assign(

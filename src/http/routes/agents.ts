@@ -20,8 +20,9 @@ export const agentRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
     },
     async (request) => {
       const { name, version, limit = 10, offset = 0 } = request.body;
+      const agentIds = request.caller.agentIds ?? undefined;
       return registry
-        .search({ name, version, limit, offset })
+        .search({ name, version, agentIds, limit, offset })
         .map((agent) => agent.agent as AcpAgentWire);
     },
   );

@@ -19,7 +19,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         response: { 200: acpSchemas.RunStateless, 404: error, 409: error, 422: error },
       },
     },
-    async (request) => handlers.create("stateless", request.body as Body),
+    async (request) => handlers.create(request.caller, "stateless", request.body as Body),
   );
 
   app.post(
@@ -32,7 +32,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
     },
     async (request) => {
       const { agent_id, status, metadata, limit, offset } = request.body;
-      const found = await runs.search({
+      const found = await runs.search(request.caller, {
         agent_id,
         status,
         metadata: metadata as Record<string, unknown> | undefined,
@@ -59,7 +59,8 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         response: { 200: acpSchemas.RunWaitResponseStateless, 404: error, 409: error, 422: error },
       },
     },
-    async (request, reply) => handlers.createAndWait(reply, "stateless", request.body as Body),
+    async (request, reply) =>
+      handlers.createAndWait(request.caller, reply, "stateless", request.body as Body),
   );
 
   app.get(
@@ -70,7 +71,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         response: { 200: acpSchemas.RunStateless, 404: error, 422: error },
       },
     },
-    async (request) => toAcpRun(await runs.get(request.params.run_id, "stateless")),
+    async (request) => toAcpRun(await runs.get(request.caller, request.params.run_id, "stateless")),
   );
 
   app.post(
@@ -83,7 +84,9 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
       },
     },
     async (request) =>
-      toAcpRun(await runs.resume(request.params.run_id, "stateless", request.body as Body)),
+      toAcpRun(
+        await runs.resume(request.caller, request.params.run_id, "stateless", request.body as Body),
+      ),
   );
 
   app.delete(
@@ -95,7 +98,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
       },
     },
     async (request, reply) => {
-      await runs.delete(request.params.run_id, "stateless");
+      await runs.delete(request.caller, request.params.run_id, "stateless");
       return reply.code(204).send(null);
     },
   );
@@ -114,7 +117,8 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         response: { 200: acpSchemas.RunWaitResponseStateless, 404: error, 422: error },
       },
     },
-    async (request, reply) => handlers.wait(reply, "stateless", request.params.run_id),
+    async (request, reply) =>
+      handlers.wait(request.caller, reply, "stateless", request.params.run_id),
   );
 
   app.post(
@@ -128,7 +132,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
     },
     async (request, reply) => {
       const { action = "interrupt", wait = false } = request.query;
-      await runs.cancel(request.params.run_id, "stateless", { action, wait });
+      await runs.cancel(request.caller, request.params.run_id, "stateless", { action, wait });
       return reply.code(204).send(null);
     },
   );

@@ -22,7 +22,9 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
     },
     async (request) => {
       const { limit = 10, offset = 0 } = request.query;
-      return (await runs.listThreadRuns(request.params.thread_id, limit, offset)).map(toAcpRun);
+      return (
+        await runs.listThreadRuns(request.caller, request.params.thread_id, limit, offset)
+      ).map(toAcpRun);
     },
   );
 
@@ -35,7 +37,8 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
         response: { 200: acpSchemas.RunStateful, 404: error, 409: error, 422: error },
       },
     },
-    async (request) => handlers.create("stateful", request.body as Body, request.params.thread_id),
+    async (request) =>
+      handlers.create(request.caller, "stateful", request.body as Body, request.params.thread_id),
   );
 
   app.post(
@@ -61,7 +64,13 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
       },
     },
     async (request, reply) =>
-      handlers.createAndWait(reply, "stateful", request.body as Body, request.params.thread_id),
+      handlers.createAndWait(
+        request.caller,
+        reply,
+        "stateful",
+        request.body as Body,
+        request.params.thread_id,
+      ),
   );
 
   app.get(
@@ -73,7 +82,9 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
       },
     },
     async (request) =>
-      toAcpRun(await runs.get(request.params.run_id, "stateful", request.params.thread_id)),
+      toAcpRun(
+        await runs.get(request.caller, request.params.run_id, "stateful", request.params.thread_id),
+      ),
   );
 
   app.post(
@@ -87,7 +98,9 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
     },
     async (request) => {
       const { run_id, thread_id } = request.params;
-      return toAcpRun(await runs.resume(run_id, "stateful", request.body as Body, thread_id));
+      return toAcpRun(
+        await runs.resume(request.caller, run_id, "stateful", request.body as Body, thread_id),
+      );
     },
   );
 
@@ -100,7 +113,12 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
       },
     },
     async (request, reply) => {
-      await runs.delete(request.params.run_id, "stateful", request.params.thread_id);
+      await runs.delete(
+        request.caller,
+        request.params.run_id,
+        "stateful",
+        request.params.thread_id,
+      );
       return reply.code(204).send(null);
     },
   );
@@ -121,7 +139,13 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
       },
     },
     async (request, reply) =>
-      handlers.wait(reply, "stateful", request.params.run_id, request.params.thread_id),
+      handlers.wait(
+        request.caller,
+        reply,
+        "stateful",
+        request.params.run_id,
+        request.params.thread_id,
+      ),
   );
 
   app.post(
@@ -136,6 +160,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
     async (request, reply) => {
       const { action = "interrupt", wait = false } = request.query;
       await runs.cancel(
+        request.caller,
         request.params.run_id,
         "stateful",
         { action, wait },

@@ -20,7 +20,7 @@ export const threadRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
         response: { 200: acpSchemas.Thread, 409: e409, 422: e422 },
       },
     },
-    async (request) => toAcpThread(await threads.create(request.body)),
+    async (request) => toAcpThread(await threads.create(request.caller, request.body)),
   );
 
   app.post(
@@ -33,7 +33,7 @@ export const threadRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
     },
     async (request) => {
       const { metadata, values, status, limit, offset } = request.body;
-      const found = await threads.search({
+      const found = await threads.search(request.caller, {
         metadata: metadata as Record<string, unknown> | undefined,
         values: values as Record<string, unknown> | undefined,
         status,
@@ -52,7 +52,7 @@ export const threadRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
         response: { 200: acpSchemas.Thread, 404: e404, 422: e422 },
       },
     },
-    async (request) => toAcpThread(await threads.get(request.params.thread_id)),
+    async (request) => toAcpThread(await threads.get(request.caller, request.params.thread_id)),
   );
 
   app.patch(
@@ -66,7 +66,7 @@ export const threadRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
     },
     async (request) => {
       const { metadata, values, messages, checkpoint } = request.body;
-      const thread = await threads.patch(request.params.thread_id, {
+      const thread = await threads.patch(request.caller, request.params.thread_id, {
         metadata: metadata as Record<string, unknown> | undefined,
         values: values as Record<string, unknown> | undefined,
         messages: messages as AcpMessage[] | undefined,
@@ -85,7 +85,7 @@ export const threadRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
       },
     },
     async (request, reply) => {
-      await threads.delete(request.params.thread_id);
+      await threads.delete(request.caller, request.params.thread_id);
       return reply.code(204).send(null);
     },
   );
@@ -98,7 +98,7 @@ export const threadRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
         response: { 200: acpSchemas.Thread, 404: e404, 422: e422 },
       },
     },
-    async (request) => toAcpThread(await threads.copy(request.params.thread_id)),
+    async (request) => toAcpThread(await threads.copy(request.caller, request.params.thread_id)),
   );
 
   app.get(
@@ -112,7 +112,10 @@ export const threadRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
     },
     async (request) => {
       const { limit = 10, before } = request.query;
-      const checkpoints = await threads.history(request.params.thread_id, { limit, before });
+      const checkpoints = await threads.history(request.caller, request.params.thread_id, {
+        limit,
+        before,
+      });
       return checkpoints.map(toAcpThreadState);
     },
   );

@@ -18,12 +18,12 @@ export { addMs, isoTimestamp, nowIso, nullableIso, toFrame, toWebhook } from "..
 
 /** Column lists without the digest columns, which never leave the database. */
 export const THREAD_COLUMNS = `thread_id, created_at, updated_at, metadata, status, "values",
-  messages, checkpoint_id, hidden`;
+  messages, checkpoint_id, hidden, principal`;
 export const CHECKPOINT_COLUMNS = `checkpoint_id, thread_id, parent_checkpoint_id, created_at,
   "values", messages, metadata`;
 export const RUN_COLUMNS = `run_id, thread_id, agent_id, kind, status, created_at, updated_at,
   creation, metadata, output, interrupts, resume, segments, start_after, checkpoint_before, owner,
-  lease_expires_at, cancel_requested, last_seq`;
+  lease_expires_at, cancel_requested, last_seq, principal`;
 export const WEBHOOK_COLUMNS = `delivery_id, run_id, url, body, attempts, next_attempt_at, state,
   last_error, created_at`;
 
@@ -37,6 +37,7 @@ export interface ThreadRow {
   messages: AcpMessage[] | null;
   checkpoint_id: string | null;
   hidden: boolean;
+  principal: string | null;
 }
 
 export interface CheckpointRow {
@@ -69,6 +70,7 @@ export interface RunRow {
   lease_expires_at: string | null;
   cancel_requested: string | null;
   last_seq: number;
+  principal: string | null;
 }
 
 export type WebhookRow = WebhookRowFields;
@@ -84,6 +86,7 @@ export function toThread(row: ThreadRow): ThreadRecord {
     messages: row.messages,
     checkpoint_id: row.checkpoint_id,
     hidden: row.hidden,
+    principal: row.principal,
   };
 }
 
@@ -120,6 +123,7 @@ export function toRun(row: RunRow): RunRecord {
     lease_expires_at: row.lease_expires_at,
     cancel_requested: row.cancel_requested as RunRecord["cancel_requested"],
     last_seq: row.last_seq,
+    principal: row.principal,
   };
 }
 

@@ -149,8 +149,12 @@ export class PostgresStorage implements Storage {
     await this.#require().threads.delete(threadId);
   }
 
-  async copyThread(threadId: string, newThreadId: string): Promise<ThreadRecord> {
-    return this.#require().threads.copy(threadId, newThreadId);
+  async copyThread(
+    threadId: string,
+    newThreadId: string,
+    principal: string | null = null,
+  ): Promise<ThreadRecord> {
+    return this.#require().threads.copy(threadId, newThreadId, principal);
   }
 
   // Checkpoints
@@ -268,6 +272,18 @@ export class PostgresStorage implements Storage {
 
   async getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]> {
     return this.#require().webhooks.ofRun(runId);
+  }
+
+  async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
+    return this.#require().db.transaction(async (db) => {
+      const threads = await db.query("UPDATE threads SET principal = $1 WHERE principal IS NULL", [
+        principal,
+      ]);
+      const runs = await db.query("UPDATE runs SET principal = $1 WHERE principal IS NULL", [
+        principal,
+      ]);
+      return { threads: threads.rowCount ?? 0, runs: runs.rowCount ?? 0 };
+    });
   }
 
   #require(): Repositories {

@@ -59,6 +59,7 @@ export class RunRepository {
           entryDigests({}),
           true,
           "busy",
+          run.principal ?? null,
         ]);
         if (created.rowCount === 0) throw conflict(`thread ${run.thread_id} already exists`);
       }
@@ -83,9 +84,9 @@ export class RunRepository {
           `INSERT INTO runs
              (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation,
               metadata, metadata_digest, output, interrupts, resume, segments, start_after,
-              checkpoint_before)
+              checkpoint_before, principal)
            VALUES ($1, $2, $3, $4, 'pending', $5, $5, $6, $7, $8, 'null', '[]', 'null', '[]', $9,
-                   $10)
+                   $10, $11)
            RETURNING ${RUN_COLUMNS}`,
           [
             run.run_id,
@@ -98,6 +99,7 @@ export class RunRepository {
             entryDigests(run.metadata),
             startAfter,
             threadRow.checkpoint_id,
+            run.principal ?? null,
           ],
         );
         return toRun(inserted.rows[0] as RunRow);
@@ -120,12 +122,16 @@ export class RunRepository {
   async search(search: RunSearch): Promise<RunRecord[]> {
     const where: string[] = [];
     const params: unknown[] = [];
-    for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
+    for (const field of ["agent_id", "status", "kind", "thread_id", "principal"] as const) {
       const value = search[field];
       if (value !== undefined) {
         params.push(value);
         where.push(`${field} = $${params.length}`);
       }
+    }
+    if (search.agent_ids !== undefined) {
+      params.push(search.agent_ids);
+      where.push(`agent_id = ANY($${params.length}::text[])`);
     }
     if (search.metadata !== undefined) {
       assertObject(search.metadata, "metadata filter");

@@ -9,8 +9,8 @@ import { nowIso, rethrowInvalid, THREAD_COLUMNS, type ThreadRow, toThread } from
 export const INSERT_THREAD = `
   INSERT INTO threads
     (thread_id, created_at, updated_at, metadata, metadata_digest, status, "values",
-     values_digest, messages, checkpoint_id, hidden)
-  VALUES ($1, $2, $2, $3, $4, $6, 'null', '{}', 'null', NULL, $5)`;
+     values_digest, messages, checkpoint_id, hidden, principal)
+  VALUES ($1, $2, $2, $3, $4, $6, 'null', '{}', 'null', NULL, $5, $7)`;
 
 /** Threads, thread search, and the multi-table thread operations (delete, copy). */
 export class ThreadRepository {
@@ -29,6 +29,7 @@ export class ThreadRepository {
       entryDigests(input.metadata),
       input.hidden === true,
       input.status ?? "idle",
+      input.principal ?? null,
     ];
     // Insert-or-read, looping only if the existing thread is deleted between the two statements.
     for (;;) {
@@ -116,7 +117,11 @@ export class ThreadRepository {
   }
 
   /** A visible, idle copy with the same metadata, values, messages and remapped checkpoints. */
-  async copy(threadId: string, newThreadId: string): Promise<ThreadRecord> {
+  async copy(
+    threadId: string,
+    newThreadId: string,
+    principal: string | null,
+  ): Promise<ThreadRecord> {
     return this.#db.transaction(async (db) => {
       // FOR SHARE holds off checkpoint writers (they update the thread row) until the copy is done.
       const source = await db.query<{ checkpoint_id: string | null }>(
@@ -129,11 +134,11 @@ export class ThreadRepository {
         await db.query(
           `INSERT INTO threads
              (thread_id, created_at, updated_at, metadata, metadata_digest, status, "values",
-              values_digest, messages, checkpoint_id, hidden)
+              values_digest, messages, checkpoint_id, hidden, principal)
            SELECT $2, $3, $3, metadata, metadata_digest, 'idle', "values", values_digest, messages,
-                  NULL, false
+                  NULL, false, $4
            FROM threads WHERE thread_id = $1`,
-          [threadId, newThreadId, nowIso()],
+          [threadId, newThreadId, nowIso(), principal],
         );
       } catch (err) {
         if (pgCode(err) === "23505") throw conflict(`thread ${newThreadId} already exists`);
@@ -154,6 +159,10 @@ export class ThreadRepository {
     if (search.status !== undefined) {
       params.push(search.status);
       where.push(`status = $${params.length}`);
+    }
+    if (search.principal !== undefined) {
+      params.push(search.principal);
+      where.push(`principal = $${params.length}`);
     }
     if (search.metadata !== undefined) {
       assertObject(search.metadata, "metadata filter");

@@ -23,6 +23,7 @@ export interface ThreadRow {
   messages: string;
   checkpoint_id: string | null;
   hidden: number;
+  principal: string | null;
 }
 
 export interface CheckpointRow {
@@ -57,6 +58,7 @@ export interface RunRow {
   lease_expires_at: string | null;
   cancel_requested: string | null;
   last_seq: number;
+  principal: string | null;
 }
 
 export interface WebhookRow extends WebhookRowFields {
@@ -74,6 +76,7 @@ export function toThread(row: ThreadRow): ThreadRecord {
     messages: fromJson<AcpMessage[] | null>(row.messages),
     checkpoint_id: row.checkpoint_id,
     hidden: row.hidden === 1,
+    principal: row.principal,
   };
 }
 
@@ -110,6 +113,7 @@ export function toRun(row: RunRow): RunRecord {
     lease_expires_at: row.lease_expires_at,
     cancel_requested: row.cancel_requested as RunRecord["cancel_requested"],
     last_seq: row.last_seq,
+    principal: row.principal,
   };
 }
 

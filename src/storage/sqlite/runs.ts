@@ -57,7 +57,9 @@ export class RunRepository {
   readonly #metadata: MetadataIndex;
   readonly #select: Database.Statement<[string], RunRow>;
   readonly #threadCheckpoint: Database.Statement<[string], { checkpoint_id: string | null }>;
-  readonly #insertHiddenThread: Database.Statement<[{ id: string; now: string }]>;
+  readonly #insertHiddenThread: Database.Statement<
+    [{ id: string; now: string; principal: string | null }]
+  >;
   readonly #hasPending: Database.Statement<[string], { one: number }>;
   readonly #insert: Database.Statement<[Record<string, unknown>], RunRow>;
   readonly #delete: Database.Statement;
@@ -85,8 +87,9 @@ export class RunRepository {
     this.#threadCheckpoint = db.prepare("SELECT checkpoint_id FROM threads WHERE thread_id = ?");
     this.#insertHiddenThread = db.prepare(
       `INSERT INTO threads
-         (thread_id, created_at, updated_at, metadata, status, "values", messages, checkpoint_id, hidden)
-       VALUES (@id, @now, @now, '{}', 'busy', 'null', 'null', NULL, 1)`,
+         (thread_id, created_at, updated_at, metadata, status, "values", messages, checkpoint_id, hidden,
+          principal)
+       VALUES (@id, @now, @now, '{}', 'busy', 'null', 'null', NULL, 1, @principal)`,
     );
     this.#hasPending = db.prepare(
       "SELECT 1 AS one FROM runs WHERE thread_id = ? AND status = 'pending' LIMIT 1",
@@ -94,10 +97,10 @@ export class RunRepository {
     this.#insert = db.prepare(
       `INSERT INTO runs
          (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
-          output, interrupts, resume, segments, start_after, checkpoint_before)
+          output, interrupts, resume, segments, start_after, checkpoint_before, principal)
        VALUES
          (@run_id, @thread_id, @agent_id, @kind, 'pending', @now, @now, @creation, @metadata,
-          'null', '[]', 'null', '[]', @start_after, @checkpoint_before)
+          'null', '[]', 'null', '[]', @start_after, @checkpoint_before, @principal)
        RETURNING *`,
     );
     this.#delete = db.prepare("DELETE FROM runs WHERE run_id = ?");
@@ -150,12 +153,16 @@ export class RunRepository {
   search(search: RunSearch): RunRecord[] {
     const where: string[] = [];
     const params: unknown[] = [];
-    for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
+    for (const field of ["agent_id", "status", "kind", "thread_id", "principal"] as const) {
       const value = search[field];
       if (value !== undefined) {
         where.push(`${field} = ?`);
         params.push(value);
       }
+    }
+    if (search.agent_ids !== undefined) {
+      where.push("agent_id IN (SELECT value FROM json_each(?))");
+      params.push(JSON.stringify(search.agent_ids));
     }
     if (search.metadata !== undefined) {
       assertObject(search.metadata, "metadata filter");
@@ -248,7 +255,11 @@ export class RunRepository {
   #insertRun(run: NewRun, options: InsertRunOptions): RunRecord {
     if (options.create_hidden_thread) {
       try {
-        this.#insertHiddenThread.run({ id: run.thread_id, now: nowIso() });
+        this.#insertHiddenThread.run({
+          id: run.thread_id,
+          now: nowIso(),
+          principal: run.principal ?? null,
+        });
       } catch (err) {
         if (sqliteCode(err) === "SQLITE_CONSTRAINT_PRIMARYKEY") {
           throw conflict(`thread ${run.thread_id} already exists`);
@@ -275,6 +286,7 @@ export class RunRepository {
         metadata: toJson(run.metadata),
         start_after: isoTimestamp(run.start_after, "start_after"),
         checkpoint_before: thread.checkpoint_id,
+        principal: run.principal ?? null,
       });
     } catch (err) {
       // The run_id UNIQUE index decides, rather than a read before every insert.

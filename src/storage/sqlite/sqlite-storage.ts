@@ -191,8 +191,12 @@ export class SqliteStorage implements Storage {
     return this.#write((repos) => repos.threads.delete(threadId));
   }
 
-  async copyThread(threadId: string, newThreadId: string): Promise<ThreadRecord> {
-    return this.#write((repos) => repos.threads.copy(threadId, newThreadId));
+  async copyThread(
+    threadId: string,
+    newThreadId: string,
+    principal: string | null = null,
+  ): Promise<ThreadRecord> {
+    return this.#write((repos) => repos.threads.copy(threadId, newThreadId, principal));
   }
 
   // Checkpoints
@@ -312,6 +316,15 @@ export class SqliteStorage implements Storage {
 
   async getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]> {
     return this.#open().webhooks.ofRun(runId);
+  }
+
+  async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
+    return this.#write(({ db }) => ({
+      threads: db.prepare("UPDATE threads SET principal = ? WHERE principal IS NULL").run(principal)
+        .changes,
+      runs: db.prepare("UPDATE runs SET principal = ? WHERE principal IS NULL").run(principal)
+        .changes,
+    }));
   }
 
   /** Queues a write for the next group commit (see group-commit.ts). */

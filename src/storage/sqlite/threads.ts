@@ -25,7 +25,9 @@ export class ThreadRepository {
     (threadId: string, patch: Record<string, unknown>) => ThreadRecord
   >;
   readonly #deleteTx: Database.Transaction<(threadId: string) => void>;
-  readonly #copyTx: Database.Transaction<(threadId: string, newThreadId: string) => ThreadRecord>;
+  readonly #copyTx: Database.Transaction<
+    (threadId: string, newThreadId: string, principal: string | null) => ThreadRecord
+  >;
 
   constructor(db: Database.Database, checkpoints: CheckpointRepository) {
     this.#checkpoints = checkpoints;
@@ -33,9 +35,11 @@ export class ThreadRepository {
     this.#select = db.prepare("SELECT * FROM threads WHERE thread_id = ?");
     this.#insert = db.prepare(
       `INSERT INTO threads
-         (thread_id, created_at, updated_at, metadata, status, "values", messages, checkpoint_id, hidden)
+         (thread_id, created_at, updated_at, metadata, status, "values", messages, checkpoint_id, hidden,
+          principal)
        VALUES
-         (@thread_id, @created_at, @updated_at, @metadata, @status, @values, @messages, @checkpoint_id, @hidden)`,
+         (@thread_id, @created_at, @updated_at, @metadata, @status, @values, @messages, @checkpoint_id, @hidden,
+          @principal)`,
     );
     this.#updateMetadata = db.prepare(
       "UPDATE threads SET metadata = ?, updated_at = ? WHERE thread_id = ?",
@@ -54,7 +58,9 @@ export class ThreadRepository {
     this.#createTx = db.transaction((input) => this.#create(input));
     this.#mergeTx = db.transaction((threadId, patch) => this.#merge(threadId, patch));
     this.#deleteTx = db.transaction((threadId) => this.#deleteThread(threadId));
-    this.#copyTx = db.transaction((threadId, newThreadId) => this.#copy(threadId, newThreadId));
+    this.#copyTx = db.transaction((threadId, newThreadId, principal) =>
+      this.#copy(threadId, newThreadId, principal),
+    );
   }
 
   create(input: CreateThreadInput): { thread: ThreadRecord; created: boolean } {
@@ -70,8 +76,8 @@ export class ThreadRepository {
   }
 
   /** A visible, idle copy with the same metadata, values, messages and remapped checkpoints. */
-  copy(threadId: string, newThreadId: string): ThreadRecord {
-    return this.#copyTx.immediate(threadId, newThreadId);
+  copy(threadId: string, newThreadId: string, principal: string | null): ThreadRecord {
+    return this.#copyTx.immediate(threadId, newThreadId, principal);
   }
 
   get(threadId: string): ThreadRecord | null {
@@ -105,6 +111,7 @@ export class ThreadRepository {
         messages: "null",
         checkpoint_id: null,
         hidden: input.hidden === true ? 1 : 0,
+        principal: input.principal ?? null,
       });
     } catch (err) {
       rethrowCheck(err, "thread");
@@ -121,6 +128,7 @@ export class ThreadRepository {
       messages: null,
       checkpoint_id: null,
       hidden: input.hidden === true,
+      principal: input.principal ?? null,
     };
     return { thread, created: true };
   }
@@ -154,7 +162,7 @@ export class ThreadRepository {
     throw notFound("thread", threadId);
   }
 
-  #copy(threadId: string, newThreadId: string): ThreadRecord {
+  #copy(threadId: string, newThreadId: string, principal: string | null): ThreadRecord {
     const source = this.require(threadId);
     if (this.get(newThreadId) !== null) throw conflict(`thread ${newThreadId} already exists`);
     const now = nowIso();
@@ -168,6 +176,7 @@ export class ThreadRepository {
       messages: toJson(source.messages),
       checkpoint_id: null,
       hidden: 0,
+      principal,
     });
     this.#metadata.copy(threadId, newThreadId);
     const idMap = this.#checkpoints.copyAll(threadId, newThreadId);
@@ -183,6 +192,10 @@ export class ThreadRepository {
     if (search.status !== undefined) {
       where.push("t.status = ?");
       params.push(search.status);
+    }
+    if (search.principal !== undefined) {
+      where.push("t.principal = ?");
+      params.push(search.principal);
     }
     if (search.metadata !== undefined) {
       assertObject(search.metadata, "metadata filter");

@@ -157,6 +157,7 @@ export function describeRuns(factory: StorageFactory): void {
         lease_expires_at: null,
         cancel_requested: null,
         last_seq: 0,
+        principal: null,
       });
       expect(JSON.stringify(run.creation)).toBe(JSON.stringify(creation));
       expect(await context.storage.getRun("run-1")).toEqual(run);

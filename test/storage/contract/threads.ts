@@ -72,6 +72,7 @@ export function describeThreads(factory: StorageFactory): void {
         messages: null,
         checkpoint_id: null,
         hidden: false,
+        principal: null,
       });
       expect(await context.storage.getThread(threadId)).toEqual(thread);
     });
