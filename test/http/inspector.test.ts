@@ -178,13 +178,59 @@ describe("the inspector behind API keys", () => {
     const runId = run.json().run.run_id as string;
 
     const echoOnly = { "x-api-key": ECHO_ONLY_KEY };
-    expect((await get(`/ui/api/runs/${runId}/frames`, echoOnly)).statusCode).toBe(403);
+    // Not disclosed either: a run this key may not reach does not exist for it.
+    expect((await get(`/ui/api/runs/${runId}/frames`, echoOnly)).statusCode).toBe(404);
     expect((await get(`/ui/api/runs/${runId}/frames`, admin)).statusCode).toBe(200);
     expect((await get("/ui/api/runs", echoOnly)).json()).toEqual([]);
     expect((await get("/ui/api/runs", admin)).json()).toHaveLength(1);
     const overview = (await get("/ui/api/overview", echoOnly)).json();
     expect(overview.metrics.available).toBe(false);
     expect(overview.metrics.reason).toContain("restricted");
+  });
+});
+
+describe("the inspector with two API keys", () => {
+  const OTHER_KEY = "inspector-other-key-0123456789";
+  const ADMIN_KEY = "inspector-admin-key-0123456789";
+  const keys = {
+    auth: {
+      keys: [
+        { key: KEY, name: "app-a" },
+        { key: OTHER_KEY, name: "app-b" },
+        { key: ADMIN_KEY, name: "ops", admin: true },
+      ],
+    },
+  };
+
+  it("shows each key its own runs and frames only, and the admin everyone's", async () => {
+    await app(keys);
+    const runBy = async (key: string) => {
+      const run = await t!.app.inject({
+        method: "POST",
+        url: "/runs/wait",
+        headers: { "x-api-key": key },
+        payload: { agent_id: agentId("scripted"), input: {} },
+      });
+      return run.json().run.run_id as string;
+    };
+    const a = await runBy(KEY);
+    const b = await runBy(OTHER_KEY);
+    const ids = async (key: string) =>
+      ((await get("/ui/api/runs", { "x-api-key": key })).json() as Array<{ run_id: string }>).map(
+        (run) => run.run_id,
+      );
+    expect(await ids(KEY)).toEqual([a]);
+    expect(await ids(OTHER_KEY)).toEqual([b]);
+    expect((await ids(ADMIN_KEY)).sort()).toEqual([a, b].sort());
+
+    const frames = (runId: string, key: string) =>
+      get(`/ui/api/runs/${runId}/frames`, { "x-api-key": key });
+    expect((await frames(a, KEY)).statusCode).toBe(200);
+    const hidden = await frames(a, OTHER_KEY);
+    expect(hidden.statusCode).toBe(404);
+    expect(hidden.json()).toBe(`run ${a} not found`);
+    expect((await frames(b, KEY)).statusCode).toBe(404);
+    expect((await frames(b, ADMIN_KEY)).statusCode).toBe(200);
   });
 });
 

@@ -1,12 +1,14 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
+import { ownerFilter, reaches } from "../../auth/principal.js";
 import { toAcpRun } from "../../engine/acp-mapping.js";
 import { notFound } from "../../errors.js";
 import type { Metrics } from "../../metrics/metrics.js";
 import { packageRoot } from "../../paths.js";
 import type { RunRecord } from "../../storage/types.js";
 import { runIdParams } from "../params.js";
+import { metricsRefusal } from "../plugins/metrics.js";
 
 /**
  * What the inspector needs beyond the ACP API, read-only and behind the same API keys: the
@@ -65,12 +67,8 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
         uptime_seconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
       },
       metrics: options.metrics
-        ? request.caller?.agentIds
-          ? {
-              enabled: true,
-              available: false,
-              reason: `API key "${request.caller.name}" is restricted to some agents; metrics need an unrestricted key`,
-            }
+        ? metricsRefusal(request.caller)
+          ? { enabled: true, available: false, reason: metricsRefusal(request.caller) }
           : { enabled: true, available: true, ...(await summarize(options.metrics)) }
         : { enabled: false, available: false, reason: "metrics are off (server.metrics.enabled)" },
     };
@@ -78,22 +76,31 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
 
   app.get("/runs", { schema: { querystring: runsQuery } }, async (request) => {
     const { agent_id, status, limit, offset } = request.query;
+    const { caller } = request;
+    // The caller's own runs of the agents it may use, filtered in the query (full pages).
     const found = await storage.searchRuns({
       ...(agent_id ? { agent_id } : {}),
       ...(status ? { status } : {}),
+      principal: ownerFilter(caller),
+      ...(caller.agentIds ? { agent_ids: [...caller.agentIds] } : {}),
       limit,
       offset,
     });
-    const allowed = request.caller?.agentIds;
-    return found.filter((run) => !allowed || allowed.has(run.agent_id)).map(describeRun);
+    return found.map(describeRun);
   });
 
   app.get(
     "/runs/:run_id/frames",
     { schema: { params: runIdParams, querystring: frameQuery } },
     async (request, reply) => {
+      const { caller } = request;
       const run = await storage.getRun(request.params.run_id);
-      if (!run) throw notFound("run", request.params.run_id);
+      // Someone else's run does not exist for this caller (404, as on the ACP routes).
+      const reachable =
+        run &&
+        reaches(caller, run.principal) &&
+        (!caller.agentIds || caller.agentIds.has(run.agent_id));
+      if (!run || !reachable) throw notFound("run", request.params.run_id);
       const { after_seq, limit } = request.query;
       const frames = await storage.readFrames(run.run_id, after_seq, limit);
       // Frames are stored as JSON text: spliced in as they are, never parsed and re-serialized.

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { NOBODY } from "../../auth/principal.js";
+import { NOBODY, type Principal } from "../../auth/principal.js";
 import { DomainError } from "../../errors.js";
 import type { Metrics } from "../../metrics/metrics.js";
 
@@ -17,15 +17,20 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
 
   app.get("/metrics", async (request, reply) => {
     const caller = request.caller;
-    // NOBODY only gets here when the endpoint is public. End users never: metrics describe
-    // every principal's traffic.
-    if (caller !== NOBODY && (caller.agentIds || caller.id?.startsWith("user:"))) {
-      throw new DomainError(
-        "forbidden",
-        `${caller.label} ${caller.agentIds ? "is restricted to some agents" : "is an end user"}; metrics need an unrestricted key`,
-      );
-    }
+    // NOBODY only gets here when the endpoint is public.
+    const refusal = caller === NOBODY ? undefined : metricsRefusal(caller);
+    if (refusal) throw new DomainError("forbidden", refusal);
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
+}
+
+/**
+ * Why `caller` may not read the metrics, or undefined. They name every agent and describe every
+ * principal's traffic: not for a key restricted to some agents, nor for an end user.
+ */
+export function metricsRefusal(caller: Principal): string | undefined {
+  if (!caller.agentIds && !caller.id?.startsWith("user:")) return undefined;
+  const why = caller.agentIds ? "is restricted to some agents" : "is an end user";
+  return `${caller.label} ${why}; metrics need an unrestricted key`;
 }
