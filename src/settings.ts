@@ -1,4 +1,4 @@
-import type { ApiKey, RequestLimits } from "./config/schema.js";
+import type { ApiKey, CopilotKitSettings, RequestLimits } from "./config/schema.js";
 import { DEFAULT_LIMITS } from "./config/schema.js";
 
 export { type ApiKey, DEFAULT_LIMITS, type RequestLimits };
@@ -33,6 +33,8 @@ export interface ServerSettings {
     /** Serve it without an API key even when authentication is on. */
     public: boolean;
   };
+  /** CopilotKit's runtime protocol (REST mode) under `basePath`; see docs/copilotkit.md. */
+  copilotkit: CopilotKitSettings;
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
@@ -50,6 +52,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   auth: { keys: [] },
   cors: { origins: [] },
   metrics: { enabled: true, public: false },
+  copilotkit: { enabled: true, basePath: "/copilotkit" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
 };
@@ -63,7 +66,15 @@ export type SettingsLayer = {
       : ServerSettings[K];
 };
 
-const SECTIONS = ["webhooks", "auth", "cors", "metrics", "rateLimit", "limits"] as const;
+const SECTIONS = [
+  "webhooks",
+  "auth",
+  "cors",
+  "metrics",
+  "copilotkit",
+  "rateLimit",
+  "limits",
+] as const;
 
 /**
  * Overlays defined values only, so an absent flag never erases a configured value. Sections

@@ -131,12 +131,16 @@ function configValidator() {
 // The file's shape once the schema has passed (only what resolving reads).
 interface RawConfig {
   server?: Partial<
-    Omit<ServerConfig, "webhooks" | "auth" | "cors" | "metrics" | "rateLimit" | "limits">
+    Omit<
+      ServerConfig,
+      "webhooks" | "auth" | "cors" | "metrics" | "copilotkit" | "rateLimit" | "limits"
+    >
   > & {
     webhooks?: Partial<ServerConfig["webhooks"]>;
     auth?: { keys?: RawApiKey[] };
     cors?: Partial<ServerConfig["cors"]>;
     metrics?: Partial<ServerConfig["metrics"]>;
+    copilotkit?: Partial<ServerConfig["copilotkit"]>;
     rateLimit?: Partial<ServerConfig["rateLimit"]>;
     limits?: Partial<ServerConfig["limits"]>;
   };
@@ -200,6 +204,7 @@ function resolveServer(
     auth: { keys: resolveApiKeys(raw.auth?.keys ?? [], agents, context) },
     cors: { origins: raw.cors?.origins ?? [...SERVER_DEFAULTS.cors.origins] },
     metrics: { ...SERVER_DEFAULTS.metrics, ...raw.metrics },
+    copilotkit: { ...SERVER_DEFAULTS.copilotkit, ...raw.copilotkit },
     rateLimit: { ...SERVER_DEFAULTS.rateLimit, ...raw.rateLimit },
     limits: { ...SERVER_DEFAULTS.limits, ...raw.limits },
   };

@@ -277,6 +277,19 @@ export const configFileSchema = {
           additionalProperties: false,
           properties: { enabled: { type: "boolean" }, public: { type: "boolean" } },
         },
+        copilotkit: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            enabled: { type: "boolean" },
+            basePath: {
+              type: "string",
+              pattern: "^(/[A-Za-z0-9._~-]+)+$",
+              "x-expected":
+                "a path such as /copilotkit (leading slash, no trailing slash, letters, digits, . _ ~ -)",
+            },
+          },
+        },
         rateLimit: {
           type: "object",
           additionalProperties: false,
@@ -361,9 +374,17 @@ export interface ServerConfig {
   cors: { origins: string[] };
   /** `GET /metrics`: served at all, and served without an API key when auth is on. */
   metrics: { enabled: boolean; public: boolean };
+  /** CopilotKit's runtime protocol (REST mode) under `basePath`, for CopilotKit apps. */
+  copilotkit: CopilotKitSettings;
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
+}
+
+export interface CopilotKitSettings {
+  enabled: boolean;
+  /** The app's `runtimeUrl` is this server's origin followed by this path. */
+  basePath: string;
 }
 
 /** One API key. `agents` (names) restricts what the key may use; absent = every agent. */
@@ -406,6 +427,7 @@ export const SERVER_DEFAULTS: ServerConfig = {
   auth: { keys: [] },
   cors: { origins: [] },
   metrics: { enabled: true, public: false },
+  copilotkit: { enabled: true, basePath: "/copilotkit" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
 };
