@@ -8,9 +8,10 @@ import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aclThreadId } from "../../src/http/agui-face.js";
+import { aguiValidator } from "../../src/validation/index.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { copilotClient, dropRunConnections, transcript, until } from "../helpers/copilotkit.js";
-import { readSse } from "../helpers/sse.js";
+import { openSse, readSse } from "../helpers/sse.js";
 
 const YAML = `
 agents:
@@ -344,5 +345,70 @@ describe("a CopilotKit client pointed at /copilotkit", () => {
     });
     expect(stopIdle.status).toBe(200);
     expect(await stopIdle.json()).toMatchObject({ stopped: false });
+  });
+});
+
+describe("the events /copilotkit streams", () => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await build({ yaml: YAML });
+    await t.app.listen({ port: 0, host: "127.0.0.1" });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => t.close());
+
+  it("are valid AG-UI events: a replay, a live run, and the stop that closes it", async () => {
+    const threadId = randomUUID();
+    await readSse(base, "/copilotkit/agent/echo/run", {
+      body: { threadId, runId: "first", messages: [{ id: "u1", role: "user", content: "one" }] },
+    });
+    const run = await openSse(base, "/copilotkit/agent/slow/run", {
+      body: {
+        threadId,
+        runId: "second",
+        messages: [
+          { id: "u1", role: "user", content: "one" },
+          { id: "u2", role: "user", content: words(200) },
+        ],
+      },
+    });
+    await run.frame(3);
+    const connect = await openSse(base, "/copilotkit/agent/slow/connect", {
+      body: { threadId, runId: "c", messages: [] },
+    });
+    await connect.frame(8);
+    const stop = await fetch(`${base}/copilotkit/agent/slow/stop/${threadId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ runId: "second" }),
+    });
+    expect(await stop.json()).toMatchObject({ stopped: true });
+    await Promise.all([run.ended, connect.ended]);
+
+    const validate = aguiValidator("Event");
+    for (const stream of [run, connect]) {
+      for (const frame of stream.frames) {
+        expect(validate(frame.data), JSON.stringify([frame.data, validate.errors])).toBe(true);
+      }
+    }
+    const types = (stream: typeof run) =>
+      stream.frames.map((frame) => (frame.data as { type: string }).type);
+    // The replay: the finished run compacted, then the run in progress from its start.
+    expect(types(connect).slice(0, 5)).toEqual([
+      "RUN_STARTED",
+      "MESSAGES_SNAPSHOT",
+      "STATE_SNAPSHOT",
+      "RUN_FINISHED",
+      "RUN_STARTED",
+    ]);
+    const live = connect.frames[4]!.data as { runId: string; input: { messages: unknown[] } };
+    expect(live.runId).toBe("second");
+    expect(live.input.messages).toEqual([{ id: "u2", role: "user", content: words(200) }]);
+    // Both streams end the stopped run the same way: its message closed, then RUN_FINISHED.
+    for (const stream of [run, connect]) {
+      expect(types(stream).slice(-2)).toEqual(["TEXT_MESSAGE_END", "RUN_FINISHED"]);
+      expect(stream.frames.at(-1)!.data).toMatchObject({ threadId, runId: "second" });
+    }
   });
 });
