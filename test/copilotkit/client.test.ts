@@ -27,6 +27,10 @@ agents:
     version: 1.0.0
     description: Echo that takes its time.
     adapter: { type: echo, delayMs: 40 }
+  - name: tool-user
+    version: 1.0.0
+    description: Calls the frontend tool it is given, then answers with its result.
+    adapter: { type: module, path: ./test/fixtures/modules/frontend-tool-agent.mjs }
 `;
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
@@ -52,7 +56,7 @@ describe("a CopilotKit client pointed at /copilotkit", () => {
 
   it("discovers every agent by name, in REST mode with thread views", async () => {
     const client = await copilotClient(runtimeUrl);
-    expect(Object.keys(client.core.agents).sort()).toEqual(["echo", "slow"]);
+    expect(Object.keys(client.core.agents).sort()).toEqual(["echo", "slow", "tool-user"]);
     expect(client.core.runtimeMode).toBe("sse");
     expect(client.core.threadEndpoints).toMatchObject({ list: true, inspect: true });
     const info = (await (await fetch(`${runtimeUrl}/info`)).json()) as {
@@ -244,6 +248,32 @@ describe("a CopilotKit client pointed at /copilotkit", () => {
     });
     expect(String(transcript(agent).at(-1)![1])).toContain("ship it");
     expect((await runsOf(threadId)).map((r) => r.status)).toEqual(["success"]);
+  });
+
+  it("runs a frontend tool the agent calls, and follows up with its result", async () => {
+    const client = await copilotClient(runtimeUrl);
+    const calls: unknown[] = [];
+    client.core.addTool({
+      name: "weather",
+      description: "The weather in a city.",
+      handler: async (args: unknown) => {
+        calls.push(args);
+        return "sunny, 24 degrees";
+      },
+    });
+    const threadId = randomUUID();
+    const agent = client.agent("tool-user", threadId);
+    agent.addMessage({ id: "t-1", role: "user", content: "weather in Lisbon?" });
+    await client.core.runAgent({ agent });
+    expect(calls).toEqual([{ city: "Lisbon" }]);
+    expect(agent.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(transcript(agent).at(-1)).toEqual(["assistant", "The tool said: sunny, 24 degrees"]);
+    // Two ACP runs: the call, then the follow-up carrying the tool's result.
+    expect((await runsOf(threadId)).map((r) => r.status)).toEqual(["success", "success"]);
+    const thread = (await t.call("GET", `/threads/${threadId}`)).body as {
+      messages: Array<{ role: string }>;
+    };
+    expect(thread.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
   });
 
   it("shares threads with ACP both ways round", async () => {
