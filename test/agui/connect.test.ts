@@ -103,10 +103,53 @@ describe("connect on the AG-UI face", () => {
     expect(runs.map((run) => run.status)).toEqual(["success"]);
   });
 
-  it("advertises reconnect in the agent's capabilities", async () => {
+  it("stops a thread's run from another request, and the thread takes the next run", async () => {
+    const threadId = `stop-${randomUUID()}`;
+    const runner = new ReconnectingAgent(`${base}/ag-ui/slow`, threadId);
+    const text = words(300);
+    runner.addMessage({ id: "s", role: "user", content: text });
+    let failure = "";
+    const running = runner.runAgent(
+      { runId: "long-run" },
+      {
+        onRunErrorEvent: ({ event }) => {
+          failure = event.message;
+        },
+      },
+    );
+    await until(() => String(texts(runner)[1] ?? "") !== "", "the reply to start");
+    const finished = await t.app.inject({
+      method: "POST",
+      url: `/ag-ui/slow/stop/${threadId}`,
+      payload: { runId: "some-run-that-is-over" },
+    });
+    expect(finished.json()).toMatchObject({ stopped: true });
+    await running;
+    // The AG-UI face tells its client why the server ended the run.
+    expect(failure).toMatch(/cancelled/);
+    expect(String(texts(runner)[1]).length).toBeLessThan(text.length);
+    const idle = await t.app.inject({ method: "POST", url: `/ag-ui/slow/stop/${threadId}` });
+    expect(idle.json()).toEqual({ stopped: false, runs: [] });
+
+    runner.addMessage({ id: "n", role: "user", content: "next" });
+    await runner.runAgent();
+    expect(texts(runner).at(-1)).toBe("next");
+    const byRunId = await t.app.inject({
+      method: "POST",
+      url: `/ag-ui/slow/stop/${threadId}`,
+      payload: { runId: "long-run" },
+    });
+    expect(byRunId.json()).toEqual({ stopped: false, runs: [] });
+  });
+
+  it("advertises reconnect and stop in the agent's capabilities", async () => {
     const capabilities = (await t.app.inject({ url: "/ag-ui/echo/capabilities" })).json();
     expect(capabilities.transport).toMatchObject({ streaming: true, resumable: true });
     expect(capabilities.custom.connect).toEqual({ method: "POST", path: "/ag-ui/echo/connect" });
+    expect(capabilities.custom.stop).toEqual({
+      method: "POST",
+      path: "/ag-ui/echo/stop/{threadId}",
+    });
   });
 
   it("answers an unknown thread with an empty stream, and refuses what the run route refuses", async () => {

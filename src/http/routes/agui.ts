@@ -1,9 +1,10 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyPluginAsync } from "fastify";
 import type { RegisteredAgent } from "../../config/registry.js";
-import { notFound } from "../../errors.js";
-import { AguiFace } from "../agui-face.js";
+import { invalid, notFound } from "../../errors.js";
+import { AguiFace, aclThreadId } from "../agui-face.js";
 import { agentIdParams } from "../params.js";
+import { stopRuns } from "../stop-runs.js";
 
 /** Bodies are checked by the precompiled AG-UI `RunAgentInput` validator (see validator-compiler). */
 const runAgentInput = { $id: "agui:RunAgentInput", type: "object" } as const;
@@ -17,6 +18,20 @@ const runQuery = {
   additionalProperties: false,
 } as const;
 type RunQuery = { on_disconnect?: "cancel" | "continue" };
+const clientThread = { type: "string", minLength: 1, maxLength: 1000 } as const;
+const stopByIdParams = {
+  type: "object",
+  properties: { ...agentIdParams.properties, thread: clientThread },
+  required: ["agent_id", "thread"],
+} as const;
+const stopByNameParams = {
+  type: "object",
+  properties: {
+    agent_name: { type: "string", minLength: 1, maxLength: 200 },
+    thread: clientThread,
+  },
+  required: ["agent_name", "thread"],
+} as const;
 const agentNameParams = {
   type: "object",
   properties: { agent_name: { type: "string", minLength: 1, maxLength: 200 } },
@@ -56,6 +71,7 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
       custom: {
         ...(supplied.custom as object),
         connect: { method: "POST", path: `/ag-ui/${encodeURIComponent(agent.name)}/connect` },
+        stop: { method: "POST", path: `/ag-ui/${encodeURIComponent(agent.name)}/stop/{threadId}` },
       },
     };
   };
@@ -95,6 +111,34 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
     async (request, reply) => {
       byName(request.params.agent_name);
       await face.connect(request, reply, connectInput(request.body));
+    },
+  );
+  // Stop by thread, or by the run's AG-UI runId in the body: as ACP's cancel, waited for.
+  const stop = async (threadId: string, body: unknown) => {
+    const runId = (body as { runId?: unknown } | undefined)?.runId;
+    if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
+      throw invalid('body must be an object such as {"runId": "…"}, or absent');
+    }
+    if (runId !== undefined && (typeof runId !== "string" || runId === "")) {
+      throw invalid("body/runId must be a non-empty string");
+    }
+    const stopped = await stopRuns(runs, aclThreadId(threadId), runId as string | undefined);
+    return { stopped: stopped.length > 0, runs: stopped.map((run) => run.run_id) };
+  };
+  app.post<{ Params: { agent_id: string; thread: string } }>(
+    "/agents/:agent_id/ag-ui/stop/:thread",
+    { schema: { params: stopByIdParams } },
+    async (request) => {
+      byId(request.params.agent_id);
+      return stop(request.params.thread, request.body);
+    },
+  );
+  app.post<{ Params: { agent_name: string; thread: string } }>(
+    "/ag-ui/:agent_name/stop/:thread",
+    { schema: { params: stopByNameParams } },
+    async (request) => {
+      byName(request.params.agent_name);
+      return stop(request.params.thread, request.body);
     },
   );
   app.get<{ Params: { agent_id: string } }>(
