@@ -121,7 +121,7 @@ describe("connect on the AG-UI face", () => {
     const finished = await t.app.inject({
       method: "POST",
       url: `/ag-ui/slow/stop/${threadId}`,
-      payload: { runId: "some-run-that-is-over" },
+      payload: { runId: "an-id-the-server-never-saw" },
     });
     expect(finished.json()).toMatchObject({ stopped: true });
     await running;
