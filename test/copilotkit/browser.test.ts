@@ -39,13 +39,19 @@ function chatMessages(page: Page): Promise<Array<[string, string]>> {
   );
 }
 
+/**
+ * Bounds that only keep a broken page from hanging the suite (here and in `untilChat`); a
+ * loaded machine may need much of them.
+ */
+const PAGE_TEST_MS = 180_000;
+
 /** Polls the chat until `check` holds (the page is driven by a live stream, not by the test). */
 async function untilChat(
   page: Page,
   check: (messages: Array<[string, string]>) => boolean,
   what: string,
 ): Promise<Array<[string, string]>> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const messages = await chatMessages(page);
     if (check(messages)) return messages;
@@ -89,7 +95,9 @@ describe("a CopilotKit chat page in Chromium, with runtimeUrl set to /copilotkit
     await input.press("Enter");
   };
 
-  it("streams the reply in, and after a reload mid-reply shows the complete reply once", async () => {
+  it("streams the reply in, and after a reload mid-reply shows the complete reply once", {
+    timeout: PAGE_TEST_MS,
+  }, async () => {
     const threadId = randomUUID();
     const page = await open(threadId);
     const text = words(40);
@@ -126,7 +134,9 @@ describe("a CopilotKit chat page in Chromium, with runtimeUrl set to /copilotkit
     await page.close();
   });
 
-  it("stops a run with the chat's stop button, then answers the next message", async () => {
+  it("stops a run with the chat's stop button, then answers the next message", {
+    timeout: PAGE_TEST_MS,
+  }, async () => {
     const threadId = randomUUID();
     const page = await open(threadId);
     const text = words(300);
@@ -138,7 +148,7 @@ describe("a CopilotKit chat page in Chromium, with runtimeUrl set to /copilotkit
       (await t.call("GET", `/threads/${aclThreadId(threadId)}/runs`)).body as Array<{
         status: string;
       }>;
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     while ((await runs())[0]?.status !== "error") {
       if (Date.now() > deadline) throw new Error("the run was not stopped");
       await page.waitForTimeout(50);
