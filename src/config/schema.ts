@@ -284,9 +284,11 @@ export const configFileSchema = {
             enabled: { type: "boolean" },
             basePath: {
               type: "string",
-              pattern: "^(/[A-Za-z0-9._~-]+)+$",
+              // Not under a path the server's own routes use.
+              pattern:
+                "^/(?!(agents|threads|runs|ag-ui|schemas|healthz|readyz|metrics|openapi\\.json)(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$",
               "x-expected":
-                "a path such as /copilotkit (leading slash, no trailing slash, letters, digits, . _ ~ -)",
+                "a path such as /copilotkit (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)",
             },
           },
         },

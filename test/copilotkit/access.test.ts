@@ -136,6 +136,12 @@ describe("the CopilotKit routes", () => {
         { filename: "bad.yaml", baseDir: process.cwd() },
       ),
     ).rejects.toThrow(/server\.copilotkit\.basePath must be a path such as \/copilotkit/);
+    await expect(
+      parseConfig(
+        'server: { copilotkit: { basePath: "/threads/copilot" } }\nagents: [{ name: a, version: "1", description: d, adapter: { type: echo } }]',
+        { filename: "bad.yaml", baseDir: process.cwd() },
+      ),
+    ).rejects.toThrow(/not under \/agents, \/threads/);
   });
 
   it("keep a conversation across a server restart", async () => {

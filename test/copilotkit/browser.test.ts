@@ -92,7 +92,18 @@ describe("a CopilotKit chat page in Chromium, with runtimeUrl set to /copilotkit
   const send = async (page: Page, text: string) => {
     const input = page.getByTestId("copilot-chat-textarea");
     await input.fill(text);
-    await input.press("Enter");
+    // The chat ignores Enter while it is busy (it connects to the thread when it mounts): press
+    // it again once the chat is free, as a user would, until the chat has taken the message.
+    const free = page.locator(
+      '[data-testid="copilot-send-button"]:not([data-copilotkit-in-progress="true"])',
+    );
+    const deadline = Date.now() + 60_000;
+    while ((await input.inputValue()) !== "") {
+      if (Date.now() > deadline) throw new Error("the chat never took the message");
+      await free.waitFor();
+      await input.press("Enter");
+      await page.waitForTimeout(100);
+    }
   };
 
   it("streams the reply in, and after a reload mid-reply shows the complete reply once", {
