@@ -70,7 +70,9 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
   registerJsonBodyParser(app, settings.limits, { allowEmpty: true });
   app.setErrorHandler((err: FastifyError, _request, reply) => {
     // CopilotKit's client understands 400 for a bad body; ACP's 422 is for ACP clients.
-    if (err.validation || isDomainError(err, "invalid")) return sendError(reply, 400, err.message);
+    if (err.validation || isDomainError(err, "invalid") || err.statusCode === 422) {
+      return sendError(reply, 400, err.message);
+    }
     throw err;
   });
 
