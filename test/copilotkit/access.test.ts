@@ -13,6 +13,7 @@ import { parseConfig } from "../../src/config/load.js";
 import { createStorage } from "../../src/storage/index.js";
 import { build } from "../helpers/app.js";
 import { copilotClient, transcript } from "../helpers/copilotkit.js";
+import { openSse } from "../helpers/sse.js";
 import { buildServing, echoAgent } from "../security/helpers.js";
 
 const ORIGIN = "https://app.example.com";
@@ -108,6 +109,35 @@ describe("the CopilotKit routes", () => {
       });
       expect(stream.headers.get("access-control-allow-origin")).toBe(ORIGIN);
       expect(await stream.text()).toContain("cross origin");
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("count as streams against server.limits.maxOpenStreams", async () => {
+    const t = await buildServing({
+      server: { limits: { maxOpenStreams: 1 } },
+      agents: [echoAgent("slow", { adapter: { type: "echo", delayMs: 50 } })],
+    });
+    try {
+      const base = await listen(t);
+      const threadId = randomUUID();
+      const run = await openSse(base, "/copilotkit/agent/slow/run", {
+        body: {
+          threadId,
+          runId: "r",
+          messages: [{ id: "m", role: "user", content: "a b c d e f g" }],
+        },
+      });
+      await run.frame(1);
+      const refused = await fetch(`${base}/copilotkit/agent/slow/connect`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ threadId, runId: "c", messages: [] }),
+      });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      await run.ended;
     } finally {
       await t.close();
     }
