@@ -20,6 +20,7 @@ import { registerRateLimit } from "./http/plugins/rate-limit.js";
 import { LongRequests } from "./http/plugins/streams.js";
 import { agentRoutes } from "./http/routes/agents.js";
 import { aguiRoutes } from "./http/routes/agui.js";
+import { copilotkitRoutes } from "./http/routes/copilotkit.js";
 import { metaRoutes } from "./http/routes/meta.js";
 import { statelessRunRoutes } from "./http/routes/stateless-runs.js";
 import { threadRunRoutes } from "./http/routes/thread-runs.js";
@@ -185,6 +186,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(statelessRunRoutes);
   await app.register(aguiRoutes);
   if (inspector) await registerInspector(app, inspector, { metrics });
+  if (settings.copilotkit.enabled) {
+    await app.register(copilotkitRoutes, { prefix: settings.copilotkit.basePath });
+  }
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();

@@ -1,4 +1,10 @@
-import type { ApiKey, AuthSettings, JwtSettings, RequestLimits } from "./config/schema.js";
+import type {
+  ApiKey,
+  AuthSettings,
+  CopilotKitSettings,
+  JwtSettings,
+  RequestLimits,
+} from "./config/schema.js";
 import { DEFAULT_LIMITS } from "./config/schema.js";
 
 export { type ApiKey, type AuthSettings, DEFAULT_LIMITS, type JwtSettings, type RequestLimits };
@@ -35,6 +41,8 @@ export interface ServerSettings {
   };
   /** The browser inspector (static files plus a small JSON API), served under `path`. */
   inspector: { enabled: boolean; path: string };
+  /** CopilotKit's runtime protocol (REST mode) under `basePath`; see docs/copilotkit.md. */
+  copilotkit: CopilotKitSettings;
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
@@ -53,6 +61,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   cors: { origins: [] },
   metrics: { enabled: true, public: false },
   inspector: { enabled: true, path: "/ui" },
+  copilotkit: { enabled: true, basePath: "/copilotkit" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
 };
@@ -72,6 +81,7 @@ const SECTIONS = [
   "cors",
   "metrics",
   "inspector",
+  "copilotkit",
   "rateLimit",
   "limits",
 ] as const;

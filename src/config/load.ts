@@ -138,7 +138,14 @@ interface RawConfig {
   server?: Partial<
     Omit<
       ServerConfig,
-      "webhooks" | "auth" | "cors" | "metrics" | "inspector" | "rateLimit" | "limits"
+      | "webhooks"
+      | "auth"
+      | "cors"
+      | "metrics"
+      | "inspector"
+      | "copilotkit"
+      | "rateLimit"
+      | "limits"
     >
   > & {
     webhooks?: Partial<ServerConfig["webhooks"]>;
@@ -146,6 +153,7 @@ interface RawConfig {
     cors?: Partial<ServerConfig["cors"]>;
     metrics?: Partial<ServerConfig["metrics"]>;
     inspector?: Partial<ServerConfig["inspector"]>;
+    copilotkit?: Partial<ServerConfig["copilotkit"]>;
     rateLimit?: Partial<ServerConfig["rateLimit"]>;
     limits?: Partial<ServerConfig["limits"]>;
   };
@@ -214,6 +222,7 @@ function resolveServer(
     cors: { origins: raw.cors?.origins ?? [...SERVER_DEFAULTS.cors.origins] },
     metrics: { ...SERVER_DEFAULTS.metrics, ...raw.metrics },
     inspector: { ...SERVER_DEFAULTS.inspector, ...raw.inspector },
+    copilotkit: { ...SERVER_DEFAULTS.copilotkit, ...raw.copilotkit },
     rateLimit: { ...SERVER_DEFAULTS.rateLimit, ...raw.rateLimit },
     limits: { ...SERVER_DEFAULTS.limits, ...raw.limits },
   };

@@ -330,6 +330,21 @@ export const configFileSchema = {
           additionalProperties: false,
           properties: { enabled: { type: "boolean" }, path: inspectorPath },
         },
+        copilotkit: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            enabled: { type: "boolean" },
+            basePath: {
+              type: "string",
+              // Not under a path the server's own routes use.
+              pattern:
+                "^/(?!(agents|threads|runs|ag-ui|schemas|healthz|readyz|metrics|openapi\\.json)(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$",
+              "x-expected":
+                "a path such as /copilotkit (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)",
+            },
+          },
+        },
         rateLimit: {
           type: "object",
           additionalProperties: false,
@@ -416,9 +431,17 @@ export interface ServerConfig {
   metrics: { enabled: boolean; public: boolean };
   /** The browser inspector: served at all, and at which path. */
   inspector: { enabled: boolean; path: string };
+  /** CopilotKit's runtime protocol (REST mode) under `basePath`, for CopilotKit apps. */
+  copilotkit: CopilotKitSettings;
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
+}
+
+export interface CopilotKitSettings {
+  enabled: boolean;
+  /** The app's `runtimeUrl` is this server's origin followed by this path. */
+  basePath: string;
 }
 
 /**
@@ -491,6 +514,7 @@ export const SERVER_DEFAULTS: ServerConfig = {
   cors: { origins: [] },
   metrics: { enabled: true, public: false },
   inspector: { enabled: true, path: "/ui" },
+  copilotkit: { enabled: true, basePath: "/copilotkit" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
 };

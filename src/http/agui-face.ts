@@ -4,12 +4,13 @@ import { validate as isUuid, v5 as uuidv5 } from "uuid";
 import { type Principal, reaches, SYSTEM } from "../auth/principal.js";
 import type { RegisteredAgent } from "../config/registry.js";
 import type { RunService } from "../engine/run-service.js";
-import { followRun } from "../engine/run-stream.js";
 import { conflict, invalid } from "../errors.js";
 import { aguiToAcpMessages } from "../pipeline/acp-messages.js";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
 import type { AgUiMessage } from "../pipeline/types.js";
 import type { RunRecord } from "../storage/types.js";
+import { runEvents, type ServerEnding } from "./run-events.js";
+import { replayThread } from "./thread-replay.js";
 
 /** AG-UI threadIds that are not UUIDs map to UUID v5 under this namespace (stable everywhere). */
 export const AGUI_THREAD_NAMESPACE = "6a3e7c1d-52f4-4b8e-9d0a-3c2f1e4b5a69";
@@ -59,6 +60,23 @@ export function wantsProtobuf(accept: string | undefined): boolean {
   });
 }
 
+export interface ServeOptions {
+  /**
+   * What the client closing its request does to the run (ACP `on_disconnect`). The AG-UI face
+   * cancels (an AG-UI client aborts a run by closing its request); CopilotKit's runtime lets the
+   * run go on, for a reloaded page to reconnect to.
+   */
+  onDisconnect?: "cancel" | "continue";
+  /** How the stream ends a run the server ended (see run-events). */
+  ending?: ServerEnding;
+}
+
+/** The AG-UI `connect` body: the thread to rejoin (the rest of a RunAgentInput is not needed). */
+export interface ConnectInput {
+  threadId: string;
+  protocolVersion?: string;
+}
+
 /**
  * An AG-UI run served as an ACP run: a new run on the thread behind the AG-UI threadId, or —
  * when the input carries `resume` — the resume of that thread's interrupted run. The events
@@ -73,14 +91,51 @@ export class AguiFace {
     reply: FastifyReply,
     agent: RegisteredAgent,
     input: RunAgentInput,
+    options: ServeOptions = {},
   ) {
     checkClientVersion(input.protocolVersion);
     const threadId = aclThreadId(input.threadId, request.caller.id);
+    const onDisconnect = options.onDisconnect ?? "cancel";
     const { run, afterSeq } =
       input.resume && input.resume.length > 0
         ? await this.resume(request.caller, threadId, input)
-        : { run: await this.create(request.caller, agent, threadId, input), afterSeq: 0 };
-    await this.stream(request, reply, run, afterSeq, input);
+        : {
+            run: await this.create(request.caller, agent, threadId, input, onDisconnect),
+            afterSeq: 0,
+          };
+    await this.stream(request, reply, run, afterSeq, input, {
+      onDisconnect,
+      ending: options.ending ?? "run-error",
+    });
+  }
+
+  /**
+   * Rejoins a thread: its history compacted, then the runs in progress from their start and
+   * live until they end (see thread-replay). Any replica answers: what is stored is read from
+   * storage, what is still being produced comes over the frame bus.
+   */
+  async connect(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    input: ConnectInput,
+    ending: ServerEnding = "run-error",
+  ): Promise<void> {
+    checkClientVersion(input.protocolVersion);
+    const sink = await openEventStream(request, reply, {});
+    try {
+      for await (const event of replayThread(this.runs, {
+        clientThreadId: input.threadId,
+        who: request.caller,
+        threadId: aclThreadId(input.threadId, request.caller.id),
+        signal: sink.closed,
+        ending,
+      })) {
+        if (event.type === "RUN_STARTED") event.protocolVersion = AGUI_PROTOCOL_VERSION;
+        await sink.write(event);
+      }
+    } finally {
+      sink.end();
+    }
   }
 
   private async create(
@@ -88,6 +143,7 @@ export class AguiFace {
     agent: RegisteredAgent,
     threadId: string,
     input: RunAgentInput,
+    onDisconnect: "cancel" | "continue",
   ): Promise<RunRecord> {
     const stored = await this.runs.storage.getThread(threadId);
     // Someone else's thread: run creation below answers 404 for it.
@@ -111,7 +167,7 @@ export class AguiFace {
         agent_id: agent.agentId,
         input: acpInput,
         if_not_exists: "create",
-        on_disconnect: "cancel",
+        on_disconnect: onDisconnect,
         stream_mode: ["custom"],
         agui: { threadId: input.threadId, runId: input.runId },
       },
@@ -152,78 +208,80 @@ export class AguiFace {
     run: RunRecord,
     afterSeq: number,
     input: RunAgentInput,
+    options: Required<ServeOptions>,
   ): Promise<void> {
-    const protobuf = wantsProtobuf(request.headers.accept);
-    const { EventEncoder } = await loadEncoder();
-    const encoder = new EventEncoder({ accept: protobuf ? PROTO_MEDIA_TYPE : "text/event-stream" });
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      "content-type": encoder.getContentType(),
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-      "x-acp-run-id": run.run_id,
-    });
-    const gone = new AbortController();
-    // An AG-UI client closing its request aborts the run (AG-UI has no detached runs).
-    raw.on("close", () => {
-      if (!raw.writableFinished) gone.abort(new Error("client disconnected"));
-    });
-    gone.signal.addEventListener(
-      "abort",
-      () =>
-        void this.runs
-          .cancel(SYSTEM, run.run_id, run.kind, { action: "interrupt", wait: false })
-          .catch(() => undefined),
-      { once: true },
-    );
-
-    // `write()`'s answer, not `writableNeedDrain`: a response that is not a socket (Fastify's
-    // inject) reports a need to drain but never emits `drain`.
-    let backedUp = false;
+    const sink = await openEventStream(request, reply, { "x-acp-run-id": run.run_id });
+    if (options.onDisconnect === "cancel") {
+      sink.closed.addEventListener(
+        "abort",
+        () =>
+          void this.runs
+            .cancel(SYSTEM, run.run_id, run.kind, { action: "interrupt", wait: false })
+            .catch(() => undefined),
+        { once: true },
+      );
+    }
     const write = (event: Record<string, unknown>) => {
       if (NAMES_ITS_RUN.has(event.type as string)) {
         event.threadId = input.threadId;
         event.runId = input.runId;
         if (event.type === "RUN_STARTED") event.protocolVersion = AGUI_PROTOCOL_VERSION;
       }
-      backedUp = !raw.write(encoder.encodeBinary(event as never));
+      return sink.write(event);
     };
-
-    let terminal = false;
     try {
-      for await (const frame of followRun(this.runs.storage, this.runs.bus, run.run_id, {
+      for await (const event of runEvents(this.runs, run, {
         afterSeq,
-        signal: gone.signal,
+        signal: sink.closed,
+        ending: options.ending,
       })) {
-        const data = JSON.parse(frame.data) as {
-          update?: Record<string, unknown>;
-          output?: Record<string, unknown>;
-        };
-        if ((frame.mode === "custom" || frame.mode === "subagent") && data.update) {
-          if (data.update.type === "RUN_FINISHED" || data.update.type === "RUN_ERROR")
-            terminal = true;
-          write(data.update);
-        } else if (frame.mode === "final" && !terminal) {
-          // The server ended the run (timeout, cancel, a protocol fault): tell the client why,
-          // in a RUN_ERROR as AG-UI 1.0 describes it (type, message, code: nothing else).
-          const output = data.output ?? {};
-          write({
-            type: "RUN_ERROR",
-            message: String(output.description ?? "the run ended without a result"),
-            code: String(output.errcode ?? "error"),
-          });
-        }
-        if (backedUp) {
-          backedUp = false;
-          await drainOrClose(raw);
-        }
+        await write(event);
       }
     } finally {
-      raw.end();
+      sink.end();
     }
   }
+}
+
+/** An open stream of AG-UI events to one client, in the encoding it asked for. */
+interface EventSink {
+  /** Writes one event; resolves when the client can take more (or is gone). */
+  write(event: Record<string, unknown>): Promise<void>;
+  end(): void;
+  /** Aborts when the client goes away before the stream ended. */
+  closed: AbortSignal;
+}
+
+async function openEventStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  headers: Record<string, string>,
+): Promise<EventSink> {
+  const protobuf = wantsProtobuf(request.headers.accept);
+  const { EventEncoder } = await loadEncoder();
+  const encoder = new EventEncoder({ accept: protobuf ? PROTO_MEDIA_TYPE : "text/event-stream" });
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    "content-type": encoder.getContentType(),
+    "cache-control": "no-cache, no-transform",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+    ...headers,
+  });
+  const gone = new AbortController();
+  raw.on("close", () => {
+    if (!raw.writableFinished) gone.abort(new Error("client disconnected"));
+  });
+  return {
+    closed: gone.signal,
+    // `write()`'s answer, not `writableNeedDrain`: a response that is not a socket (Fastify's
+    // inject) reports a need to drain but never emits `drain`.
+    async write(event) {
+      if (!raw.write(encoder.encodeBinary(event as never))) await drainOrClose(raw);
+    },
+    end: () => raw.end(),
+  };
 }
 
 function drainOrClose(raw: FastifyReply["raw"]): Promise<void> {

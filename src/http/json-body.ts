@@ -103,7 +103,12 @@ function decodedLength(literal: string): number {
  * longest allowed string or holds more brackets than the depth allows, the reviver (slow) when
  * the body mentions a prototype key.
  */
-export function registerJsonBodyParser(app: FastifyInstance, limits: JsonLimits): void {
+export function registerJsonBodyParser(
+  app: FastifyInstance,
+  limits: JsonLimits,
+  /** `allowEmpty`: an empty body is no body (CopilotKit's stop sends a JSON type and nothing). */
+  options: { allowEmpty?: boolean } = {},
+): void {
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
     const bytes = body as Buffer;
@@ -114,7 +119,8 @@ export function registerJsonBodyParser(app: FastifyInstance, limits: JsonLimits)
     }
     const text = bytes.toString("utf8");
     if (text.trim() === "") {
-      done(new BadJson("body is empty: send a JSON object"), undefined);
+      if (options.allowEmpty) done(null, undefined);
+      else done(new BadJson("body is empty: send a JSON object"), undefined);
       return;
     }
     try {

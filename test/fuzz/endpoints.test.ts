@@ -103,6 +103,11 @@ const TEMPLATES: Record<string, { template: Record<string, unknown>; keys: strin
     ],
   },
 };
+TEMPLATES.CopilotKitStop = { template: { runId: "fuzz-run" }, keys: ["runId"] };
+TEMPLATES.CopilotKitThreadChange = {
+  template: { agentId: "alpha", name: "renamed", archived: false },
+  keys: ["agentId", "name", "archived"],
+};
 const EMPTY = { template: {}, keys: ["metadata", "input"] };
 
 interface Endpoint {
@@ -177,6 +182,48 @@ const endpoints: Endpoint[] = [
     queryKeys: ["after_seq", "limit"],
     acp: false,
   },
+  ...(
+    [
+      ["agui_connect_by_id", "POST", "/agents/{agent_id}/ag-ui/connect", "RunAgentInput"],
+      ["agui_connect_by_name", "POST", "/ag-ui/{agent_name}/connect", "RunAgentInput"],
+      ["agui_stop_by_id", "POST", "/agents/{agent_id}/ag-ui/stop/{thread}", "CopilotKitStop"],
+      ["agui_stop_by_name", "POST", "/ag-ui/{agent_name}/stop/{thread}", "CopilotKitStop"],
+      // CopilotKit's runtime protocol.
+      ["copilotkit_info", "GET", "/copilotkit/info"],
+      ["copilotkit_run", "POST", "/copilotkit/agent/{agent}/run", "RunAgentInput"],
+      ["copilotkit_connect", "POST", "/copilotkit/agent/{agent}/connect", "RunAgentInput"],
+      ["copilotkit_stop", "POST", "/copilotkit/agent/{agent}/stop/{thread}", "CopilotKitStop"],
+      ["copilotkit_threads", "GET", "/copilotkit/threads"],
+      ["copilotkit_thread_messages", "GET", "/copilotkit/threads/{thread}/messages"],
+      ["copilotkit_thread_state", "GET", "/copilotkit/threads/{thread}/state"],
+      ["copilotkit_thread_events", "GET", "/copilotkit/threads/{thread}/events"],
+      [
+        "copilotkit_thread_patch",
+        "PATCH",
+        "/copilotkit/threads/{thread}",
+        "CopilotKitThreadChange",
+      ],
+      [
+        "copilotkit_thread_archive",
+        "POST",
+        "/copilotkit/threads/{thread}/archive",
+        "CopilotKitThreadChange",
+      ],
+      [
+        "copilotkit_thread_delete",
+        "DELETE",
+        "/copilotkit/threads/{thread}",
+        "CopilotKitThreadChange",
+      ],
+    ] as const
+  ).map(([id, method, path, body]) => ({
+    id,
+    method,
+    path,
+    body,
+    queryKeys: id === "copilotkit_threads" ? ["agentId", "includeArchived", "limit", "cursor"] : [],
+    acp: false,
+  })),
 ];
 
 interface Fixtures {
@@ -245,6 +292,9 @@ function requestArbitrary(endpoint: Endpoint, fixtures: Fixtures): fc.Arbitrary<
       : fixtures.stateless_run_id,
     agent_id: [ALPHA, BETA],
     agent_name: ["alpha", "beta"],
+    // CopilotKit names agents by name or name@version, and threads by the client's threadId.
+    agent: ["alpha", "beta", "alpha@1.0.0"],
+    thread: [...fixtures.thread_id, "fuzz-thread"],
   };
   const params = fc.record(Object.fromEntries(names.map((n) => [n, pathParam(pools[n] ?? [])])));
   const shape = TEMPLATES[endpoint.body ?? ""] ?? EMPTY;

@@ -12,6 +12,13 @@ const STREAM_ROUTES = new Set([
   "POST /ag-ui/:agent_name",
 ]);
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** A route outside the lists below that answers with a stream (CopilotKit, AG-UI connect). */
+    longRequest?: "stream";
+  }
+}
+
 /** Routes that hold the request open until a run stops. */
 const WAIT_ROUTES = new Set([
   "POST /threads/:thread_id/runs/wait",
@@ -45,7 +52,7 @@ export class LongRequests {
   register(app: FastifyInstance): void {
     app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
       const route = `${request.method} ${request.routeOptions.url ?? ""}`;
-      if (STREAM_ROUTES.has(route)) {
+      if (STREAM_ROUTES.has(route) || request.routeOptions.config?.longRequest === "stream") {
         if (this.streams.size >= this.maxOpenStreams) {
           throw new DomainError(
             "overloaded",

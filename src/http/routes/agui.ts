@@ -1,12 +1,38 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyPluginAsync } from "fastify";
+import type { Principal } from "../../auth/principal.js";
 import type { RegisteredAgent } from "../../config/registry.js";
-import { notFound } from "../../errors.js";
-import { AguiFace } from "../agui-face.js";
+import { invalid, notFound } from "../../errors.js";
+import { AguiFace, aclThreadId } from "../agui-face.js";
 import { agentIdParams } from "../params.js";
+import { stopRuns } from "../stop-runs.js";
 
 /** Bodies are checked by the precompiled AG-UI `RunAgentInput` validator (see validator-compiler). */
 const runAgentInput = { $id: "agui:RunAgentInput", type: "object" } as const;
+/**
+ * `?on_disconnect=continue` keeps the run going when the client goes away (a page reload), for
+ * it to `connect` again; by default an AG-UI client closing its request cancels the run.
+ */
+const runQuery = {
+  type: "object",
+  properties: { on_disconnect: { type: "string", enum: ["cancel", "continue"] } },
+  additionalProperties: false,
+} as const;
+type RunQuery = { on_disconnect?: "cancel" | "continue" };
+const clientThread = { type: "string", minLength: 1, maxLength: 1000 } as const;
+const stopByIdParams = {
+  type: "object",
+  properties: { ...agentIdParams.properties, thread: clientThread },
+  required: ["agent_id", "thread"],
+} as const;
+const stopByNameParams = {
+  type: "object",
+  properties: {
+    agent_name: { type: "string", minLength: 1, maxLength: 200 },
+    thread: clientThread,
+  },
+  required: ["agent_name", "thread"],
+} as const;
 const agentNameParams = {
   type: "object",
   properties: { agent_name: { type: "string", minLength: 1, maxLength: 200 } },
@@ -31,27 +57,95 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
     if (!agent) throw notFound("agent named", name);
     return agent;
   };
-  const capabilities = (agent: RegisteredAgent) => ({
-    identity: {
-      name: agent.name,
-      version: agent.version,
-      description: agent.config.description,
-      type: agent.config.adapter.type,
-    },
-    ...engine.capabilitiesOf(agent.agentId),
+  const capabilities = (agent: RegisteredAgent) => {
+    const supplied = engine.capabilitiesOf(agent.agentId);
+    return {
+      identity: {
+        name: agent.name,
+        version: agent.version,
+        description: agent.config.description,
+        type: agent.config.adapter.type,
+      },
+      ...supplied,
+      // Every run's events are stored: a client can rejoin a thread and its run in progress.
+      transport: { ...(supplied.transport as object), resumable: true },
+      custom: {
+        ...(supplied.custom as object),
+        connect: { method: "POST", path: `/ag-ui/${encodeURIComponent(agent.name)}/connect` },
+        stop: { method: "POST", path: `/ag-ui/${encodeURIComponent(agent.name)}/stop/{threadId}` },
+      },
+    };
+  };
+  const connectInput = (body: RunAgentInput) => ({
+    threadId: body.threadId,
+    protocolVersion: body.protocolVersion,
   });
 
-  app.post<{ Params: { agent_id: string }; Body: RunAgentInput }>(
+  app.post<{ Params: { agent_id: string }; Body: RunAgentInput; Querystring: RunQuery }>(
     "/agents/:agent_id/ag-ui",
-    { schema: { params: agentIdParams, body: runAgentInput } },
+    { schema: { params: agentIdParams, body: runAgentInput, querystring: runQuery } },
     async (request, reply) =>
-      face.serve(request, reply, byId(request.params.agent_id), request.body),
+      face.serve(request, reply, byId(request.params.agent_id), request.body, {
+        onDisconnect: request.query.on_disconnect,
+      }),
+  );
+  app.post<{ Params: { agent_name: string }; Body: RunAgentInput; Querystring: RunQuery }>(
+    "/ag-ui/:agent_name",
+    { schema: { params: agentNameParams, body: runAgentInput, querystring: runQuery } },
+    async (request, reply) =>
+      face.serve(request, reply, byName(request.params.agent_name), request.body, {
+        onDisconnect: request.query.on_disconnect,
+      }),
+  );
+  // Reconnect: the thread's history, then its run in progress live (see thread-replay).
+  app.post<{ Params: { agent_id: string }; Body: RunAgentInput }>(
+    "/agents/:agent_id/ag-ui/connect",
+    { schema: { params: agentIdParams, body: runAgentInput }, config: { longRequest: "stream" } },
+    async (request, reply) => {
+      byId(request.params.agent_id);
+      await face.connect(request, reply, connectInput(request.body));
+    },
   );
   app.post<{ Params: { agent_name: string }; Body: RunAgentInput }>(
-    "/ag-ui/:agent_name",
-    { schema: { params: agentNameParams, body: runAgentInput } },
-    async (request, reply) =>
-      face.serve(request, reply, byName(request.params.agent_name), request.body),
+    "/ag-ui/:agent_name/connect",
+    { schema: { params: agentNameParams, body: runAgentInput }, config: { longRequest: "stream" } },
+    async (request, reply) => {
+      byName(request.params.agent_name);
+      await face.connect(request, reply, connectInput(request.body));
+    },
+  );
+  // Stop by thread, or by the run's AG-UI runId in the body: as ACP's cancel, waited for.
+  const stop = async (who: Principal, threadId: string, body: unknown) => {
+    const runId = (body as { runId?: unknown } | undefined)?.runId;
+    if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
+      throw invalid('body must be an object such as {"runId": "…"}, or absent');
+    }
+    if (runId !== undefined && (typeof runId !== "string" || runId === "")) {
+      throw invalid("body/runId must be a non-empty string");
+    }
+    const stopped = await stopRuns(
+      runs,
+      who,
+      aclThreadId(threadId, who.id),
+      runId as string | undefined,
+    );
+    return { stopped: stopped.length > 0, runs: stopped.map((run) => run.run_id) };
+  };
+  app.post<{ Params: { agent_id: string; thread: string } }>(
+    "/agents/:agent_id/ag-ui/stop/:thread",
+    { schema: { params: stopByIdParams } },
+    async (request) => {
+      byId(request.params.agent_id);
+      return stop(request.caller, request.params.thread, request.body);
+    },
+  );
+  app.post<{ Params: { agent_name: string; thread: string } }>(
+    "/ag-ui/:agent_name/stop/:thread",
+    { schema: { params: stopByNameParams } },
+    async (request) => {
+      byName(request.params.agent_name);
+      return stop(request.caller, request.params.thread, request.body);
+    },
   );
   app.get<{ Params: { agent_id: string } }>(
     "/agents/:agent_id/ag-ui/capabilities",

@@ -1,0 +1,107 @@
+import type { FastifyRequest } from "fastify";
+import { reaches } from "../../auth/principal.js";
+import type { RunService } from "../../engine/run-service.js";
+import { notFound } from "../../errors.js";
+import { acpToAguiMessage } from "../../pipeline/acp-messages.js";
+import type { Storage, ThreadRecord } from "../../storage/types.js";
+import { aclThreadId } from "../agui-face.js";
+import { replayThread } from "../thread-replay.js";
+import { OWNER_KEY, type Owner } from "./threads.js";
+
+/**
+ * The thread views' read side (`inspect`): a thread's messages, state and events, from the
+ * ACP thread. Readable by whoever may connect to it, except that a thread a CopilotKit user
+ * made under one API key is not shown to another key.
+ */
+async function readableThread(
+  storage: Storage,
+  request: FastifyRequest,
+  clientThreadId: string,
+): Promise<ThreadRecord> {
+  const caller = request.caller;
+  const thread = await storage.getThread(aclThreadId(clientThreadId, caller.id));
+  const owner = thread?.metadata[OWNER_KEY] as Partial<Owner> | undefined;
+  // Another principal's thread, or one of an agent the caller may not use, does not exist here.
+  const hiddenFromCaller =
+    !thread ||
+    !reaches(caller, thread.principal) ||
+    (typeof owner?.agent === "string" && !agentNamed(request, owner.agent));
+  if (!thread || thread.hidden || hiddenFromCaller) throw notFound("thread", clientThreadId);
+  return thread;
+}
+
+function agentNamed(request: FastifyRequest, name: string): boolean {
+  const allowed = request.caller.agentIds;
+  if (!allowed) return true;
+  return request.server.deps.registry
+    .list()
+    .some((agent) => agent.name === name && allowed.has(agent.agentId));
+}
+
+/** Messages in the shape CopilotKit's runtime lists them (tool calls as `{id, name, args}`). */
+export async function threadMessages(
+  storage: Storage,
+  request: FastifyRequest,
+  clientThreadId: string,
+): Promise<Record<string, unknown>[]> {
+  const thread = await readableThread(storage, request, clientThreadId);
+  const out: Record<string, unknown>[] = [];
+  for (const stored of thread.messages ?? []) {
+    let message: Record<string, unknown>;
+    try {
+      message = acpToAguiMessage(stored) as unknown as Record<string, unknown>;
+    } catch {
+      continue; // written through ACP in a shape AG-UI has no form for
+    }
+    const shown: Record<string, unknown> = { id: message.id, role: message.role };
+    if (message.content !== undefined) shown.content = message.content;
+    const calls = message.toolCalls as
+      | Array<{ id: string; function: { name: string; arguments: string } }>
+      | undefined;
+    if (calls && calls.length > 0) {
+      shown.toolCalls = calls.map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        args: call.function.arguments,
+      }));
+    }
+    if (message.role === "tool") shown.toolCallId = message.toolCallId;
+    out.push(shown);
+  }
+  return out;
+}
+
+export async function threadState(
+  storage: Storage,
+  request: FastifyRequest,
+  clientThreadId: string,
+): Promise<unknown> {
+  const thread = await readableThread(storage, request, clientThreadId);
+  const values = thread.values;
+  if (values === null || values === undefined) return null;
+  const keys = typeof values === "object" && !Array.isArray(values) ? Object.keys(values) : [];
+  // Non-object AG-UI state is stored wrapped (see acp-mapping.ts).
+  if (keys.length === 1 && keys[0] === "$state") return (values as { $state: unknown }).$state;
+  return values;
+}
+
+/** The thread's history as the events `connect` replays, without following a run in progress. */
+export async function threadEvents(
+  runs: RunService,
+  request: FastifyRequest,
+  clientThreadId: string,
+): Promise<Record<string, unknown>[]> {
+  const thread = await readableThread(runs.storage, request, clientThreadId);
+  const events: Record<string, unknown>[] = [];
+  for await (const event of replayThread(runs, {
+    clientThreadId,
+    threadId: thread.thread_id,
+    who: request.caller,
+    // Already over: what is stored is read, nothing live is waited for.
+    signal: AbortSignal.abort(),
+    ending: "close-then-end",
+  })) {
+    events.push(event);
+  }
+  return events;
+}

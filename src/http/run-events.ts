@@ -1,0 +1,99 @@
+import { ERRCODE } from "../engine/outcomes.js";
+import type { RunService } from "../engine/run-service.js";
+import { followRun } from "../engine/run-stream.js";
+import type { RunRecord } from "../storage/types.js";
+import { OpenSpans } from "./open-spans.js";
+
+type Event = Record<string, unknown>;
+
+/**
+ * How a stream ends a run the server ended itself (a cancel or stop, the time limit, a
+ * protocol fault) rather than the agent:
+ * - `run-error`: one RUN_ERROR naming why (the AG-UI face).
+ * - `close-then-end`: what the run left open is closed first (messages, tool calls, steps…),
+ *   then a stopped run ends with RUN_FINISHED and any other with RUN_ERROR: what CopilotKit's
+ *   own runtime sends, so that its client keeps the partial reply and takes the next run.
+ */
+export type ServerEnding = "run-error" | "close-then-end";
+
+export interface RunEventsOptions {
+  /** Stored frames after this seq (0: the whole run). */
+  afterSeq: number;
+  signal: AbortSignal;
+  ending: ServerEnding;
+  /**
+   * Say nothing of a segment that ended before its agent streamed anything (a run cancelled
+   * while queued). A stream answering a request reports it; a replay of history leaves it out.
+   */
+  quietWhenUnstarted?: boolean;
+}
+
+/** Told to the client when the server stopped a subagent along with its run. */
+const SUBAGENT_STOPPED = "the run was stopped before the subagent finished";
+
+/**
+ * A run's AG-UI events: its stored custom frames in order, then live ones until the run ends,
+ * with an ending of the server's own when the agent did not end a segment itself. Run-scoped
+ * events keep the ids the engine gave them; each face sets the ids its client knows.
+ */
+export async function* runEvents(
+  runs: RunService,
+  run: RunRecord,
+  options: RunEventsOptions,
+): AsyncGenerator<Event> {
+  const spans = new OpenSpans();
+  /** Whether the current segment has ended with the agent's own terminal event. */
+  let terminal = false;
+  let started = false;
+  for await (const frame of followRun(runs.storage, runs.bus, run.run_id, {
+    afterSeq: options.afterSeq,
+    signal: options.signal,
+  })) {
+    const data = JSON.parse(frame.data) as {
+      update?: Event;
+      output?: Record<string, unknown>;
+    };
+    if ((frame.mode === "custom" || frame.mode === "subagent") && data.update) {
+      const event = data.update;
+      if (event.type === "RUN_STARTED") {
+        // A resumed segment starts a new AG-UI run after the interrupted one.
+        terminal = false;
+        started = true;
+      }
+      if (event.type === "RUN_FINISHED" || event.type === "RUN_ERROR") terminal = true;
+      spans.observe(event);
+      yield event;
+    } else if (frame.mode === "final" && !terminal) {
+      if (!started && options.quietWhenUnstarted) continue;
+      yield* serverEnding(run, data.output ?? {}, spans, started, options.ending);
+      terminal = true;
+    }
+  }
+}
+
+function* serverEnding(
+  run: RunRecord,
+  output: Record<string, unknown>,
+  spans: OpenSpans,
+  started: boolean,
+  ending: ServerEnding,
+): Generator<Event> {
+  const runError = {
+    type: "RUN_ERROR",
+    message: String(output.description ?? "the run ended without a result"),
+    code: String(output.errcode ?? "error"),
+  };
+  if (ending === "run-error") {
+    // The server ended the run (timeout, cancel, a protocol fault): tell the client why.
+    yield runError;
+    return;
+  }
+  const ids = {
+    threadId: run.thread_id ?? "",
+    runId: run.segments.at(-1)?.agui_run_id ?? run.run_id,
+  };
+  // A run stopped before its agent began still opens and ends, as a run the client asked for.
+  if (!started) yield { type: "RUN_STARTED", ...ids };
+  yield* spans.closers(SUBAGENT_STOPPED);
+  yield output.errcode === ERRCODE.cancelled ? { type: "RUN_FINISHED", ...ids } : runError;
+}
