@@ -81,6 +81,82 @@ describe("the CopilotKit routes", () => {
     }
   });
 
+  it("keep each key's threads its own: another key connects to nothing, stops nothing, reads nothing", async () => {
+    const ADMIN = "copilotkit-admin-key-012345678";
+    const t = await buildServing({
+      server: {
+        auth: {
+          keys: [
+            { key: ALL, name: "ops" },
+            { key: ONLY_ECHO, name: "web" },
+            { key: ADMIN, name: "root", admin: true },
+          ],
+        },
+      },
+      agents: [echoAgent("echo")],
+    });
+    try {
+      const base = await listen(t);
+      const threadId = randomUUID();
+      const web = await copilotClient(`${base}/copilotkit`, { "x-api-key": ONLY_ECHO });
+      const agent = web.agent("echo", threadId);
+      agent.addMessage({ id: "w1", role: "user", content: "mine only" });
+      await web.core.runAgent({ agent });
+
+      const post = (path: string, key: string, body: unknown) =>
+        fetch(`${base}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": key },
+          body: JSON.stringify(body),
+        });
+      const connectBody = { threadId, runId: randomUUID(), messages: [] };
+      const connected = async (path: string, key: string) => {
+        const response = await post(path, key, connectBody);
+        expect(response.status).toBe(200);
+        return response.text();
+      };
+      // The owner's connect replays the thread; another key's is an unknown thread's: empty.
+      expect(await connected("/copilotkit/agent/echo/connect", ONLY_ECHO)).toContain("mine only");
+      expect(await connected("/copilotkit/agent/echo/connect", ALL)).toBe("");
+      expect(await connected("/ag-ui/echo/connect", ALL)).toBe("");
+      const stop = await post(`/copilotkit/agent/echo/stop/${threadId}`, ALL, {});
+      expect(((await stop.json()) as { stopped: boolean }).stopped).toBe(false);
+      for (const view of ["messages", "state", "events"]) {
+        const foreign = await fetch(`${base}/copilotkit/threads/${threadId}/${view}`, {
+          headers: { "x-api-key": ALL },
+        });
+        expect(foreign.status).toBe(404);
+      }
+      const rename = await fetch(`${base}/copilotkit/threads/${threadId}`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json", "x-api-key": ALL },
+        body: JSON.stringify({ agentId: "echo", name: "taken" }),
+      });
+      expect(rename.status).toBe(404);
+      // A run on it by another key is refused as for an unknown thread, and lands nowhere.
+      const intruder = await post("/copilotkit/agent/echo/run", ALL, {
+        threadId,
+        runId: randomUUID(),
+        messages: [{ id: "o1", role: "user", content: "someone else" }],
+      });
+      expect(intruder.status).toBe(404);
+      expect(await connected("/copilotkit/agent/echo/connect", ONLY_ECHO)).not.toContain(
+        "someone else",
+      );
+      // An admin key reads the owner's thread through ACP.
+      const acpThreadId = (await (
+        await fetch(`${base}/threads/search`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": ADMIN },
+          body: JSON.stringify({ metadata: { copilotkit: { agent: "echo", user: "key:web" } } }),
+        })
+      ).json()) as Array<{ thread_id: string }>;
+      expect(acpThreadId).toHaveLength(1);
+    } finally {
+      await t.close();
+    }
+  });
+
   it("answer a browser app on an allowed origin, preflight and stream alike", async () => {
     const t = await buildServing({
       server: { cors: { origins: [ORIGIN] } },
