@@ -32,9 +32,14 @@ describe("after_seconds", () => {
 
       const done = await settledRun(t, run.run_id, undefined, 4_000);
       expect(done.status).toBe("success");
-      const waited = Date.parse(done.segments[0]!.started_at) - Date.parse(run.created_at);
-      expect(waited).toBeGreaterThanOrEqual(1_000);
-      expect(waited).toBeLessThan(2_500);
+      // The run is due a second after it was asked for (start_after, set as the request is
+      // taken, a few ms before the row's created_at), and does not start before it is due.
+      const due = Date.parse(early!.start_after!);
+      expect(due - Date.parse(run.created_at)).toBeGreaterThan(900);
+      expect(due - Date.parse(run.created_at)).toBeLessThanOrEqual(1_000);
+      const started = Date.parse(done.segments[0]!.started_at);
+      expect(started).toBeGreaterThanOrEqual(due);
+      expect(started - Date.parse(run.created_at)).toBeLessThan(2_500);
     } finally {
       await t.close();
     }
