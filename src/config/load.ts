@@ -138,14 +138,7 @@ interface RawConfig {
   server?: Partial<
     Omit<
       ServerConfig,
-      | "webhooks"
-      | "auth"
-      | "cors"
-      | "metrics"
-      | "inspector"
-      | "copilotkit"
-      | "rateLimit"
-      | "limits"
+      "webhooks" | "auth" | "cors" | "metrics" | "inspector" | "copilotkit" | "rateLimit" | "limits"
     >
   > & {
     webhooks?: Partial<ServerConfig["webhooks"]>;

@@ -10,10 +10,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
+import { CHROMIUM, launchChromiumContext } from "../helpers/chromium.js";
 
 const folder = resolve(import.meta.dirname, "../browser-copilotkit");
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /** Fails loudly (never skips) when what the browser test needs is not installed. */
 export function requireBrowserParts(): void {
@@ -90,21 +90,7 @@ export interface Browser {
 }
 
 export async function launchChromium(): Promise<Browser> {
-  const profile = mkdtempSync(join(tmpdir(), "acp-copilotkit-chromium-"));
-  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const { context, profile } = await launchChromiumContext("acp-copilotkit-chromium-");
   return {
     async page() {
       const page = (await context.newPage()) as Page & { errors: string[] };

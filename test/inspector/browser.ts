@@ -1,11 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { launchChromiumContext } from "../helpers/chromium.js";
 import { root } from "./server.js";
-
-/** The system's Chromium (Debian's `chromium` package); Playwright's own builds cannot be fetched. */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /** Where the tests leave their screenshots (ignored by git). */
 export const SCREENSHOTS = join(root, "test-results", "inspector");
@@ -18,21 +15,9 @@ export interface Browser {
 }
 
 export async function launchBrowser(): Promise<Browser> {
-  const profile = mkdtempSync(join(tmpdir(), "acp-inspector-chromium-"));
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
+  const { context, profile } = await launchChromiumContext("acp-inspector-chromium-", {
     viewport: { width: 1440, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
   });
   return {
     context,
