@@ -5,12 +5,12 @@
  * outlives its client for another one to pick up.
  */
 import { randomUUID } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import type { HttpAgent } from "@ag-ui/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aclThreadId } from "../../src/http/agui-face.js";
 import { ReconnectingAgent } from "../helpers/agui-reconnect.js";
 import { build, type TestApp } from "../helpers/app.js";
+import { listen } from "../runs/helpers.js";
 
 const YAML = `
 agents:
@@ -32,8 +32,7 @@ describe("connect on the AG-UI face", () => {
   let base: string;
   beforeAll(async () => {
     t = await build({ yaml: YAML });
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    base = await listen(t);
   });
   afterAll(() => t.close());
 

@@ -1,11 +1,3 @@
-/**
- * Every event the AG-UI face sends validates against the bundled AG-UI schema, whose event
- * objects are closed (`unevaluatedProperties: false`): the agent's events as stored, and the
- * RUN_ERROR the face makes up itself when the server ends a run (cancel, timeout). Checked on
- * the bytes of the SSE and protobuf streams over runs that succeed, fail, interrupt and resume,
- * are cancelled and time out; and @ag-ui/client's HttpAgent strips nothing from them.
- */
-import type { AddressInfo } from "node:net";
 import { HttpAgent } from "@ag-ui/client";
 import { decode } from "@ag-ui/proto";
 import { createParser } from "eventsource-parser";
@@ -13,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { aclThreadId } from "../../src/http/agui-face.js";
 import { aguiValidator, describeErrors } from "../../src/validation/index.js";
 import { build, type TestApp } from "../helpers/app.js";
+import { listen } from "../runs/helpers.js";
 
 const PROTO = "application/vnd.ag-ui.event+proto";
 
@@ -94,8 +87,7 @@ describe("the AG-UI face's events validate against the bundled schema", () => {
   let base: string;
   beforeAll(async () => {
     t = await build({ yaml: YAML });
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    base = await listen(t);
   });
   afterAll(() => t.close());
 

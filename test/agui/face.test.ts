@@ -1,15 +1,9 @@
-/**
- * The AG-UI face driven by @ag-ui/client's own HttpAgent over a real socket, over SSE and over
- * protobuf: what the client ends with equals what the server stored, runs through the face are
- * ACP runs, interrupts round-trip through a following AG-UI run carrying `resume`, and an abort
- * cancels the run.
- */
-import type { AddressInfo } from "node:net";
 import { HttpAgent } from "@ag-ui/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aclThreadId } from "../../src/http/agui-face.js";
 import { aguiValidator } from "../../src/validation/index.js";
 import { build, type TestApp } from "../helpers/app.js";
+import { listen } from "../runs/helpers.js";
 
 const YAML = `
 agents:
@@ -55,8 +49,7 @@ describe("the AG-UI face", () => {
   let base: string;
   beforeAll(async () => {
     t = await build({ yaml: YAML });
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    base = await listen(t);
   });
   afterAll(() => t.close());
 

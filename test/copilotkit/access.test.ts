@@ -5,7 +5,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -14,16 +13,12 @@ import { createStorage } from "../../src/storage/index.js";
 import { build } from "../helpers/app.js";
 import { copilotClient, transcript } from "../helpers/copilotkit.js";
 import { openSse } from "../helpers/sse.js";
+import { listen } from "../runs/helpers.js";
 import { buildServing, echoAgent } from "../security/helpers.js";
 
 const ORIGIN = "https://app.example.com";
 const ALL = "copilotkit-all-agents-key-0123";
 const ONLY_ECHO = "copilotkit-echo-only-key-0123";
-
-async function listen(t: Awaited<ReturnType<typeof build>>): Promise<string> {
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-}
 
 describe("the CopilotKit routes", () => {
   it("need an API key when keys are configured, and show a restricted key only its agents", async () => {

@@ -6,11 +6,11 @@
  * next message is answered.
  */
 import { randomUUID } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aclThreadId } from "../../src/http/agui-face.js";
 import { build, type TestApp } from "../helpers/app.js";
+import { listen } from "../runs/helpers.js";
 import {
   type Browser,
   type ChatPage,
@@ -72,8 +72,7 @@ describe("a CopilotKit chat page in Chromium, with runtimeUrl set to /copilotkit
     chat = await serveChatPage();
     // The page is on its own origin: CORS lets it call the server, as a deployed app would.
     t = await build({ yaml: YAML, settings: { cors: { origins: [chat.origin] } } });
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    runtimeUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/copilotkit`;
+    runtimeUrl = `${await listen(t)}/copilotkit`;
     browser = await launchChromium();
   }, 600_000);
   afterAll(async () => {

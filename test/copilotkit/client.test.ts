@@ -5,13 +5,13 @@
  * runs on ACP threads both ways round.
  */
 import { randomUUID } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aclThreadId } from "../../src/http/agui-face.js";
 import { aguiValidator } from "../../src/validation/index.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { copilotClient, dropRunConnections, transcript, until } from "../helpers/copilotkit.js";
 import { openSse, readSse } from "../helpers/sse.js";
+import { listen } from "../runs/helpers.js";
 
 const YAML = `
 agents:
@@ -41,8 +41,7 @@ describe("a CopilotKit client pointed at /copilotkit", () => {
   let runtimeUrl: string;
   beforeAll(async () => {
     t = await build({ yaml: YAML });
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    base = await listen(t);
     runtimeUrl = `${base}/copilotkit`;
   });
   afterAll(() => t.close());
@@ -383,8 +382,7 @@ describe("the events /copilotkit streams", () => {
   let base: string;
   beforeAll(async () => {
     t = await build({ yaml: YAML });
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    base = await listen(t);
   });
   afterAll(() => t.close());
 

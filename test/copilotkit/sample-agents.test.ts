@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, type TestApp } from "../helpers/app.js";
 import { type Client, copilotClient, transcript } from "../helpers/copilotkit.js";
+import { listen } from "../runs/helpers.js";
 
 const configDir = resolve(import.meta.dirname, "../../config");
 const sample = readFileSync(resolve(configDir, "sample.yaml"), "utf8");
@@ -26,8 +27,7 @@ describe("the sample config's agents, chatted with through CopilotKit's client",
       yaml: sample.replaceAll("127.0.0.1:8000", `127.0.0.1:${port}`),
       baseDir: configDir,
     });
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const base = await listen(t);
     client = await copilotClient(`${base}/copilotkit`);
   });
   afterAll(async () => {

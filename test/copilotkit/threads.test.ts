@@ -4,11 +4,11 @@
  * paged, renamed, archived and deleted; a thread's messages, state and events read back.
  */
 import { randomUUID } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import { ɵcreateThreadStore as createThreadStore } from "@copilotkit/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, type TestApp } from "../helpers/app.js";
 import { copilotClient, until } from "../helpers/copilotkit.js";
+import { listen } from "../runs/helpers.js";
 
 const YAML = `
 agents:
@@ -28,8 +28,7 @@ describe("CopilotKit thread views", () => {
   const threads: string[] = [];
   beforeAll(async () => {
     t = await build({ yaml: YAML });
-    await t.app.listen({ port: 0, host: "127.0.0.1" });
-    runtimeUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/copilotkit`;
+    runtimeUrl = `${await listen(t)}/copilotkit`;
     const client = await copilotClient(runtimeUrl);
     for (const text of ["first", "second", "third"]) {
       const threadId = randomUUID();
