@@ -261,7 +261,7 @@ async function waitThroughput() {
       target: "≥ 3,000/s",
       met: oursRps >= 3000,
       notes:
-        `${acc.ours.ok} runs in ${acc.ours.seconds} s (${acc.ours.bad} non-2xx/errors), ${Math.round(share * 100)} % of ceiling A's req/s; ` +
+        `${acc.ours.ok} runs in ${acc.ours.seconds.toFixed(1)} s (${acc.ours.bad} non-2xx/errors), ${Math.round(share * 100)} % of ceiling A's req/s; ` +
         `ceiling ${acc.ceil.ok} req (${acc.ceil.bad} non-2xx/errors); ` +
         `load-generator CPU up to ${maxClient(acc.ours)} % (ours) / ${maxClient(acc.ceil)} % (ceiling) of one core`,
     });
