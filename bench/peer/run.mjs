@@ -164,9 +164,9 @@ async function waitLatency(s) {
       maxRequests: 5000,
     });
   }
-  // The peer answers in hundreds of ms at one connection: give each phase enough time for a
-  // few dozen samples.
-  const phase = Math.max(3, SECONDS / 2 / ROUNDS);
+  // The peer answers in hundreds of ms at one connection: each phase gets at least 5 s, so its
+  // p50 rests on a few dozen samples rather than a handful.
+  const phase = Math.max(5, SECONDS / 2 / ROUNDS);
   for (let r = 0; r < ROUNDS; r++) {
     for (const k of SIDES) {
       log(`${W}: round ${r + 1}/${ROUNDS}, ${k}, ${phase} s`);
@@ -211,7 +211,7 @@ async function timeToFirstEvent(s) {
         maxRequests,
       });
     for (const k of SIDES) await loop(k, 1, 5000);
-    const phase = Math.max(2, SECONDS / 4 / ROUNDS);
+    const phase = Math.max(3, SECONDS / 4 / ROUNDS);
     for (let r = 0; r < ROUNDS; r++) {
       for (const k of SIDES) {
         log(`${W}: ${connections} client(s), round ${r + 1}/${ROUNDS}, ${k}, ${phase} s`);
