@@ -112,9 +112,16 @@ class Counter {
 /**
  * Reads one SSE response to its end. `t0` is when the request was sent. Returns the status, the
  * time to the first `data:` line (ms), the time to the end, and frame counts (all frames /
- * `custom` frames, i.e. AG-UI events).
+ * `custom` frames, i.e. AG-UI events). `match` names the frames counted as `customFrames` (ours:
+ * `data: {"type":"custom"`; another server's framing can be given) and `matchMs` is the time to
+ * the first of them.
  */
-export async function readSse(dispatcher, { path, method = "GET", body, headers = {} }, t0) {
+export async function readSse(
+  dispatcher,
+  { path, method = "GET", body, headers = {} },
+  t0,
+  { match = CUSTOM } = {},
+) {
   const res = await dispatcher.request({
     path,
     method,
@@ -126,18 +133,21 @@ export async function readSse(dispatcher, { path, method = "GET", body, headers 
     throw new Error(`${method} ${path}: HTTP ${res.statusCode} ${text.slice(0, 300)}`);
   }
   const frames = new Counter(DATA);
-  const custom = new Counter(CUSTOM);
+  const custom = new Counter(match);
   let firstData = null;
+  let firstMatch = null;
   let bytes = 0;
   for await (const chunk of res.body) {
     bytes += chunk.length;
     const hit = frames.feed(chunk);
-    custom.feed(chunk);
+    const matched = custom.feed(chunk);
     if (firstData === null && hit) firstData = performance.now();
+    if (firstMatch === null && matched) firstMatch = performance.now();
   }
   const end = performance.now();
   return {
     ttfeMs: firstData === null ? Number.NaN : firstData - t0,
+    matchMs: firstMatch === null ? Number.NaN : firstMatch - t0,
     firstDataAt: firstData,
     endAt: end,
     totalMs: end - t0,
@@ -150,11 +160,13 @@ export async function readSse(dispatcher, { path, method = "GET", body, headers 
 
 /**
  * `connections` clients, each opening SSE streams one after the other for `seconds` (at most
- * `maxRequests` in all), timing the first `data:` byte of each.
+ * `maxRequests` in all), timing the first `data:` byte of each, or with `match` the first frame
+ * that matches (see readSse); `dataSamples` always holds the first `data:` byte's times.
  */
-export async function ttfeLoop({ origin, request, connections, seconds, maxRequests }) {
+export async function ttfeLoop({ origin, request, connections, seconds, maxRequests, match }) {
   const pool = new Pool(origin, { connections, pipelining: 1 });
   const samples = [];
+  const dataSamples = [];
   let errors = 0;
   let started = 0;
   const deadline = performance.now() + seconds * 1000;
@@ -163,9 +175,12 @@ export async function ttfeLoop({ origin, request, connections, seconds, maxReque
       started += 1;
       const t0 = performance.now();
       try {
-        const r = await readSse(pool, request, t0);
-        if (Number.isFinite(r.ttfeMs)) samples.push(r.ttfeMs);
-        else errors += 1;
+        const r = await readSse(pool, request, t0, match ? { match } : {});
+        const ms = match ? r.matchMs : r.ttfeMs;
+        if (Number.isFinite(ms)) {
+          samples.push(ms);
+          dataSamples.push(r.ttfeMs);
+        } else errors += 1;
       } catch {
         errors += 1;
       }
@@ -176,7 +191,7 @@ export async function ttfeLoop({ origin, request, connections, seconds, maxReque
   } finally {
     await pool.close().catch(() => {});
   }
-  return { samples, errors };
+  return { samples, dataSamples, errors };
 }
 
 /**

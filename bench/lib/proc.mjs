@@ -260,9 +260,17 @@ export function systemBusyMs() {
   return (busy * 1000) / ticksPerSecond();
 }
 
+/** Other CPU the bench causes outside its process tree (the PostgreSQL backends serving it). */
+const ownCpuSources = new Set();
+
+/** Counts `totalMs()` (non-decreasing, in ms) as the bench's own CPU in `foreignLoad`. */
+export function addOwnCpuSource(source) {
+  ownCpuSources.add(source);
+}
+
 /**
  * CPU time of this process tree in ms: this process (utime, stime), the children it has already
- * reaped (cutime, cstime) and the children still running.
+ * reaped (cutime, cstime), the children still running, and the sources added above.
  */
 export function ownTreeCpuMs() {
   const stat = readFileSync("/proc/self/stat", "utf8");
@@ -276,6 +284,7 @@ export function ownTreeCpuMs() {
       // exited between the two reads
     }
   }
+  for (const source of ownCpuSources) ms += source.totalMs();
   return ms;
 }
 

@@ -1,0 +1,436 @@
+#!/usr/bin/env node
+// `npm run bench:peer`: ours beside a peer server on the workloads both can do, printing
+// ours ÷ peer for each. The peer is the LangGraph JS API server (`@langchain/langgraph-api`,
+// installed in bench/peer/ by `npm install --prefix bench/peer`) serving one-node graphs
+// (echo-graphs.mjs); ours is the built dist/cli.js on SQLite with the bench's echo and
+// 10,000-event scripted agents. Both run at the same time, pinned to the server CPU, and are
+// measured alternately (ours, peer, ours, peer…). See bench/README.md, "Peer lane".
+//
+// Environment: BENCH_SECONDS (10), BENCH_ROUNDS (2), BENCH_PEER_WORKERS (10: runs the peer
+// executes at once), BENCH_NO_PIN, BENCH_SKIP_BUILD, BENCH_KEEP_TMP, BENCH_STREAM_EVENTS.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fmt, fmtNum } from "../lib/format.mjs";
+import {
+  cannon,
+  jsonRequest,
+  latencyLoop,
+  Pool,
+  readSse,
+  summarize,
+  ttfeLoop,
+} from "../lib/http.mjs";
+import {
+  cpuTimeMs,
+  foreignLoad,
+  freePort,
+  installCleanupHooks,
+  machineFacts,
+  pinningPlan,
+  pinSelf,
+  spawnNode,
+  waitReady,
+} from "../lib/proc.mjs";
+import {
+  BENCH_DIR,
+  ensureBuilt,
+  makeTempDir,
+  RESULTS_DIR,
+  STREAM_EVENTS,
+  startOurs,
+  writeBenchConfig,
+} from "../lib/servers.mjs";
+
+const env = process.env;
+const SECONDS = Math.max(2, Number(env.BENCH_SECONDS ?? 10));
+const ROUNDS = Math.max(1, Math.round(Number(env.BENCH_ROUNDS ?? 2)));
+const PEER_WORKERS = Math.max(1, Number(env.BENCH_PEER_WORKERS ?? 10));
+const PEER_DIR = join(BENCH_DIR, "peer");
+const PEER_VERSION_FILE = join(
+  PEER_DIR,
+  "node_modules",
+  "@langchain",
+  "langgraph-api",
+  "package.json",
+);
+const MAX_REQUESTS = 200_000;
+
+const log = (msg) =>
+  process.stderr.write(`[bench:peer ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+const rows = [];
+const workloadRuns = [];
+const SIDES = ["ours", "peer"];
+
+/** `better`: which way is better for this figure, so the ratio can be read either way. */
+function row(r) {
+  const ratio =
+    Number.isFinite(r.ours) && Number.isFinite(r.peer) && r.peer !== 0 ? r.ours / r.peer : null;
+  rows.push({ notes: "", ...r, ratio });
+}
+
+const userMessage = { role: "user", content: "hello from the benchmark" };
+
+async function startPeer(plan, tmp) {
+  const port = await freePort();
+  const storage = join(tmp, "langgraph-storage");
+  mkdirSync(storage, { recursive: true });
+  const proc = spawnNode(
+    plan,
+    [
+      join(PEER_DIR, "langgraph-server.mjs"),
+      "--port",
+      String(port),
+      "--storage",
+      storage,
+      "--workers",
+      String(PEER_WORKERS),
+    ],
+    {
+      logFile: join(tmp, "langgraph.log"),
+      cwd: PEER_DIR,
+      // Its default log level is debug (a line per request); ours runs at warn.
+      env: {
+        LOG_LEVEL: "warn",
+        LANGSMITH_TRACING: "false",
+        BENCH_PEER_SCRIPT: join(tmp, "stream-10k.json"),
+      },
+    },
+  );
+  const origin = `http://127.0.0.1:${port}`;
+  await waitReady(proc, `${origin}/ok`, 60_000);
+  return { proc, origin };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workloads. `s` holds both servers and how each is asked for the same thing.
+
+async function waitThroughput(s) {
+  const W = "stateless run-and-wait, echo, 50 conn";
+  const acc = Object.fromEntries(SIDES.map((k) => [k, { ok: 0, bad: 0, seconds: 0, cpu: 0 }]));
+  log(`${W}: warm-up`);
+  for (const k of SIDES)
+    await cannon({ url: s[k].waitUrl, connections: 50, seconds: 1, body: s[k].waitBody });
+  const phase = Math.max(1, Math.round(SECONDS / ROUNDS));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const k of SIDES) {
+      log(`${W}: round ${r + 1}/${ROUNDS}, ${k}, ${phase} s`);
+      const cpu0 = cpuTimeMs(s[k].pid);
+      const res = await cannon({
+        url: s[k].waitUrl,
+        connections: 50,
+        seconds: phase,
+        body: s[k].waitBody,
+      });
+      acc[k].cpu += cpuTimeMs(s[k].pid) - cpu0;
+      acc[k].ok += res.ok;
+      acc[k].bad += res.non2xx + res.errors + res.timeouts;
+      acc[k].seconds += res.seconds;
+    }
+  }
+  const rps = (a) => a.ok / a.seconds;
+  row({
+    workload: W,
+    figure: "runs/s",
+    unit: "/s",
+    better: "higher",
+    ours: rps(acc.ours),
+    peer: rps(acc.peer),
+    notes: `ours ${acc.ours.ok} runs (${acc.ours.bad} non-2xx/errors), peer ${acc.peer.ok} (${acc.peer.bad} non-2xx/errors); only 2xx count`,
+  });
+  row({
+    workload: W,
+    figure: "server CPU per run",
+    unit: "cpu-ms",
+    better: "lower",
+    ours: acc.ours.cpu / acc.ours.ok,
+    peer: acc.peer.cpu / acc.peer.ok,
+    notes: "user+system CPU of the server process (/proc/<pid>/stat) ÷ completed runs",
+  });
+}
+
+async function waitLatency(s) {
+  const W = "stateless run-and-wait, echo, 1 conn";
+  const samples = { ours: [], peer: [] };
+  const errors = { ours: 0, peer: 0 };
+  log(`${W}: warm-up`);
+  for (const k of SIDES) {
+    await latencyLoop({
+      origin: s[k].origin,
+      path: s[k].waitPath,
+      body: s[k].waitBody,
+      seconds: 1,
+      maxRequests: 5000,
+    });
+  }
+  // The peer answers in hundreds of ms at one connection: each phase gets at least 5 s, so its
+  // p50 rests on a few dozen samples rather than a handful.
+  const phase = Math.max(5, SECONDS / 2 / ROUNDS);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const k of SIDES) {
+      log(`${W}: round ${r + 1}/${ROUNDS}, ${k}, ${phase} s`);
+      const res = await latencyLoop({
+        origin: s[k].origin,
+        path: s[k].waitPath,
+        body: s[k].waitBody,
+        seconds: phase,
+        maxRequests: MAX_REQUESTS,
+      });
+      samples[k].push(...res.samples);
+      errors[k] += res.errors;
+    }
+  }
+  const o = summarize(samples.ours);
+  const p = summarize(samples.peer);
+  row({
+    workload: W,
+    figure: "p50 latency",
+    unit: "ms",
+    better: "lower",
+    ours: o.p50,
+    peer: p.p50,
+    notes: `one request at a time on one keep-alive connection; ours ${o.count} runs (${errors.ours} errors), p99 ${o.p99.toFixed(2)} ms; peer ${p.count} runs (${errors.peer} errors), p99 ${p.p99.toFixed(1)} ms`,
+  });
+}
+
+async function timeToFirstEvent(s) {
+  const W = "streamed run, echo";
+  for (const connections of [1, 50]) {
+    const samples = { ours: [], peer: [] };
+    const data = { ours: [], peer: [] };
+    const errors = { ours: 0, peer: 0 };
+    log(`${W}: ${connections} client(s), warm-up`);
+    const loop = (k, seconds, maxRequests) =>
+      ttfeLoop({
+        origin: s[k].origin,
+        request: { path: "/runs/stream", method: "POST", body: s[k].streamBody },
+        match: s[k].eventNeedle,
+        connections,
+        seconds,
+        maxRequests,
+      });
+    for (const k of SIDES) await loop(k, 1, 5000);
+    const phase = Math.max(3, SECONDS / 4 / ROUNDS);
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const k of SIDES) {
+        log(`${W}: ${connections} client(s), round ${r + 1}/${ROUNDS}, ${k}, ${phase} s`);
+        const res = await loop(k, phase, MAX_REQUESTS);
+        samples[k].push(...res.samples);
+        data[k].push(...res.dataSamples);
+        errors[k] += res.errors;
+      }
+    }
+    const o = summarize(samples.ours);
+    const p = summarize(samples.peer);
+    const od = summarize(data.ours);
+    const pd = summarize(data.peer);
+    row({
+      workload: W,
+      figure: `time to first agent event p50, ${connections} client${connections > 1 ? "s" : ""}`,
+      unit: "ms",
+      better: "lower",
+      ours: o.p50,
+      peer: p.p50,
+      notes:
+        `POST /runs/stream, timed from sending the request to the first frame the agent produced (ours: the first custom frame of stream_mode custom; peer: the first \`event: custom\`, written by the graph's node); ` +
+        `the first data line of any kind (the peer sends \`metadata\` first) came at p50 ${od.p50.toFixed(2)} ms (ours) / ${pd.p50.toFixed(2)} ms (peer); ` +
+        `ours ${o.count} streams (${errors.ours} errors), peer ${p.count} (${errors.peer} errors)`,
+    });
+  }
+}
+
+async function customStream(s) {
+  const W = `custom stream, ${STREAM_EVENTS.toLocaleString("en-US")}-event run, 1 client`;
+  const one = async (k) => {
+    const pool = new Pool(s[k].origin, { connections: 1, pipelining: 1 });
+    try {
+      const t0 = performance.now();
+      const r = await readSse(
+        pool,
+        { path: "/runs/stream", method: "POST", body: s[k].longBody },
+        t0,
+        {
+          match: s[k].eventNeedle,
+        },
+      );
+      if (r.customFrames !== STREAM_EVENTS) {
+        throw new Error(`${k}: got ${r.customFrames} custom frames, expected ${STREAM_EVENTS}`);
+      }
+      return { eps: r.customFrames / (r.totalMs / 1000), ms: r.totalMs };
+    } finally {
+      await pool.close();
+    }
+  };
+  log(`${W}: warm-up`);
+  for (const k of SIDES) await one(k);
+  const rounds = Math.max(3, ROUNDS);
+  const got = { ours: [], peer: [] };
+  for (let r = 0; r < rounds; r++) {
+    for (const k of SIDES) {
+      log(`${W}: round ${r + 1}/${rounds}, ${k}`);
+      got[k].push(await one(k));
+    }
+  }
+  const median = (list) => [...list].sort((a, b) => a.eps - b.eps)[Math.floor(list.length / 2)];
+  const o = median(got.ours);
+  const p = median(got.peer);
+  row({
+    workload: W,
+    figure: "events/s",
+    unit: "/s",
+    better: "higher",
+    ours: o.eps,
+    peer: p.eps,
+    notes: `the same ${STREAM_EVENTS} AG-UI events (bench/lib/servers.mjs scriptEvents): ours replays them with the scripted adapter, the peer's one node writes each to the custom stream; POST /runs/stream, stream_mode custom, from request to last byte, median of ${rounds}: ${o.ms.toFixed(0)} ms (ours) / ${p.ms.toFixed(0)} ms (peer)`,
+  });
+}
+
+const WORKLOADS = [
+  { id: "wait-50", run: waitThroughput },
+  { id: "wait-1", run: waitLatency },
+  { id: "ttfe", run: timeToFirstEvent },
+  { id: "custom-stream", run: customStream },
+];
+
+// ---------------------------------------------------------------------------------------------
+
+function printTable(facts) {
+  const header = ["workload", "figure", "ours", "peer (LangGraph API)", "ours ÷ peer", "better"];
+  const lines = rows.map((r) => [
+    r.workload,
+    r.figure,
+    fmt(r.ours, r.unit),
+    fmt(r.peer, r.unit),
+    r.ratio === null ? "n/a" : `${fmtNum(r.ratio, r.ratio < 0.1 ? 3 : 2)}×`,
+    r.better === "higher" ? "higher is better" : "lower is better",
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => String(l[i]).length)));
+  const pad = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
+  const out = ["", "## Machine"];
+  out.push(
+    `CPU: ${facts.cpuModel}; cores: ${facts.cores}; Node: ${facts.node}; pinning: ${facts.pinning}`,
+  );
+  out.push(`build: ${facts.build}; BENCH_SECONDS=${SECONDS}, BENCH_ROUNDS=${ROUNDS}`);
+  out.push(
+    `peer: @langchain/langgraph-api ${facts.peerVersion}, ${PEER_WORKERS} queue workers, its in-memory storage (flushed to files in a temp dir); ours: dist/cli.js on SQLite`,
+  );
+  out.push("", "## Ours beside the peer (measured alternately in this run)", "");
+  out.push(pad(header));
+  out.push(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+  for (const l of lines) out.push(pad(l));
+  out.push("");
+  out.push(
+    `Other processes' CPU during each workload (share of one core): ${workloadRuns.map((w) => `${w.id} ${Math.round(w.foreignLoad * 100)} %`).join(", ")}`,
+  );
+  if (workloadRuns.some((w) => w.foreignLoad > 0.1)) {
+    out.push(
+      "WARNING: the machine was busy with other work during this run; the absolute figures are unreliable, the ratios less so.",
+    );
+  }
+  out.push("", "## Notes");
+  for (const r of rows) if (r.notes) out.push(`- ${r.workload} / ${r.figure}: ${r.notes}`);
+  process.stdout.write(`${out.join("\n")}\n`);
+}
+
+async function main() {
+  if (!existsSync(PEER_VERSION_FILE)) {
+    throw new Error(
+      "the peer is not installed: run `npm install --prefix bench/peer` first (it installs @langchain/langgraph-api and its graphs' packages into bench/peer/node_modules)",
+    );
+  }
+  installCleanupHooks();
+  const plan = pinningPlan();
+  pinSelf(plan);
+  const facts = machineFacts(plan);
+  facts.peerVersion = JSON.parse(readFileSync(PEER_VERSION_FILE, "utf8")).version;
+  facts.build = ensureBuilt(log);
+  process.stdout.write(`# acp-agui beside the LangGraph JS API server\n`);
+  const tmp = makeTempDir();
+  const config = writeBenchConfig(tmp);
+  const servers = [];
+  try {
+    const ours = await startOurs(plan, {
+      tmp,
+      configPath: config.path,
+      db: join(tmp, "peer-lane.db"),
+    });
+    servers.push(ours);
+    const peer = await startPeer(plan, tmp);
+    servers.push(peer);
+    const listPool = new Pool(ours.origin, { connections: 1 });
+    const list = await jsonRequest(listPool, "POST", "/agents/search", {});
+    await listPool.close();
+    const agents = Object.fromEntries(
+      list.map((a) => [a.metadata?.ref?.name ?? a.name, a.agent_id]),
+    );
+    const input = { messages: [userMessage] };
+    const s = {
+      ours: {
+        origin: ours.origin,
+        pid: ours.proc.pid,
+        waitPath: "/runs/wait",
+        waitUrl: `${ours.origin}/runs/wait`,
+        waitBody: JSON.stringify({ agent_id: agents.echo, input }),
+        streamBody: JSON.stringify({ agent_id: agents.echo, input, stream_mode: ["custom"] }),
+        longBody: JSON.stringify({
+          agent_id: agents["stream-10k"],
+          input: {},
+          stream_mode: ["custom"],
+        }),
+        eventNeedle: Buffer.from('data: {"type":"custom"'),
+      },
+      peer: {
+        origin: peer.origin,
+        pid: peer.proc.pid,
+        waitPath: "/runs/wait",
+        waitUrl: `${peer.origin}/runs/wait`,
+        waitBody: JSON.stringify({ assistant_id: "echo", input }),
+        streamBody: JSON.stringify({ assistant_id: "echo", input, stream_mode: ["custom"] }),
+        longBody: JSON.stringify({ assistant_id: "stream", input: {}, stream_mode: ["custom"] }),
+        eventNeedle: Buffer.from("event: custom\n"),
+      },
+    };
+    // Both must answer what they are asked before anything is timed.
+    const check = new Pool(ours.origin, { connections: 1 });
+    const o = await jsonRequest(check, "POST", "/runs/wait", JSON.parse(s.ours.waitBody));
+    await check.close();
+    if (o?.run?.status !== "success")
+      throw new Error(`ours: runs/wait answered ${JSON.stringify(o).slice(0, 300)}`);
+    const checkPeer = new Pool(peer.origin, { connections: 1 });
+    const p = await jsonRequest(checkPeer, "POST", "/runs/wait", JSON.parse(s.peer.waitBody));
+    await checkPeer.close();
+    if (p?.messages?.at(-1)?.content !== userMessage.content) {
+      throw new Error(`peer: runs/wait answered ${JSON.stringify(p).slice(0, 300)}`);
+    }
+    const started = Date.now();
+    for (const w of WORKLOADS) {
+      const t0 = Date.now();
+      const foreign = foreignLoad();
+      log(`== ${w.id}`);
+      await w.run(s);
+      const load = foreign();
+      workloadRuns.push({ id: w.id, seconds: (Date.now() - t0) / 1000, foreignLoad: load });
+      log(
+        `== ${w.id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s (other processes: ${Math.round(load * 100)} % of a core)`,
+      );
+      await sleep(200);
+    }
+    printTable(facts);
+    process.stdout.write(`\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  } finally {
+    for (const srv of servers.reverse()) await srv.proc.stop();
+  }
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const out = join(RESULTS_DIR, "peer.json");
+  writeFileSync(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), machine: facts, settings: { seconds: SECONDS, rounds: ROUNDS, peerWorkers: PEER_WORKERS, streamEvents: STREAM_EVENTS }, rows, workloads: workloadRuns }, null, 2)}\n`,
+  );
+  process.stdout.write(`results: ${out}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench:peer: ${err?.stack ?? err}\n`);
+  process.exit(1);
+});
