@@ -19,7 +19,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         response: { 200: acpSchemas.RunStateless, 404: error, 409: error, 422: error },
       },
     },
-    async (request) => handlers.create(request.caller, "stateless", request.body as Body),
+    async (request) => handlers.create(request.caller, "stateless", request.body),
   );
 
   app.post(
@@ -47,8 +47,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
   app.post(
     "/runs/stream",
     { schema: { body: acpSchemas.RunCreateStateless, response: sse } },
-    async (request, reply) =>
-      handlers.createAndStream(request, reply, "stateless", request.body as Body),
+    async (request, reply) => handlers.createAndStream(request, reply, "stateless", request.body),
   );
 
   app.post(
@@ -60,7 +59,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
       },
     },
     async (request, reply) =>
-      handlers.createAndWait(request.caller, reply, "stateless", request.body as Body),
+      handlers.createAndWait(request.caller, reply, "stateless", request.body),
   );
 
   app.get(

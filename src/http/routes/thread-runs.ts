@@ -38,20 +38,14 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
       },
     },
     async (request) =>
-      handlers.create(request.caller, "stateful", request.body as Body, request.params.thread_id),
+      handlers.create(request.caller, "stateful", request.body, request.params.thread_id),
   );
 
   app.post(
     "/threads/:thread_id/runs/stream",
     { schema: { params: threadIdParams, body: acpSchemas.RunCreateStateful, response: sse } },
     async (request, reply) =>
-      handlers.createAndStream(
-        request,
-        reply,
-        "stateful",
-        request.body as Body,
-        request.params.thread_id,
-      ),
+      handlers.createAndStream(request, reply, "stateful", request.body, request.params.thread_id),
   );
 
   app.post(
@@ -68,7 +62,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
         request.caller,
         reply,
         "stateful",
-        request.body as Body,
+        request.body,
         request.params.thread_id,
       ),
   );
