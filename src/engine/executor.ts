@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { AgentAdapter } from "../adapters/types.js";
 import { aguiToAcpMessages as toAcpMessages } from "../bridge/messages.js";
 import { ERRCODE, type SegmentEnd, storageFailureEnd, terminalEnd } from "../bridge/outcomes.js";
-import { parseRunCommand } from "../bridge/run-command.js";
+import type { RunCommand } from "../bridge/run-command.js";
 import { buildRunInput } from "../bridge/run-input.js";
 import { asValues } from "../bridge/values.js";
 import { newId } from "../ids.js";
@@ -49,6 +49,8 @@ export interface ExecuteSegmentOptions {
   bus: FrameBus;
   adapter: AdapterLike;
   run: RunRecord;
+  /** The run's command, as parsed from its stored creation. */
+  command: RunCommand;
   thread: ThreadRecord;
   signal: AbortSignal;
   logger: Logger;
@@ -75,11 +77,10 @@ type AdapterLike = Pick<AgentAdapter, "run">;
  * step checkpoints. Returns how the segment ended; the caller records the outcome.
  */
 export async function executeSegment(options: ExecuteSegmentOptions): Promise<SegmentOutcome> {
-  const { storage, bus, adapter, run, thread, signal, logger, onEvent } = options;
+  const { storage, bus, adapter, run, command, thread, signal, logger, onEvent } = options;
   const maxEvents = options.maxEvents || Number.POSITIVE_INFINITY;
   const segment = run.segments.length - 1;
   const aguiRunId = run.segments[segment]!.agui_run_id;
-  const command = parseRunCommand(run.creation);
   const input = buildRunInput(command, thread, {
     aguiRunId,
     first: run.segments.length <= 1,

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { AgentAdapter } from "../adapters/types.js";
 import { ERRCODE, type SegmentEnd } from "../bridge/outcomes.js";
+import { parseRunCommand } from "../bridge/run-command.js";
 import { newId } from "../ids.js";
 import type { RunPatch, RunRecord, Storage } from "../storage/types.js";
 import { type EventRejection, executeSegment, StopReason } from "./executor.js";
@@ -290,6 +291,7 @@ export class RunEngine {
         bus: this.bus,
         adapter: agent.adapter,
         run,
+        command: parseRunCommand(run.creation),
         thread,
         signal: controller.signal,
         logger,

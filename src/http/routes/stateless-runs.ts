@@ -9,7 +9,6 @@ const sse = { 200: acpSchemas.RunOutputStream, 404: error, 409: error, 422: erro
 /** ACP "Stateless Runs" tag: runs on a hidden thread of their own. */
 export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
   const { runs, runHandlers: handlers } = app.deps;
-  type Body = Record<string, unknown>;
 
   app.post(
     "/runs",
@@ -83,9 +82,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
       },
     },
     async (request) =>
-      toAcpRun(
-        await runs.resume(request.caller, request.params.run_id, "stateless", request.body as Body),
-      ),
+      toAcpRun(await runs.resume(request.caller, request.params.run_id, "stateless", request.body)),
   );
 
   app.delete(

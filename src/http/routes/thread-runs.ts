@@ -9,7 +9,6 @@ const sse = { 200: acpSchemas.RunOutputStream, 404: error, 409: error, 422: erro
 /** ACP "Thread Runs" tag: runs on a thread, created, streamed, awaited, resumed, cancelled. */
 export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
   const { runs, runHandlers: handlers } = app.deps;
-  type Body = Record<string, unknown>;
 
   app.get(
     "/threads/:thread_id/runs",
@@ -93,7 +92,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
     async (request) => {
       const { run_id, thread_id } = request.params;
       return toAcpRun(
-        await runs.resume(request.caller, run_id, "stateful", request.body as Body, thread_id),
+        await runs.resume(request.caller, run_id, "stateful", request.body, thread_id),
       );
     },
   );
