@@ -2,12 +2,15 @@ import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import pino from "pino";
 import { createAdapter } from "./adapters/index.js";
-import type { AgentRegistry, RegisteredAgent } from "./config/registry.js";
+import { parseRunCommand } from "./bridge/run-command.js";
+import type { AgentRegistry } from "./config/registry.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
+import { catalogOf } from "./engine/agent-catalog.js";
 import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
 import { ResponseSchemas } from "./engine/response-schemas.js";
 import { RunEngine } from "./engine/run-engine.js";
-import { type AgentCatalog, RunService } from "./engine/run-service.js";
+import { observeRun, runQueues } from "./engine/run-metrics.js";
+import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
 import { registerErrorHandling, sendError, sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, registerInspector } from "./http/inspector/index.js";
@@ -29,7 +32,7 @@ import { RunHandlers } from "./http/run-handlers.js";
 import { registerValidatorCompiler, schemaErrorFormatter } from "./http/validator-compiler.js";
 import { Metrics } from "./metrics/metrics.js";
 import type { ServerSettings } from "./settings.js";
-import type { RunRecord, Storage } from "./storage/types.js";
+import type { Storage } from "./storage/types.js";
 import { aguiValidator, describeErrors } from "./validation/index.js";
 import { WebhookDeliverer } from "./webhooks/deliverer.js";
 import { checkWebhookUrlSyntax } from "./webhooks/target-guard.js";
@@ -106,8 +109,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     storage,
     onStatusChange: (run) => {
       if (metrics) observeRun(metrics, agentNames.get(run.agent_id) ?? run.agent_id, run);
-      const url = run.creation.webhook;
-      if (typeof url === "string") return webhooks.enqueue(run, url, toAcpRun(run));
+      const url = parseRunCommand(run.creation).webhook;
+      if (url !== undefined) return webhooks.enqueue(run, url, toAcpRun(run));
     },
     bus: options.bus ?? new LocalFrameBus(),
     logger,
@@ -219,66 +222,3 @@ const OPEN_PATHS = [
 
 /** How long open streams get, once the engine stopped, to deliver their final frames. */
 const STREAM_DRAIN_MS = 1000;
-
-/** Run counters and the duration of the segment that just ended. */
-function observeRun(metrics: Metrics, agent: string, run: RunRecord): void {
-  if (run.status === "pending") {
-    // Pending again after a resume is no new run.
-    if (run.segments.length === 0) metrics.runCreated(agent);
-    return;
-  }
-  const last = run.segments.at(-1);
-  const seconds = last?.ended_at
-    ? (Date.parse(last.ended_at) - Date.parse(last.started_at)) / 1000
-    : undefined;
-  metrics.runStopped(agent, run.status, seconds);
-}
-
-/** Per agent name: pending runs in storage (bounded by the agent's queue) and those here. */
-async function runQueues(
-  registry: AgentRegistry,
-  storage: Storage,
-  engine: RunEngine,
-): Promise<Array<{ agent: string; pending: number; executing: number }>> {
-  const byName = new Map<string, { agent: string; pending: number; executing: number }>();
-  for (const agent of registry.list()) {
-    const { maxQueuedRuns, maxConcurrentRuns } = agent.config.limits;
-    const pending = await storage.searchRuns({
-      agent_id: agent.agentId,
-      status: "pending",
-      limit: maxQueuedRuns + maxConcurrentRuns + 1,
-      offset: 0,
-    });
-    const entry = byName.get(agent.name) ?? { agent: agent.name, pending: 0, executing: 0 };
-    entry.pending += pending.length;
-    entry.executing += pending.filter((run) => engine.isExecutingHere(run.run_id)).length;
-    byName.set(agent.name, entry);
-  }
-  return [...byName.values()];
-}
-
-function catalogOf(registry: AgentRegistry): AgentCatalog {
-  const wrap = (agent: ReturnType<AgentRegistry["get"]>) =>
-    agent && {
-      agentId: agent.agentId,
-      validateInput: (data: unknown) => agent.validateInput(data),
-      validateConfig: (data: unknown) => agent.validateConfig(data),
-      validateResume: (type: string, data: unknown) => agent.validateResume(data, type),
-      maxPendingRuns: agent.config.limits.maxQueuedRuns + agent.config.limits.maxConcurrentRuns,
-      streamModes: declaredStreamModes(agent),
-    };
-  return {
-    get: (agentId) => wrap(registry.get(agentId)) ?? undefined,
-    defaultAgent: () => wrap(registry.defaultAgent()),
-  };
-}
-
-function declaredStreamModes(agent: RegisteredAgent): Set<string> {
-  const streaming = (agent.descriptor.specs.capabilities as { streaming?: Record<string, boolean> })
-    .streaming;
-  return new Set(
-    Object.entries(streaming ?? {})
-      .filter(([, on]) => on)
-      .map(([mode]) => mode),
-  );
-}

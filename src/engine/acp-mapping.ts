@@ -1,10 +1,11 @@
+import { storedValues } from "../bridge/values.js";
 import type { CheckpointRecord, RunRecord, ThreadRecord } from "../storage/types.js";
 import type { AcpRun, AcpThread, AcpThreadState } from "../validation/acp-types.js";
 
 /**
  * Records → ACP wire objects. ACP `values` must be an object; the engine stores AG-UI state
- * that is not an object wrapped as `{ "$state": <value> }` (see docs/bridge.md), so records
- * always hold an object or null here.
+ * that is not an object wrapped (see bridge/values.ts), so records always hold an object or null
+ * here.
  */
 export function toAcpThread(thread: ThreadRecord): AcpThread {
   return {
@@ -39,20 +40,4 @@ export function toAcpRun(run: RunRecord): AcpRun {
   // Stateless runs expose their hidden thread too, until on_completion=delete removes it.
   if (run.thread_id !== null) acp.thread_id = run.thread_id;
   return acp;
-}
-
-/**
- * AG-UI state as ACP values. `undefined` (no state at all) is `{}`; every other non-object,
- * `null` included, is wrapped so it reaches the client unchanged.
- */
-export function asValues(values: unknown): Record<string, unknown> {
-  if (values === undefined) return {};
-  if (typeof values === "object" && values !== null && !Array.isArray(values))
-    return values as Record<string, unknown>;
-  return { $state: values };
-}
-
-/** Values as stored: always an object the engine wrote, or null for "never written". */
-export function storedValues(values: unknown): Record<string, unknown> {
-  return values === null ? {} : asValues(values);
 }

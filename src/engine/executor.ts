@@ -1,20 +1,19 @@
-import type { Interrupt, Message, RunAgentInput } from "@ag-ui/core";
+import type { Message } from "@ag-ui/core";
 import type { Logger } from "pino";
-import type { AgentAdapter, RunConfig } from "../adapters/types.js";
+import type { AgentAdapter } from "../adapters/types.js";
+import { aguiToAcpMessages as toAcpMessages } from "../bridge/messages.js";
+import { ERRCODE, type SegmentEnd, storageFailureEnd, terminalEnd } from "../bridge/outcomes.js";
+import type { RunCommand } from "../bridge/run-command.js";
+import { buildRunInput } from "../bridge/run-input.js";
+import { asValues } from "../bridge/values.js";
 import { newId } from "../ids.js";
-import {
-  acpToAguiMessages as fromAcpMessages,
-  aguiToAcpMessages as toAcpMessages,
-} from "../pipeline/acp-messages.js";
-import { AGUI_PROTOCOL_VERSION, SegmentPipeline } from "../pipeline/index.js";
+import { SegmentPipeline } from "../pipeline/index.js";
 import type { TerminalInfo } from "../pipeline/types.js";
 import type { RunRecord, Storage, ThreadRecord } from "../storage/types.js";
 import { untilAborted } from "./abortable.js";
-import { asValues } from "./acp-mapping.js";
 import type { FrameBus } from "./frame-bus.js";
-import { FrameWriter } from "./frame-writer.js";
-import { toAcpInterrupt } from "./interrupts.js";
-import { ERRCODE, errcodeOf, type SegmentEnd, storageFailureEnd } from "./outcomes.js";
+import { customFrameData, valuesFrameData } from "./frames/codec.js";
+import { FrameWriter } from "./frames/writer.js";
 
 /** How long an agent may keep its stream open after RUN_FINISHED or RUN_ERROR. */
 const TERMINAL_GRACE_MS = 500;
@@ -50,6 +49,8 @@ export interface ExecuteSegmentOptions {
   bus: FrameBus;
   adapter: AdapterLike;
   run: RunRecord;
+  /** The run's command, as parsed from its stored creation. */
+  command: RunCommand;
   thread: ThreadRecord;
   signal: AbortSignal;
   logger: Logger;
@@ -76,11 +77,15 @@ type AdapterLike = Pick<AgentAdapter, "run">;
  * step checkpoints. Returns how the segment ended; the caller records the outcome.
  */
 export async function executeSegment(options: ExecuteSegmentOptions): Promise<SegmentOutcome> {
-  const { storage, bus, adapter, run, thread, signal, logger, onEvent } = options;
+  const { storage, bus, adapter, run, command, thread, signal, logger, onEvent } = options;
   const maxEvents = options.maxEvents || Number.POSITIVE_INFINITY;
   const segment = run.segments.length - 1;
   const aguiRunId = run.segments[segment]!.agui_run_id;
-  const input = buildRunInput(run, thread, aguiRunId);
+  const input = buildRunInput(command, thread, {
+    aguiRunId,
+    first: run.segments.length <= 1,
+    resume: run.resume,
+  });
   const writer = new FrameWriter(storage, bus, run.run_id, run.last_seq);
   const pipeline = new SegmentPipeline({
     threadId: input.threadId,
@@ -106,13 +111,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
   writer.onFailure((err) => failStorage(err, "events"));
 
   const renderValues = () =>
-    JSON.stringify({
-      type: "values",
-      run_id: run.run_id,
-      status: "pending",
-      values: asValues(pipeline.state),
-      messages: toAcpMessages(pipeline.messages),
-    });
+    valuesFrameData(run.run_id, asValues(pipeline.state), toAcpMessages(pipeline.messages));
 
   let end: SegmentEnd | undefined;
   let terminal: TerminalInfo | undefined;
@@ -120,7 +119,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
   /** Set when the grace after the run's end ran out and the adapter was closed for it. */
   let closedAfterEnd = false;
   try {
-    const config = (run.creation.config ?? {}) as RunConfig;
+    const config = command.config ?? {};
     const events = adapter.run(input, { signal: adapterAbort.signal, config, segment, logger });
     let count = 0;
     for await (const raw of untilAborted(events, adapterAbort.signal)) {
@@ -142,7 +141,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
       );
       for (const event of pushed.events) {
         writer.custom(
-          `{"type":"custom","run_id":"${run.run_id}","status":"pending","update":${JSON.stringify(event)}}`,
+          customFrameData(run.run_id, event),
           isSubagentWork(event as unknown as Record<string, unknown>) ? "subagent" : "custom",
         );
       }
@@ -240,88 +239,4 @@ function stoppedEnd(reason: unknown): SegmentEnd {
   }
   const message = reason instanceof Error ? reason.message : String(reason);
   return { kind: "cancelled", description: `run was cancelled: ${message}`, rollback: false };
-}
-
-function terminalEnd(terminal: TerminalInfo | undefined): SegmentEnd {
-  if (!terminal) {
-    return {
-      kind: "error",
-      errcode: ERRCODE.protocolViolation,
-      description: "end of stream: the agent ended without RUN_FINISHED or RUN_ERROR",
-    };
-  }
-  if (terminal.kind === "error") {
-    const code = terminal.code !== undefined ? ` (code ${terminal.code})` : "";
-    return {
-      kind: "error",
-      errcode: errcodeOf(terminal.code),
-      description: `${terminal.message}${code}`,
-    };
-  }
-  if (terminal.outcome === "interrupt") {
-    return {
-      kind: "interrupt",
-      interrupts: terminal.interrupts as unknown as Record<string, unknown>[],
-    };
-  }
-  if (terminal.outcome === "cancelled") {
-    return { kind: "cancelled", description: "the agent cancelled the run", rollback: false };
-  }
-  return terminal.result === undefined
-    ? { kind: "success" }
-    : { kind: "success", result: terminal.result };
-}
-
-/** The bridge page's table "ACP run → AG-UI run input". */
-export function buildRunInput(
-  run: RunRecord,
-  thread: ThreadRecord,
-  aguiRunId: string,
-): RunAgentInput {
-  const input = (run.creation.input ?? {}) as Record<string, unknown>;
-  const firstSegment = run.segments.length <= 1;
-  const history = fromAcpMessages(thread.messages ?? []);
-  const added =
-    firstSegment && Array.isArray(input.messages) ? fromAcpMessages(input.messages) : [];
-  const config = run.creation.config as RunConfig | undefined;
-
-  const result: RunAgentInput = {
-    threadId: thread.thread_id,
-    runId: aguiRunId,
-    protocolVersion: AGUI_PROTOCOL_VERSION,
-    messages: [...history, ...added],
-
-    tools: Array.isArray(input.tools) ? (input.tools as RunAgentInput["tools"]) : [],
-    context: Array.isArray(input.context) ? (input.context as RunAgentInput["context"]) : [],
-    forwardedProps: {
-      ...(isObject(input.forwardedProps) ? input.forwardedProps : {}),
-      ...(config ? { acp: { config } } : {}),
-    },
-  };
-  // AG-UI forbids a null state; a thread whose state is null sends none.
-  // An AG-UI client (the AG-UI face) owns its state: what it sends wins over the thread's.
-  const fromClient = run.creation.agui !== undefined && input.state !== undefined;
-  const state = fromClient ? input.state : threadState(thread, input);
-  if (state !== null && state !== undefined) result.state = state;
-  if (run.resume && run.resume.length > 0) result.resume = run.resume as RunAgentInput["resume"];
-  return result;
-}
-
-function threadState(thread: ThreadRecord, input: Record<string, unknown>): unknown {
-  const values = thread.values;
-  if (values !== null && values !== undefined) {
-    // Non-object AG-UI state is stored wrapped (see acp-mapping.ts); unwrap it for the agent.
-    if (isObject(values) && Object.keys(values).length === 1 && "$state" in values)
-      return values.$state;
-    if (!isObject(values) || Object.keys(values).length > 0) return values;
-  }
-  return input.state !== undefined ? input.state : {};
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-export function interruptOutput(interrupts: Record<string, unknown>[]): Record<string, unknown> {
-  return { type: "interrupt", interrupt: toAcpInterrupt(interrupts as unknown as Interrupt[]) };
 }

@@ -1,10 +1,11 @@
 import type { Logger } from "pino";
 import type { AgentAdapter } from "../adapters/types.js";
+import { ERRCODE, type SegmentEnd } from "../bridge/outcomes.js";
+import { parseRunCommand } from "../bridge/run-command.js";
 import { newId } from "../ids.js";
 import type { RunPatch, RunRecord, Storage } from "../storage/types.js";
 import { type EventRejection, executeSegment, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
-import { ERRCODE, type SegmentEnd } from "./outcomes.js";
 import { RunRecorder } from "./run-recorder.js";
 
 /** What the engine needs to know of each configured agent. */
@@ -290,6 +291,7 @@ export class RunEngine {
         bus: this.bus,
         adapter: agent.adapter,
         run,
+        command: parseRunCommand(run.creation),
         thread,
         signal: controller.signal,
         logger,

@@ -1,12 +1,13 @@
 import type { Logger } from "pino";
+import { aguiToAcpMessages as toAcpMessages } from "../bridge/messages.js";
+import { runOutput, type SegmentEnd, statusesFor, storageFailureEnd } from "../bridge/outcomes.js";
+import { parseRunCommand } from "../bridge/run-command.js";
+import { asValues, storedValues } from "../bridge/values.js";
 import { newId } from "../ids.js";
-import { aguiToAcpMessages as toAcpMessages } from "../pipeline/acp-messages.js";
 import type { RunRecord, Storage } from "../storage/types.js";
-import { asValues, storedValues } from "./acp-mapping.js";
-import { interruptOutput } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
-import { FrameWriter } from "./frame-writer.js";
-import { ERRCODE, type SegmentEnd, statusesFor, storageFailureEnd } from "./outcomes.js";
+import { finalFrameData } from "./frames/codec.js";
+import { FrameWriter } from "./frames/writer.js";
 
 export interface RunRecorderOptions {
   storage: Storage;
@@ -110,7 +111,7 @@ export class RunRecorder {
   ): Promise<void> {
     const { storage } = this;
     const statuses = statusesFor(end);
-    const output = outputFor(run.run_id, end, values, messages);
+    const output = runOutput(run.run_id, end, values, messages);
     const segments = run.segments.map((segment, index) =>
       index === run.segments.length - 1 && segment.ended_at === null
         ? { ...segment, ended_at: now() }
@@ -179,14 +180,7 @@ export class RunRecorder {
         this.warnThread(run, err);
       }
     }
-    const finalFrame = JSON.stringify({
-      type: "values",
-      run_id: run.run_id,
-      status: statuses.run,
-      values,
-      messages,
-      output,
-    });
+    const finalFrame = finalFrameData(run.run_id, statuses.run, values, messages, output);
     // Rolled back: the run is deleted before its final frame goes out, so a client that has
     // seen the end and asks again gets 404, never the run it was told is gone.
     if (rollback && (await this.deleteRolledBack(run, writer))) {
@@ -251,46 +245,13 @@ export class RunRecorder {
 
 function deletesHiddenThread(run: RunRecord, end: SegmentEnd): boolean {
   const rollback = end.kind === "cancelled" && end.rollback;
-  const onCompletion = (run.creation.on_completion as string | undefined) ?? "delete";
   return (
     !rollback &&
     run.kind === "stateless" &&
     statusesFor(end).run !== "interrupted" &&
-    onCompletion === "delete" &&
+    parseRunCommand(run.creation).onCompletion === "delete" &&
     run.thread_id !== null
   );
-}
-
-function outputFor(
-  runId: string,
-  end: SegmentEnd,
-  values: Record<string, unknown>,
-  messages: unknown[],
-): Record<string, unknown> {
-  switch (end.kind) {
-    case "success":
-      return end.result === undefined
-        ? { type: "result", values, messages }
-        : { type: "result", values, messages, result: end.result };
-    case "interrupt":
-      return interruptOutput(end.interrupts);
-    case "cancelled":
-      return {
-        type: "error",
-        run_id: runId,
-        errcode: ERRCODE.cancelled,
-        description: end.description,
-      };
-    case "timeout":
-      return {
-        type: "error",
-        run_id: runId,
-        errcode: ERRCODE.timeout,
-        description: end.description,
-      };
-    case "error":
-      return { type: "error", run_id: runId, errcode: end.errcode, description: end.description };
-  }
 }
 
 function now(): string {

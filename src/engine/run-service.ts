@@ -1,14 +1,16 @@
 import type { Interrupt } from "@ag-ui/core";
 import { ownerFilter, ownerOf, type Principal, reaches, SYSTEM } from "../auth/principal.js";
+import { type ResumeValidators, resumeEntries } from "../bridge/interrupts.js";
+import { acpToAguiMessages } from "../bridge/messages.js";
+import { ERRCODE } from "../bridge/outcomes.js";
+import { configurableOf, type RunCommand } from "../bridge/run-command.js";
 import { conflict, DomainError, invalid, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import { acpToAguiMessages } from "../pipeline/acp-messages.js";
 import type { RunFrame, RunKind, RunRecord, RunSearch, RunStatus } from "../storage/types.js";
 import { StopReason } from "./executor.js";
-import { type ResumeValidators, resumeEntries } from "./interrupts.js";
-import { ERRCODE } from "./outcomes.js";
+import { readFinal } from "./frames/codec.js";
+import { followRun, type RunStreamOptions } from "./frames/follow.js";
 import type { RunEngine } from "./run-engine.js";
-import { followRun } from "./run-stream.js";
 
 /** What run creation needs to know of an agent: its id and its descriptor's validators. */
 export interface RunnableAgent {
@@ -45,8 +47,6 @@ const ROLLED_BACK = StopReason.cancel("rollback").message;
 /** 9999-12-31T23:59:59.999Z: the latest start a 4-digit ISO year can express. */
 const LATEST_START_MS = 253_402_300_799_999;
 
-export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
-
 /**
  * The ACP run operations, HTTP-free: create (with multitask strategies), resume, cancel,
  * delete, read, search, wait. Execution itself is the engine's; this validates and records.
@@ -57,53 +57,63 @@ export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
 export class RunService {
   constructor(private readonly options: RunServiceOptions) {}
 
+  /**
+   * The storage behind the runs. Not for following a run (that is `follow`); the HTTP layer's
+   * other uses of it are being moved behind services, after which it can become private.
+   */
   get storage() {
     return this.options.engine.storage;
   }
 
+  /** The frame bus. Not for following a run (that is `follow`); see `storage`. */
   get bus() {
     return this.options.engine.bus;
+  }
+
+  /**
+   * A run's frames after `afterSeq`, replayed from storage and then followed live until the
+   * run ends or the signal aborts (see frames/follow.ts).
+   */
+  follow(runId: string, options: RunStreamOptions): AsyncGenerator<RunFrame> {
+    return followRun(this.options.engine.storage, this.options.engine.bus, runId, options);
   }
 
   async create(
     who: Principal,
     kind: RunKind,
-    body: Record<string, unknown>,
+    command: RunCommand,
     threadId?: string,
   ): Promise<RunRecord> {
-    const agent = this.resolveAgent(body.agent_id);
-    const input = body.input ?? {};
-    const inputProblem = agent.validateInput(input);
+    const agent = this.resolveAgent(command.agentId);
+    const inputProblem = agent.validateInput(command.input.value);
     if (inputProblem) throw invalid(inputProblem);
-    const messages = (input as { messages?: unknown }).messages;
     // Refuse now (422) what could not become AG-UI messages, rather than fail the run later.
-    if (Array.isArray(messages)) acpToAguiMessages(messages);
-    const configurable = (body.config as { configurable?: unknown } | undefined)?.configurable;
+    if (command.input.messages) acpToAguiMessages(command.input.messages);
+    const configurable = configurableOf(command);
     if (configurable !== undefined) {
       const configProblem = agent.validateConfig(configurable);
       if (configProblem) throw invalid(configProblem);
     }
-    checkStreamModes(agent, body.stream_mode);
-    if (typeof body.webhook === "string") this.options.checkWebhook(body.webhook);
+    checkStreamModes(agent, command.streamMode);
+    if (command.webhook !== undefined) this.options.checkWebhook(command.webhook);
     await this.checkQueueRoom(agent);
-    const afterSeconds =
-      typeof body.after_seconds === "number" ? Math.max(0, body.after_seconds) : 0;
+    const afterSeconds = command.afterSeconds !== undefined ? Math.max(0, command.afterSeconds) : 0;
     const startAfter = Date.now() + afterSeconds * 1000;
     // Beyond year 9999 the ISO timestamp gets a sign and 6 digits, which sorts before any
     // 4-digit year (the run would start at once), and far beyond it Date throws.
     if (!(startAfter <= LATEST_START_MS)) {
       throw invalid(
-        `after_seconds ${body.after_seconds} is too large: the start would be after the year 9999`,
+        `after_seconds ${command.afterSeconds} is too large: the start would be after the year 9999`,
       );
     }
 
     // A stateless run's hidden thread is created with the run, in one write.
     const target =
       kind === "stateful"
-        ? await this.statefulThread(who, threadId!, body)
+        ? await this.statefulThread(who, threadId!, command)
         : { threadId: newId(), principal: ownerOf(who) };
     const targetThread = target.threadId;
-    const strategy = (body.multitask_strategy as MultitaskStrategy | undefined) ?? "reject";
+    const strategy = command.multitaskStrategy;
     if (kind === "stateful" && (strategy === "interrupt" || strategy === "rollback")) {
       await this.stopPendingRuns(targetThread, strategy === "rollback" ? "rollback" : "cancel");
     }
@@ -114,8 +124,8 @@ export class RunService {
         thread_id: targetThread,
         agent_id: agent.agentId,
         kind,
-        creation: body,
-        metadata: (body.metadata as Record<string, unknown> | undefined) ?? {},
+        creation: command.creation,
+        metadata: command.metadata,
         start_after: new Date(startAfter).toISOString(),
         principal: target.principal,
       },
@@ -244,20 +254,15 @@ export class RunService {
     const runId = run.run_id;
     if (run.status !== "pending") return run;
     let last: RunFrame | undefined;
-    for await (const frame of followRun(this.storage, this.options.engine.bus, runId, {
-      afterSeq: run.last_seq,
-      signal,
-    })) {
+    for await (const frame of this.follow(runId, { afterSeq: run.last_seq, signal })) {
       // Only the end matters here; the stream's last frame is the run's final frame.
       last = frame;
     }
     const ended = await this.storage.getRun(runId);
     if (ended) return ended;
     // Rolled back (deleted) meanwhile: its final frame still says how it ended.
-    if (last?.mode === "final") {
-      const final = JSON.parse(last.data) as { status: RunStatus; output: RunRecord["output"] };
-      return { ...run, status: final.status, output: final.output };
-    }
+    const final = last && readFinal(last);
+    if (final) return { ...run, status: final.status, output: final.output };
     if (signal.aborted) return run;
     // Gone without its final frame reaching us (it was published on another replica): only a
     // rollback deletes a pending run.
@@ -286,7 +291,7 @@ export class RunService {
     }
   }
 
-  private resolveAgent(agentId: unknown) {
+  private resolveAgent(agentId: string | undefined) {
     const { catalog } = this.options;
     if (typeof agentId === "string") {
       const agent = catalog.get(agentId);
@@ -302,14 +307,14 @@ export class RunService {
   private async statefulThread(
     who: Principal,
     threadId: string,
-    body: Record<string, unknown>,
+    command: RunCommand,
   ): Promise<{ threadId: string; principal: string | null }> {
     const thread = await this.storage.getThread(threadId);
     if (thread && !thread.hidden && reaches(who, thread.principal)) {
       return { threadId, principal: thread.principal };
     }
     // Hidden, someone else's, or missing without if_not_exists: no such thread for the caller.
-    if (thread || body.if_not_exists !== "create") throw notFound("thread", threadId);
+    if (thread || command.ifNotExists !== "create") throw notFound("thread", threadId);
     const { thread: created } = await this.storage.createThread({
       thread_id: threadId,
       metadata: {},
@@ -361,11 +366,10 @@ export class RunService {
 }
 
 /** ACP: a requested stream mode must be one the agent's descriptor declares. */
-function checkStreamModes(agent: RunnableAgent, requested: unknown): void {
-  if (!agent.streamModes || requested === undefined || requested === null) return;
-  const modes = Array.isArray(requested) ? requested : [requested];
-  for (const mode of modes) {
-    if (!agent.streamModes.has(mode as string)) {
+function checkStreamModes(agent: RunnableAgent, requested: string[] | undefined): void {
+  if (!agent.streamModes || requested === undefined) return;
+  for (const mode of requested) {
+    if (!agent.streamModes.has(mode)) {
       throw invalid(
         `stream_mode "${mode}" is not supported by agent ${agent.agentId} (its descriptor's specs.capabilities.streaming)`,
       );

@@ -2,12 +2,11 @@ import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { validate as isUuid, v5 as uuidv5 } from "uuid";
 import { type Principal, reaches, SYSTEM } from "../auth/principal.js";
+import { aguiRunCommand } from "../bridge/agui-command.js";
 import type { RegisteredAgent } from "../config/registry.js";
 import type { RunService } from "../engine/run-service.js";
 import { conflict, invalid } from "../errors.js";
-import { aguiToAcpMessages } from "../pipeline/acp-messages.js";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
-import type { AgUiMessage } from "../pipeline/types.js";
 import type { RunRecord } from "../storage/types.js";
 import { runEvents, type ServerEnding } from "./run-events.js";
 import { replayThread } from "./thread-replay.js";
@@ -152,27 +151,12 @@ export class AguiFace {
     const known = new Set(
       (thread?.messages ?? []).map((m) => m.id).filter((id) => typeof id === "string"),
     );
-    const fresh = input.messages.filter((m) => !known.has(m.id));
-    const acpInput: Record<string, unknown> = {
-      messages: aguiToAcpMessages(fresh as AgUiMessage[]),
-      tools: input.tools ?? [],
-      context: input.context ?? [],
-    };
-    if (input.state !== undefined && input.state !== null) acpInput.state = input.state;
-    if (input.forwardedProps !== undefined) acpInput.forwardedProps = input.forwardedProps;
-    return this.runs.create(
-      who,
-      "stateful",
-      {
-        agent_id: agent.agentId,
-        input: acpInput,
-        if_not_exists: "create",
-        on_disconnect: onDisconnect,
-        stream_mode: ["custom"],
-        agui: { threadId: input.threadId, runId: input.runId },
-      },
-      threadId,
-    );
+    const command = aguiRunCommand(input, {
+      agentId: agent.agentId,
+      knownMessageIds: known,
+      onDisconnect,
+    });
+    return this.runs.create(who, "stateful", command, threadId);
   }
 
   private async resume(who: Principal, threadId: string, input: RunAgentInput) {

@@ -1,6 +1,6 @@
-import { ERRCODE } from "../engine/outcomes.js";
+import { ERRCODE } from "../bridge/outcomes.js";
+import { readFinal, readUpdate } from "../engine/frames/codec.js";
 import type { RunService } from "../engine/run-service.js";
-import { followRun } from "../engine/run-stream.js";
 import type { RunRecord } from "../storage/types.js";
 import { OpenSpans } from "./open-spans.js";
 
@@ -45,16 +45,12 @@ export async function* runEvents(
   /** Whether the current segment has ended with the agent's own terminal event. */
   let terminal = false;
   let started = false;
-  for await (const frame of followRun(runs.storage, runs.bus, run.run_id, {
+  for await (const frame of runs.follow(run.run_id, {
     afterSeq: options.afterSeq,
     signal: options.signal,
   })) {
-    const data = JSON.parse(frame.data) as {
-      update?: Event;
-      output?: Record<string, unknown>;
-    };
-    if ((frame.mode === "custom" || frame.mode === "subagent") && data.update) {
-      const event = data.update;
+    const event = readUpdate(frame);
+    if (event) {
       if (event.type === "RUN_STARTED") {
         // A resumed segment starts a new AG-UI run after the interrupted one.
         terminal = false;
@@ -65,7 +61,8 @@ export async function* runEvents(
       yield event;
     } else if (frame.mode === "final" && !terminal) {
       if (!started && options.quietWhenUnstarted) continue;
-      yield* serverEnding(run, data.output ?? {}, spans, started, options.ending);
+      const output = readFinal(frame)?.output ?? {};
+      yield* serverEnding(run, output, spans, started, options.ending);
       terminal = true;
     }
   }

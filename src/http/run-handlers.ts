@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type Principal, SYSTEM } from "../auth/principal.js";
+import { deliveredModes, parseRunCommand, type RunCreateBody } from "../bridge/run-command.js";
 import { toAcpRun } from "../engine/acp-mapping.js";
 import type { RunService } from "../engine/run-service.js";
-import { followRun } from "../engine/run-stream.js";
 import { invalid } from "../errors.js";
 import type { RunKind, RunRecord } from "../storage/types.js";
 import type { AcpWaitResponse } from "../validation/acp-types.js";
@@ -18,8 +18,8 @@ export class RunHandlers {
     private readonly keepAliveSeconds: number,
   ) {}
 
-  async create(who: Principal, kind: RunKind, body: Record<string, unknown>, threadId?: string) {
-    return toAcpRun(await this.runs.create(who, kind, body, threadId));
+  async create(who: Principal, kind: RunKind, body: RunCreateBody, threadId?: string) {
+    return toAcpRun(await this.runs.create(who, kind, parseRunCommand(body), threadId));
   }
 
   /** POST …/runs/stream: create, then stream from the first frame. */
@@ -27,12 +27,13 @@ export class RunHandlers {
     request: FastifyRequest,
     reply: FastifyReply,
     kind: RunKind,
-    body: Record<string, unknown>,
+    body: RunCreateBody,
     threadId?: string,
   ): Promise<void> {
-    const run = await this.runs.create(request.caller, kind, body, threadId);
-    await this.stream(request, reply, run, 0, streamModes(body, kind), {
-      cancelOnDisconnect: body.on_disconnect !== "continue",
+    const command = parseRunCommand(body);
+    const run = await this.runs.create(request.caller, kind, command, threadId);
+    await this.stream(request, reply, run, 0, deliveredModes(command, kind), {
+      cancelOnDisconnect: command.onDisconnect === "cancel",
     });
   }
 
@@ -41,11 +42,12 @@ export class RunHandlers {
     who: Principal,
     reply: FastifyReply,
     kind: RunKind,
-    body: Record<string, unknown>,
+    body: RunCreateBody,
     threadId?: string,
   ) {
-    const run = await this.runs.create(who, kind, body, threadId);
-    const cancelOnDisconnect = body.on_disconnect !== "continue";
+    const command = parseRunCommand(body);
+    const run = await this.runs.create(who, kind, command, threadId);
+    const cancelOnDisconnect = command.onDisconnect === "cancel";
     const gone = disconnectSignal(reply);
     const onGone = () => {
       if (cancelOnDisconnect) {
@@ -82,7 +84,8 @@ export class RunHandlers {
     // frame (always its last) and closes.
     const afterSeq =
       resumeFrom ?? (run.status === "pending" ? run.last_seq : Math.max(0, run.last_seq - 1));
-    await this.stream(request, reply, run, afterSeq, streamModes(run.creation, run.kind), {
+    const modes = deliveredModes(parseRunCommand(run.creation), run.kind);
+    await this.stream(request, reply, run, afterSeq, modes, {
       cancelOnDisconnect: false,
     });
   }
@@ -120,10 +123,7 @@ export class RunHandlers {
       );
     }
     try {
-      for await (const frame of followRun(this.runs.storage, this.runs.bus, run.run_id, {
-        afterSeq,
-        signal,
-      })) {
+      for await (const frame of this.runs.follow(run.run_id, { afterSeq, signal })) {
         if (frame.mode !== "final" && !modes.has(frame.mode)) continue;
         // A values frame is superseded by the next one (and the final frame carries values), so a
         // client that cannot keep up skips it instead of growing our buffer.
@@ -135,23 +135,6 @@ export class RunHandlers {
       writer.end();
     }
   }
-}
-
-/**
- * The frame modes a stream delivers (besides "final", always sent): `stream_mode` (default
- * values), and with custom the subagents' frames too when `stream_subgraphs` is true — or, for
- * stateless runs, which have no such option, always.
- */
-export function streamModes(creation: Record<string, unknown>, kind: RunKind): Set<string> {
-  const value = creation.stream_mode;
-  let modes: Set<string>;
-  if (Array.isArray(value) && value.length > 0) modes = new Set(value as string[]);
-  else if (typeof value === "string") modes = new Set([value]);
-  else modes = new Set(["values"]);
-  if (modes.has("custom") && (kind === "stateless" || creation.stream_subgraphs === true)) {
-    modes.add("subagent");
-  }
-  return modes;
 }
 
 function waitResponse(run: RunRecord): AcpWaitResponse {

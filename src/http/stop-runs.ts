@@ -1,4 +1,5 @@
 import { type Principal, reaches, SYSTEM } from "../auth/principal.js";
+import { parseRunCommand } from "../bridge/run-command.js";
 import type { RunService } from "../engine/run-service.js";
 import type { RunRecord } from "../storage/types.js";
 
@@ -39,9 +40,8 @@ export async function stopRuns(
 }
 
 function namesRun(run: RunRecord, runId: string): boolean {
-  const agui = run.creation.agui as { runId?: unknown } | undefined;
   return (
-    agui?.runId === runId ||
+    parseRunCommand(run.creation).agui?.runId === runId ||
     run.run_id === runId ||
     run.segments.some((segment) => segment.agui_run_id === runId)
   );

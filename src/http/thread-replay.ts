@@ -1,6 +1,9 @@
 import { type Principal, reaches } from "../auth/principal.js";
+import { clientIds, knownMessages, startedInput } from "../bridge/agui-command.js";
+import { parseRunCommand } from "../bridge/run-command.js";
+import { ownsState } from "../bridge/run-input.js";
+import { stateForClient } from "../bridge/values.js";
 import type { RunService } from "../engine/run-service.js";
-import { acpToAguiMessage } from "../pipeline/acp-messages.js";
 import type { AcpMessage, RunRecord, ThreadRecord } from "../storage/types.js";
 import { runEvents, type ServerEnding } from "./run-events.js";
 
@@ -65,7 +68,10 @@ export async function* replayThread(
       }
       if (event.type === "RUN_STARTED" && first) {
         // The run's own new messages (the user's turn) are not in the history above.
-        event.input = runInput(run, event, options.clientThreadId);
+        event.input = startedInput(parseRunCommand(run.creation), {
+          threadId: options.clientThreadId,
+          runId: event.runId,
+        });
         first = false;
       }
       yield event;
@@ -75,10 +81,7 @@ export async function* replayThread(
 
 /** The run's ids as the AG-UI client that made it gave them (runs made through an AG-UI face). */
 function aguiIdsOf(run: RunRecord): { threadId: string; runId: string } | undefined {
-  const agui = run.creation.agui as { threadId?: unknown; runId?: unknown } | undefined;
-  return typeof agui?.threadId === "string" && typeof agui.runId === "string"
-    ? { threadId: agui.threadId, runId: agui.runId }
-    : undefined;
+  return clientIds(parseRunCommand(run.creation));
 }
 
 async function baseOf(
@@ -104,20 +107,19 @@ async function baseOf(
     ? await storage.getCheckpoint(thread.thread_id, fresh.checkpoint_before)
     : null;
   const messages = fresh.checkpoint_before ? (before?.messages ?? thread.messages ?? []) : [];
-  const input = (fresh.creation.input ?? {}) as { state?: unknown };
+  const command = parseRunCommand(fresh.creation);
   // A run made by an AG-UI client started from the state that client sent.
-  const state =
-    fresh.creation.agui !== undefined && input.state !== undefined
-      ? input.state
-      : fresh.checkpoint_before
-        ? (before?.values ?? null)
-        : null;
+  const state = ownsState(command)
+    ? command.input.state
+    : fresh.checkpoint_before
+      ? (before?.values ?? null)
+      : null;
   return { messages, state, last };
 }
 
 function historyEvents(clientThreadId: string, threadId: string, base: Base): Event[] {
-  const messages = toAgui(base.messages);
-  const state = aguiState(base.state);
+  const messages = knownMessages(base.messages);
+  const state = stateForClient(base.state);
   const interrupted = base.last?.status === "interrupted" ? base.last.interrupts : [];
   if (messages.length === 0 && state === undefined && interrupted.length === 0) return [];
   const runId = (base.last && (aguiIdsOf(base.last)?.runId ?? base.last.run_id)) ?? threadId;
@@ -131,46 +133,4 @@ function historyEvents(clientThreadId: string, threadId: string, base: Base): Ev
       : { type: "RUN_FINISHED", ...ids },
   );
   return events;
-}
-
-/** The run's RunAgentInput as its RUN_STARTED carries it: the messages it added to the thread. */
-function runInput(run: RunRecord, started: Event, clientThreadId: string): Event {
-  const input = (run.creation.input ?? {}) as Record<string, unknown>;
-  return {
-    threadId: clientThreadId,
-    runId: started.runId,
-    messages: Array.isArray(input.messages) ? toAgui(input.messages as AcpMessage[]) : [],
-    tools: Array.isArray(input.tools) ? input.tools : [],
-    context: Array.isArray(input.context) ? input.context : [],
-    ...(input.state !== undefined && input.state !== null ? { state: input.state } : {}),
-    forwardedProps: isObject(input.forwardedProps) ? input.forwardedProps : {},
-  };
-}
-
-function toAgui(messages: readonly AcpMessage[]): Event[] {
-  const out: Event[] = [];
-  for (const message of messages) {
-    try {
-      out.push(acpToAguiMessage(message) as unknown as Event);
-    } catch {
-      // Written through ACP in a shape AG-UI has no form for: the client cannot show it.
-    }
-  }
-  return out;
-}
-
-/** Thread values as AG-UI state: `undefined` when there is nothing to restore. */
-function aguiState(values: unknown): unknown {
-  if (values === null || values === undefined) return undefined;
-  if (isObject(values)) {
-    const keys = Object.keys(values);
-    if (keys.length === 0) return undefined;
-    // Non-object AG-UI state is stored wrapped (see acp-mapping.ts).
-    if (keys.length === 1 && keys[0] === "$state") return values.$state ?? undefined;
-  }
-  return values;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

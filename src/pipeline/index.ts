@@ -1,15 +1,8 @@
 /**
  * The AG-UI event pipeline: validate → expand chunks → verify order → accumulate.
- * Engine-agnostic (no HTTP, storage or ACP routes). See segment.ts for the usage contract.
+ * Engine-agnostic (no HTTP, storage or ACP routes; the ACP mapping is src/bridge's). See
+ * segment.ts for the usage contract.
  */
-export {
-  type AcpContentBlock,
-  type AcpMessage,
-  acpToAguiMessage,
-  acpToAguiMessages,
-  aguiToAcpMessage,
-  aguiToAcpMessages,
-} from "./acp-messages.js";
 export { upgradeMessageContent } from "./compat.js";
 export { type SegmentOptions, SegmentPipeline } from "./segment.js";
 export {

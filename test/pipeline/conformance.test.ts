@@ -21,7 +21,8 @@
  * none today (only "dotnet"), so the base `expect` is what every fixture is held to.
  */
 import { describe, expect, it } from "vitest";
-import { AGUI_PROTOCOL_VERSION, acpToAguiMessages } from "../../src/pipeline/index.js";
+import { acpToAguiMessages } from "../../src/bridge/messages.js";
+import { AGUI_PROTOCOL_VERSION } from "../../src/pipeline/index.js";
 import {
   CEILING_IGNORED,
   ERROR_KEYWORDS,

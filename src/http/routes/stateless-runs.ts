@@ -9,7 +9,6 @@ const sse = { 200: acpSchemas.RunOutputStream, 404: error, 409: error, 422: erro
 /** ACP "Stateless Runs" tag: runs on a hidden thread of their own. */
 export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
   const { runs, runHandlers: handlers } = app.deps;
-  type Body = Record<string, unknown>;
 
   app.post(
     "/runs",
@@ -19,7 +18,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         response: { 200: acpSchemas.RunStateless, 404: error, 409: error, 422: error },
       },
     },
-    async (request) => handlers.create(request.caller, "stateless", request.body as Body),
+    async (request) => handlers.create(request.caller, "stateless", request.body),
   );
 
   app.post(
@@ -47,8 +46,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
   app.post(
     "/runs/stream",
     { schema: { body: acpSchemas.RunCreateStateless, response: sse } },
-    async (request, reply) =>
-      handlers.createAndStream(request, reply, "stateless", request.body as Body),
+    async (request, reply) => handlers.createAndStream(request, reply, "stateless", request.body),
   );
 
   app.post(
@@ -60,7 +58,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
       },
     },
     async (request, reply) =>
-      handlers.createAndWait(request.caller, reply, "stateless", request.body as Body),
+      handlers.createAndWait(request.caller, reply, "stateless", request.body),
   );
 
   app.get(
@@ -84,9 +82,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
       },
     },
     async (request) =>
-      toAcpRun(
-        await runs.resume(request.caller, request.params.run_id, "stateless", request.body as Body),
-      ),
+      toAcpRun(await runs.resume(request.caller, request.params.run_id, "stateless", request.body)),
   );
 
   app.delete(

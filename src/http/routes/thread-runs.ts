@@ -9,7 +9,6 @@ const sse = { 200: acpSchemas.RunOutputStream, 404: error, 409: error, 422: erro
 /** ACP "Thread Runs" tag: runs on a thread, created, streamed, awaited, resumed, cancelled. */
 export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
   const { runs, runHandlers: handlers } = app.deps;
-  type Body = Record<string, unknown>;
 
   app.get(
     "/threads/:thread_id/runs",
@@ -38,20 +37,14 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
       },
     },
     async (request) =>
-      handlers.create(request.caller, "stateful", request.body as Body, request.params.thread_id),
+      handlers.create(request.caller, "stateful", request.body, request.params.thread_id),
   );
 
   app.post(
     "/threads/:thread_id/runs/stream",
     { schema: { params: threadIdParams, body: acpSchemas.RunCreateStateful, response: sse } },
     async (request, reply) =>
-      handlers.createAndStream(
-        request,
-        reply,
-        "stateful",
-        request.body as Body,
-        request.params.thread_id,
-      ),
+      handlers.createAndStream(request, reply, "stateful", request.body, request.params.thread_id),
   );
 
   app.post(
@@ -68,7 +61,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
         request.caller,
         reply,
         "stateful",
-        request.body as Body,
+        request.body,
         request.params.thread_id,
       ),
   );
@@ -99,7 +92,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
     async (request) => {
       const { run_id, thread_id } = request.params;
       return toAcpRun(
-        await runs.resume(request.caller, run_id, "stateful", request.body as Body, thread_id),
+        await runs.resume(request.caller, run_id, "stateful", request.body, thread_id),
       );
     },
   );

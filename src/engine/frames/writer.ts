@@ -1,5 +1,5 @@
-import type { RunFrame, Storage } from "../storage/types.js";
-import type { FrameBus } from "./frame-bus.js";
+import type { RunFrame, Storage } from "../../storage/types.js";
+import type { FrameBus } from "../frame-bus.js";
 
 /**
  * Numbers a run's frames, stores them in batches and then publishes them.

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { isDomainError } from "../../src/errors.js";
 import {
-  type AgUiMessage,
   acpToAguiMessage,
   acpToAguiMessages,
   aguiToAcpMessages,
-} from "../../src/pipeline/index.js";
+} from "../../src/bridge/messages.js";
+import { isDomainError } from "../../src/errors.js";
+import type { AgUiMessage } from "../../src/pipeline/index.js";
 
 const agui = (messages: unknown[]) => messages as AgUiMessage[];
 

@@ -1,5 +1,6 @@
-import type { RunFrame, Storage } from "../storage/types.js";
-import type { FrameBus } from "./frame-bus.js";
+import type { RunFrame, Storage } from "../../storage/types.js";
+import type { FrameBus } from "../frame-bus.js";
+import { endsForGood } from "./codec.js";
 
 export interface RunStreamOptions {
   /** Frames with a larger seq are delivered (Last-Event-ID, or 0 for everything). */
@@ -96,18 +97,6 @@ export async function* followRun(
     unsubscribe();
     options.signal.removeEventListener("abort", notify);
   }
-}
-
-/** `{"type":"values","run_id":…,"status":…` — how the engine writes every final frame. */
-const FINAL_STATUS = /^\{"type":"values","run_id":"[^"\\]*","status":"(success|error|timeout)"/;
-
-/**
- * True for a final frame that ends the run for good: a terminal status (success, error,
- * timeout) is never followed by another segment or frame, so no storage read is needed. An
- * `interrupted` final frame (or one not in the engine's shape) is decided by `endsRun`.
- */
-function endsForGood(frame: RunFrame): boolean {
-  return frame.mode === "final" && FINAL_STATUS.test(frame.data);
 }
 
 /**
