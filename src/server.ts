@@ -41,7 +41,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   try {
     // Replicas sharing PostgreSQL hear each other through LISTEN/NOTIFY; SQLite is one process.
     if (storage.kind === "postgres") {
-      const { PostgresFrameBus } = await import("./bus/postgres-bus.js");
+      const { PostgresFrameBus } = await import("./storage/postgres/frame-bus.js");
       bus = await PostgresFrameBus.connect(settings.database, options.logger);
     }
     app = await buildApp({
