@@ -3,8 +3,8 @@ import type { Logger } from "pino";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config/load.js";
 import { AgentRegistry } from "./config/registry.js";
+import { DEFAULT_SETTINGS, mergeSettings, type ServerSettings } from "./config/settings.js";
 import type { FrameBus } from "./engine/frame-bus.js";
-import { DEFAULT_SETTINGS, mergeSettings, type ServerSettings } from "./settings.js";
 import { createStorage } from "./storage/index.js";
 import type { Storage } from "./storage/types.js";
 

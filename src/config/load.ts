@@ -14,23 +14,24 @@ import {
   type AgentLimits,
   type AgentSpecsOverrides,
   type AguiHttpAdapterConfig,
-  type ApiKey,
-  type AuthSettings,
   configFileSchema,
   EVENT_DEFAULTS,
-  type JwtSettings,
   type KeyPath,
   LIMIT_DEFAULTS,
   type LoadedConfig,
-  type LogLevel,
-  MIN_API_KEY_LENGTH,
   type OpenAiAdapterConfig,
   type ScriptEvent,
   type ScriptSource,
   type ScriptSourceInput,
-  SERVER_DEFAULTS,
-  type ServerConfig,
 } from "./schema.js";
+import {
+  type ApiKey,
+  type AuthSettings,
+  DEFAULT_SETTINGS,
+  type JwtSettings,
+  MIN_API_KEY_LENGTH,
+  type ServerSettings,
+} from "./settings.js";
 import { type ConfigFormat, formatFromFilename, parseSource } from "./source.js";
 
 // ajv and ajv-formats are CommonJS: under NodeNext the class/function is on `.default`.
@@ -137,18 +138,18 @@ function configValidator() {
 interface RawConfig {
   server?: Partial<
     Omit<
-      ServerConfig,
+      ServerSettings,
       "webhooks" | "auth" | "cors" | "metrics" | "inspector" | "copilotkit" | "rateLimit" | "limits"
     >
   > & {
-    webhooks?: Partial<ServerConfig["webhooks"]>;
+    webhooks?: Partial<ServerSettings["webhooks"]>;
     auth?: { keys?: RawApiKey[]; jwt?: RawJwt };
-    cors?: Partial<ServerConfig["cors"]>;
-    metrics?: Partial<ServerConfig["metrics"]>;
-    inspector?: Partial<ServerConfig["inspector"]>;
-    copilotkit?: Partial<ServerConfig["copilotkit"]>;
-    rateLimit?: Partial<ServerConfig["rateLimit"]>;
-    limits?: Partial<ServerConfig["limits"]>;
+    cors?: Partial<ServerSettings["cors"]>;
+    metrics?: Partial<ServerSettings["metrics"]>;
+    inspector?: Partial<ServerSettings["inspector"]>;
+    copilotkit?: Partial<ServerSettings["copilotkit"]>;
+    rateLimit?: Partial<ServerSettings["rateLimit"]>;
+    limits?: Partial<ServerSettings["limits"]>;
   };
   agents: RawAgent[];
 }
@@ -201,23 +202,23 @@ function resolveServer(
   raw: RawConfig["server"] = {},
   agents: AgentConfig[],
   context: ResolveContext,
-): ServerConfig {
+): ServerSettings {
   return {
-    port: raw.port ?? SERVER_DEFAULTS.port,
-    host: raw.host ?? SERVER_DEFAULTS.host,
-    database: raw.database ?? SERVER_DEFAULTS.database,
-    keepAliveSeconds: raw.keepAliveSeconds ?? SERVER_DEFAULTS.keepAliveSeconds,
-    maxConcurrentRuns: raw.maxConcurrentRuns ?? SERVER_DEFAULTS.maxConcurrentRuns,
-    leaseSeconds: raw.leaseSeconds ?? SERVER_DEFAULTS.leaseSeconds,
-    webhooks: { ...SERVER_DEFAULTS.webhooks, ...raw.webhooks },
-    logLevel: (raw.logLevel ?? SERVER_DEFAULTS.logLevel) as LogLevel,
+    port: raw.port ?? DEFAULT_SETTINGS.port,
+    host: raw.host ?? DEFAULT_SETTINGS.host,
+    database: raw.database ?? DEFAULT_SETTINGS.database,
+    keepAliveSeconds: raw.keepAliveSeconds ?? DEFAULT_SETTINGS.keepAliveSeconds,
+    maxConcurrentRuns: raw.maxConcurrentRuns ?? DEFAULT_SETTINGS.maxConcurrentRuns,
+    leaseSeconds: raw.leaseSeconds ?? DEFAULT_SETTINGS.leaseSeconds,
+    webhooks: { ...DEFAULT_SETTINGS.webhooks, ...raw.webhooks },
+    logLevel: raw.logLevel ?? DEFAULT_SETTINGS.logLevel,
     auth: resolveAuth(raw.auth, agents, context),
-    cors: { origins: raw.cors?.origins ?? [...SERVER_DEFAULTS.cors.origins] },
-    metrics: { ...SERVER_DEFAULTS.metrics, ...raw.metrics },
-    inspector: { ...SERVER_DEFAULTS.inspector, ...raw.inspector },
-    copilotkit: { ...SERVER_DEFAULTS.copilotkit, ...raw.copilotkit },
-    rateLimit: { ...SERVER_DEFAULTS.rateLimit, ...raw.rateLimit },
-    limits: { ...SERVER_DEFAULTS.limits, ...raw.limits },
+    cors: { origins: raw.cors?.origins ?? [...DEFAULT_SETTINGS.cors.origins] },
+    metrics: { ...DEFAULT_SETTINGS.metrics, ...raw.metrics },
+    inspector: { ...DEFAULT_SETTINGS.inspector, ...raw.inspector },
+    copilotkit: { ...DEFAULT_SETTINGS.copilotkit, ...raw.copilotkit },
+    rateLimit: { ...DEFAULT_SETTINGS.rateLimit, ...raw.rateLimit },
+    limits: { ...DEFAULT_SETTINGS.limits, ...raw.limits },
   };
 }
 

@@ -1,6 +1,8 @@
 /**
  * The config file: its JSON Schema (what the loader validates, and what an editor can use for
  * completion) and the TypeScript shapes of the file as written and of the config once loaded.
+ * The `server:` section loads into `ServerSettings` (settings.ts, with the one table of
+ * defaults).
  *
  * Every object in the schema is closed (`additionalProperties: false`) so that a misspelt key is
  * an error rather than a silently ignored setting. The only open objects are user JSON Schemas
@@ -10,11 +12,10 @@
  * loader's error messages where Ajv's own wording would be unhelpful (patterns, `anyOf`).
  */
 
+import { LOG_LEVELS, type ServerSettings } from "./settings.js";
+
 export const ADAPTER_TYPES = ["echo", "scripted", "agui-http", "openai", "module"] as const;
 export type AdapterType = (typeof ADAPTER_TYPES)[number];
-
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const nonNegativeInteger = { type: "integer", minimum: 0 } as const;
 const envName = {
@@ -23,8 +24,6 @@ const envName = {
   "x-expected": "an environment variable name (letters, digits, _)",
 } as const;
 
-/** Shorter API keys are refused at start-up: they could be guessed. */
-export const MIN_API_KEY_LENGTH = 16;
 const positiveInteger = { type: "integer", minimum: 1 } as const;
 const httpUrl = {
   type: "string",
@@ -410,115 +409,6 @@ export interface AgentSpecsOverrides {
 // ---------------------------------------------------------------------------------------------
 // The config once loaded: defaults filled, paths resolved, env references expanded.
 
-export interface ServerConfig {
-  port: number;
-  host: string;
-  /** As written: a SQLite path (relative to the working directory), ":memory:" or a URL. */
-  database: string;
-  /** Seconds between SSE keep-alive comment lines (see src/http/sse.ts); 0 turns them off. */
-  keepAliveSeconds: number;
-  /** Runs executing at once across all agents. */
-  maxConcurrentRuns: number;
-  /** How long a replica's claim on a run holds unrenewed (replicas on a shared database). */
-  leaseSeconds: number;
-  webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
-  logLevel: LogLevel;
-  /** Keys resolved (`keyEnv` read); agents checked against the config's agent names. */
-  auth: AuthSettings;
-  /** Browser origins allowed by CORS; empty = CORS off. `"*"` allows any origin. */
-  cors: { origins: string[] };
-  /** `GET /metrics`: served at all, and served without an API key when auth is on. */
-  metrics: { enabled: boolean; public: boolean };
-  /** The browser inspector: served at all, and at which path. */
-  inspector: { enabled: boolean; path: string };
-  /** CopilotKit's runtime protocol (REST mode) under `basePath`, for CopilotKit apps. */
-  copilotkit: CopilotKitSettings;
-  /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
-  rateLimit: { max: number; windowSeconds: number };
-  limits: RequestLimits;
-}
-
-export interface CopilotKitSettings {
-  enabled: boolean;
-  /** The app's `runtimeUrl` is this server's origin followed by this path. */
-  basePath: string;
-}
-
-/**
- * One API key. `agents` (names) restricts what the key may use; absent = every agent. An
- * `admin` key reaches every principal's threads and runs; any other key only its own.
- */
-export interface ApiKey {
-  key: string;
-  name: string;
-  agents?: string[];
-  admin?: boolean;
-}
-
-/**
- * End users' bearer tokens (JWTs) from one issuer. Exactly one of `jwksUrl` (the issuer's key
- * set, fetched and cached) and `publicKey` (a PEM key) checks the signature.
- */
-export interface JwtSettings {
-  issuer: string;
-  audience: string | string[];
-  jwksUrl?: string;
-  publicKey?: string;
-  /** Allowed `alg` values; default: whatever the key supports. */
-  algorithms?: string[];
-  /** The claim holding the user id (default `sub`). */
-  userClaim: string;
-  /** A claim listing the agent names the user may use; absent = every agent. */
-  agentsClaim?: string;
-  /** Leeway for `exp`/`nbf` against clock skew (default 0). */
-  clockToleranceSeconds?: number;
-}
-
-export interface AuthSettings {
-  keys: ApiKey[];
-  /** When set, bearer tokens from this issuer are accepted as end users. */
-  jwt?: JwtSettings;
-}
-
-export interface RequestLimits {
-  /** Largest accepted request body (413 beyond). */
-  maxBodyBytes: number;
-  /** Deepest nesting of objects and arrays in a JSON body (422 beyond). */
-  maxJsonDepth: number;
-  /** Longest string (value or key) in a JSON body, in characters (422 beyond). */
-  maxStringLength: number;
-  /** SSE and AG-UI streams open at once (429 beyond). */
-  maxOpenStreams: number;
-  /** Events one adapter stream (a run's start or one resume) may yield; 0 = no limit. */
-  maxEventsPerRun: number;
-}
-
-export const DEFAULT_LIMITS: RequestLimits = {
-  maxBodyBytes: 1024 * 1024,
-  maxJsonDepth: 64,
-  maxStringLength: 512 * 1024,
-  maxOpenStreams: 1000,
-  maxEventsPerRun: 100_000,
-};
-
-export const SERVER_DEFAULTS: ServerConfig = {
-  port: 8000,
-  host: "127.0.0.1",
-  database: "./data/acp-agui.db",
-  keepAliveSeconds: 15,
-  maxConcurrentRuns: 64,
-  leaseSeconds: 15,
-  webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
-  logLevel: "info",
-  auth: { keys: [] },
-  cors: { origins: [] },
-  metrics: { enabled: true, public: false },
-  inspector: { enabled: true, path: "/ui" },
-  copilotkit: { enabled: true, basePath: "/copilotkit" },
-  rateLimit: { max: 0, windowSeconds: 60 },
-  limits: DEFAULT_LIMITS,
-};
-
 export interface AgentLimits {
   /** Wall-clock limit of one run (all its segments' execution); 0 = no limit. */
   runTimeoutSeconds: number;
@@ -646,7 +536,7 @@ export interface LoadedConfig {
   file: string;
   /** Absolute directory that relative paths under `agents` were resolved against. */
   baseDir: string;
-  server: ServerConfig;
+  server: ServerSettings;
   agents: AgentConfig[];
   /**
    * Line and column (1-based) of a key path in the file (the nearest existing ancestor when
