@@ -4,25 +4,29 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import Ajv2020Module from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import { AGUI_HTTP_DEFAULTS, type AguiHttpAdapterConfig } from "../adapters/agui-http-options.js";
+import { ECHO_DEFAULTS } from "../adapters/echo-options.js";
+import { MODULE_DEFAULTS } from "../adapters/module-options.js";
+import type { OpenAiAdapterConfig } from "../adapters/openai-options.js";
+import {
+  SCRIPTED_DEFAULTS,
+  type ScriptEvent,
+  type ScriptSource,
+  type ScriptSourceInput,
+} from "../adapters/scripted-options.js";
 import { ajvIssues } from "./ajv-issues.js";
 import { ConfigError, ConfigFileUnreadable, type ConfigIssue } from "./errors.js";
 import {
-  ADAPTER_DEFAULTS,
   type AdapterConfig,
   type AgentConfig,
   type AgentEventOptions,
   type AgentLimits,
   type AgentSpecsOverrides,
-  type AguiHttpAdapterConfig,
   configFileSchema,
   EVENT_DEFAULTS,
   type KeyPath,
   LIMIT_DEFAULTS,
   type LoadedConfig,
-  type OpenAiAdapterConfig,
-  type ScriptEvent,
-  type ScriptSource,
-  type ScriptSourceInput,
 } from "./schema.js";
 import {
   type ApiKey,
@@ -332,21 +336,21 @@ async function resolveAdapter(
 ): Promise<AdapterConfig> {
   switch (raw.type) {
     case "echo":
-      return { type: "echo", delayMs: raw.delayMs ?? ADAPTER_DEFAULTS.delayMs };
+      return { type: "echo", delayMs: raw.delayMs ?? ECHO_DEFAULTS.delayMs };
     case "scripted":
       return {
         type: "scripted",
         segments: await resolveSegments(raw.script, raw.segments, at, context),
-        delayMs: raw.delayMs ?? ADAPTER_DEFAULTS.delayMs,
+        delayMs: raw.delayMs ?? SCRIPTED_DEFAULTS.delayMs,
       };
     case "agui-http":
       return {
         type: "agui-http",
         url: raw.url,
         headers: expandHeaders(raw.headers ?? {}, [...at, "headers"], context),
-        connectTimeoutMs: raw.connectTimeoutMs ?? ADAPTER_DEFAULTS.connectTimeoutMs,
-        idleTimeoutMs: raw.idleTimeoutMs ?? ADAPTER_DEFAULTS.idleTimeoutMs,
-        protocol: raw.protocol ?? ADAPTER_DEFAULTS.protocol,
+        connectTimeoutMs: raw.connectTimeoutMs ?? AGUI_HTTP_DEFAULTS.connectTimeoutMs,
+        idleTimeoutMs: raw.idleTimeoutMs ?? AGUI_HTTP_DEFAULTS.idleTimeoutMs,
+        protocol: raw.protocol ?? AGUI_HTTP_DEFAULTS.protocol,
         ...(raw.stopUrl ? { stopUrl: raw.stopUrl } : {}),
       };
     case "openai":
@@ -356,7 +360,7 @@ async function resolveAdapter(
         type: "module",
         path: raw.path,
         specifier: await resolveModule(raw.path, [...at, "path"], context),
-        export: raw.export ?? ADAPTER_DEFAULTS.export,
+        export: raw.export ?? MODULE_DEFAULTS.export,
       };
   }
 }
