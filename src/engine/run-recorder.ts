@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import { aguiToAcpMessages as toAcpMessages } from "../pipeline/acp-messages.js";
 import type { RunRecord, Storage } from "../storage/types.js";
@@ -136,7 +137,7 @@ export class RunRecorder {
     if (run.thread_id && deletesHiddenThread(run, end)) {
       try {
         // The usual end of a stateless run: one write for the outcome and the clean-up.
-        finished = await storage.updateRunAndDeleteThread(run.run_id, patch);
+        finished = await storage.finishRun(run.run_id, patch, { delete: true });
         threadToUpdate = false;
       } catch (err) {
         this.options.logger.warn(
@@ -148,16 +149,12 @@ export class RunRecorder {
         threadToUpdate = finished.thread_id !== null;
       }
     } else if (run.thread_id && !rollback) {
-      // The outcome and the thread's status are requested together (one commit on SQLite), so
-      // a client that sees the run ended does not then find its thread still busy.
+      // The outcome and the thread's status in one transaction, so a client that sees the run
+      // ended does not then find its thread still busy.
       const threadStatus = (await this.othersPending(run)) ? "busy" : statuses.thread;
-      const [outcome, thread] = await Promise.allSettled([
-        storage.updateRun(run.run_id, patch),
-        storage.setThreadStatus(run.thread_id, threadStatus),
-      ]);
-      if (outcome.status === "rejected") throw outcome.reason;
-      finished = outcome.value;
-      if (thread.status === "rejected") this.warnThread(run, thread.reason);
+      finished = await storage.finishRun(run.run_id, patch, { status: threadStatus });
+      // Its thread was deleted meanwhile: the outcome stands, there was no status to set.
+      if (finished.thread_id === null) this.warnThread(run, notFound("thread", run.thread_id));
       threadToUpdate = false;
     } else {
       finished = await storage.updateRun(run.run_id, patch);
