@@ -269,6 +269,29 @@ export function describeRuns(factory: StorageFactory): void {
   });
 
   describe("searchRuns", () => {
+    it("keeps to the given agents inside the query, so a page is full while more match", async () => {
+      // Interleaved with runs of another agent: paging first and filtering after would leave
+      // every page short.
+      const made = [];
+      for (const agent_id of ["a", "b", "c", "b", "a", "b", "c", "b"]) {
+        const thread = await makeThread(context.storage);
+        made.push(await makeRun(context.storage, thread.thread_id, { agent_id }));
+        await tick();
+      }
+      const allowed = made
+        .filter((r) => r.agent_id !== "b")
+        .map((r) => r.run_id)
+        .reverse();
+      const ids = async (search: Partial<RunSearch>) =>
+        (await context.storage.searchRuns(page({ agent_ids: ["a", "c"], ...search }))).map(
+          (r) => r.run_id,
+        );
+      expect(await ids({ limit: 3 })).toEqual(allowed.slice(0, 3));
+      expect(await ids({ limit: 3, offset: 3 })).toEqual(allowed.slice(3));
+      expect(await ids({ agent_id: "c", limit: 1 })).toEqual([allowed[0]]);
+      expect(await ids({ agent_ids: [] })).toEqual([]);
+    });
+
     it("filters by agent, status, kind, thread and metadata, newest first", async () => {
       const t1 = await makeThread(context.storage);
       const t2 = await makeThread(context.storage, {}, true);
