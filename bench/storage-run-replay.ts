@@ -70,14 +70,18 @@ async function replayOneRun(): Promise<void> {
     data: frameData(runId),
   }));
   await timed("appendFrames (9)", () => storage.appendFrames(frames));
-  await timed("updateRunAndDeleteThread", () =>
-    storage.updateRunAndDeleteThread(runId, {
-      status: "success",
-      output: { type: "result", values: {}, messages: [] },
-      segments: [{ ...segment, ended_at: new Date().toISOString() }],
-      owner: null,
-      lease_expires_at: null,
-    }),
+  await timed("finishRun (deleting the thread)", () =>
+    storage.finishRun(
+      runId,
+      {
+        status: "success",
+        output: { type: "result", values: {}, messages: [] },
+        segments: [{ ...segment, ended_at: new Date().toISOString() }],
+        owner: null,
+        lease_expires_at: null,
+      },
+      { delete: true },
+    ),
   );
   const final: RunFrame = { run_id: runId, seq: 10, mode: "final", data: frameData(runId) };
   await timed("appendFrames (final)", () => storage.appendFrames([final]));

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { LOG_LEVELS } from "./config/schema.js";
+import { LOG_LEVELS, type LogLevel } from "./config/settings.js";
 
 export const CLI_OPTIONS = {
   config: { type: "string", short: "c" },
@@ -92,12 +92,12 @@ export function integerArg(
 }
 
 /** A log level from a flag or an environment variable; absent or empty is undefined. */
-export function logLevelArg(name: string, value: string | undefined): string | undefined {
+export function logLevelArg(name: string, value: string | undefined): LogLevel | undefined {
   if (value === undefined || value === "") return undefined;
   if (!(LOG_LEVELS as readonly string[]).includes(value)) {
     throw new UsageError(`${name} must be one of ${LOG_LEVELS.join(", ")} (got "${value}")`);
   }
-  return value;
+  return value as LogLevel;
 }
 
 function parseStrict(args: string[]) {

@@ -3,10 +3,10 @@ import { assignOwner } from "./assign-owner.js";
 import { parsePrincipalId } from "./auth/principal.js";
 import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli-args.js";
 import { ConfigFileUnreadable } from "./config/errors.js";
-import { MIN_API_KEY_LENGTH } from "./config/schema.js";
+import type { ApiKey, ServerSettings } from "./config/settings.js";
+import { MIN_API_KEY_LENGTH } from "./config/settings.js";
 import { createLogger } from "./logging.js";
 import { startServer } from "./server.js";
-import type { ApiKey, ServerSettings } from "./settings.js";
 
 const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db PATH]
        acp-agui assign-owner --db PATH|URL --owner key:NAME|user:ID

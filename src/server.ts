@@ -3,8 +3,8 @@ import type { Logger } from "pino";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config/load.js";
 import { AgentRegistry } from "./config/registry.js";
+import { DEFAULT_SETTINGS, mergeSettings, type ServerSettings } from "./config/settings.js";
 import type { FrameBus } from "./engine/frame-bus.js";
-import { DEFAULT_SETTINGS, mergeSettings, type ServerSettings } from "./settings.js";
 import { createStorage } from "./storage/index.js";
 import type { Storage } from "./storage/types.js";
 
@@ -41,7 +41,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   try {
     // Replicas sharing PostgreSQL hear each other through LISTEN/NOTIFY; SQLite is one process.
     if (storage.kind === "postgres") {
-      const { PostgresFrameBus } = await import("./bus/postgres-bus.js");
+      const { PostgresFrameBus } = await import("./storage/postgres/frame-bus.js");
       bus = await PostgresFrameBus.connect(settings.database, options.logger);
     }
     app = await buildApp({

@@ -1,6 +1,5 @@
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
 import { Agent, request } from "undici";
-import type { AguiHttpAdapterConfig } from "../config/schema.js";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
 import {
   AGUI_MEDIA_TYPE,
@@ -10,6 +9,7 @@ import {
   SseDecoder,
   StreamFault,
 } from "./agui-http-decode.js";
+import type { AguiHttpAdapterConfig } from "./agui-http-options.js";
 import { stopRemoteRun } from "./agui-http-stop.js";
 import type { AdapterRunContext, AgentAdapter } from "./types.js";
 

@@ -15,8 +15,8 @@
  * Whatever `run` returns may be an AsyncIterable, an Iterable or an Observable of events.
  */
 import type { RunAgentInput } from "@ag-ui/core";
-import type { ModuleAdapterConfig } from "../config/schema.js";
 import { fromObservable, isObservableLike } from "./module-observable.js";
+import type { ModuleAdapterConfig } from "./module-options.js";
 import type { AdapterRunContext, AgentAdapter } from "./types.js";
 
 type Rec = Record<string, unknown>;

@@ -5,7 +5,7 @@
  * `max_tokens` rather than the newer `max_completion_tokens`.
  */
 import type { RunAgentInput } from "@ag-ui/core";
-import type { OpenAiAdapterConfig } from "../config/schema.js";
+import type { OpenAiAdapterConfig } from "./openai-options.js";
 
 type Rec = Record<string, unknown>;
 

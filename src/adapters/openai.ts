@@ -1,7 +1,7 @@
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { request } from "undici";
-import type { OpenAiAdapterConfig } from "../config/schema.js";
+import type { OpenAiAdapterConfig } from "./openai-options.js";
 import { buildChatRequest } from "./openai-request.js";
 import { ChunkTranslator, providerError } from "./openai-stream.js";
 import type { AdapterRunContext, AgentAdapter } from "./types.js";

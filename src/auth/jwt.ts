@@ -5,7 +5,7 @@
  */
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
-import type { JwtSettings } from "../config/schema.js";
+import type { JwtSettings } from "../config/settings.js";
 
 /** Why a token was refused: `unauthorized` → 401; `unavailable` → 503 (the issuer's keys). */
 export class TokenRefused extends Error {

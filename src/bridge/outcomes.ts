@@ -5,7 +5,7 @@
 
 import type { Interrupt } from "@ag-ui/core";
 import type { TerminalInfo } from "../pipeline/types.js";
-import type { RunStatus, ThreadStatus } from "../storage/types.js";
+import type { RunStatus, ThreadStatus } from "../validation/acp-types.js";
 import { toAcpInterrupt } from "./interrupts.js";
 
 /**

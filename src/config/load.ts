@@ -4,33 +4,38 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import Ajv2020Module from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import { AGUI_HTTP_DEFAULTS, type AguiHttpAdapterConfig } from "../adapters/agui-http-options.js";
+import { ECHO_DEFAULTS } from "../adapters/echo-options.js";
+import { MODULE_DEFAULTS } from "../adapters/module-options.js";
+import type { OpenAiAdapterConfig } from "../adapters/openai-options.js";
+import {
+  SCRIPTED_DEFAULTS,
+  type ScriptEvent,
+  type ScriptSource,
+  type ScriptSourceInput,
+} from "../adapters/scripted-options.js";
 import { ajvIssues } from "./ajv-issues.js";
 import { ConfigError, ConfigFileUnreadable, type ConfigIssue } from "./errors.js";
 import {
-  ADAPTER_DEFAULTS,
   type AdapterConfig,
   type AgentConfig,
   type AgentEventOptions,
   type AgentLimits,
   type AgentSpecsOverrides,
-  type AguiHttpAdapterConfig,
-  type ApiKey,
-  type AuthSettings,
   configFileSchema,
   EVENT_DEFAULTS,
-  type JwtSettings,
   type KeyPath,
   LIMIT_DEFAULTS,
   type LoadedConfig,
-  type LogLevel,
-  MIN_API_KEY_LENGTH,
-  type OpenAiAdapterConfig,
-  type ScriptEvent,
-  type ScriptSource,
-  type ScriptSourceInput,
-  SERVER_DEFAULTS,
-  type ServerConfig,
 } from "./schema.js";
+import {
+  type ApiKey,
+  type AuthSettings,
+  DEFAULT_SETTINGS,
+  type JwtSettings,
+  MIN_API_KEY_LENGTH,
+  type ServerSettings,
+} from "./settings.js";
 import { type ConfigFormat, formatFromFilename, parseSource } from "./source.js";
 
 // ajv and ajv-formats are CommonJS: under NodeNext the class/function is on `.default`.
@@ -137,18 +142,18 @@ function configValidator() {
 interface RawConfig {
   server?: Partial<
     Omit<
-      ServerConfig,
+      ServerSettings,
       "webhooks" | "auth" | "cors" | "metrics" | "inspector" | "copilotkit" | "rateLimit" | "limits"
     >
   > & {
-    webhooks?: Partial<ServerConfig["webhooks"]>;
+    webhooks?: Partial<ServerSettings["webhooks"]>;
     auth?: { keys?: RawApiKey[]; jwt?: RawJwt };
-    cors?: Partial<ServerConfig["cors"]>;
-    metrics?: Partial<ServerConfig["metrics"]>;
-    inspector?: Partial<ServerConfig["inspector"]>;
-    copilotkit?: Partial<ServerConfig["copilotkit"]>;
-    rateLimit?: Partial<ServerConfig["rateLimit"]>;
-    limits?: Partial<ServerConfig["limits"]>;
+    cors?: Partial<ServerSettings["cors"]>;
+    metrics?: Partial<ServerSettings["metrics"]>;
+    inspector?: Partial<ServerSettings["inspector"]>;
+    copilotkit?: Partial<ServerSettings["copilotkit"]>;
+    rateLimit?: Partial<ServerSettings["rateLimit"]>;
+    limits?: Partial<ServerSettings["limits"]>;
   };
   agents: RawAgent[];
 }
@@ -201,23 +206,23 @@ function resolveServer(
   raw: RawConfig["server"] = {},
   agents: AgentConfig[],
   context: ResolveContext,
-): ServerConfig {
+): ServerSettings {
   return {
-    port: raw.port ?? SERVER_DEFAULTS.port,
-    host: raw.host ?? SERVER_DEFAULTS.host,
-    database: raw.database ?? SERVER_DEFAULTS.database,
-    keepAliveSeconds: raw.keepAliveSeconds ?? SERVER_DEFAULTS.keepAliveSeconds,
-    maxConcurrentRuns: raw.maxConcurrentRuns ?? SERVER_DEFAULTS.maxConcurrentRuns,
-    leaseSeconds: raw.leaseSeconds ?? SERVER_DEFAULTS.leaseSeconds,
-    webhooks: { ...SERVER_DEFAULTS.webhooks, ...raw.webhooks },
-    logLevel: (raw.logLevel ?? SERVER_DEFAULTS.logLevel) as LogLevel,
+    port: raw.port ?? DEFAULT_SETTINGS.port,
+    host: raw.host ?? DEFAULT_SETTINGS.host,
+    database: raw.database ?? DEFAULT_SETTINGS.database,
+    keepAliveSeconds: raw.keepAliveSeconds ?? DEFAULT_SETTINGS.keepAliveSeconds,
+    maxConcurrentRuns: raw.maxConcurrentRuns ?? DEFAULT_SETTINGS.maxConcurrentRuns,
+    leaseSeconds: raw.leaseSeconds ?? DEFAULT_SETTINGS.leaseSeconds,
+    webhooks: { ...DEFAULT_SETTINGS.webhooks, ...raw.webhooks },
+    logLevel: raw.logLevel ?? DEFAULT_SETTINGS.logLevel,
     auth: resolveAuth(raw.auth, agents, context),
-    cors: { origins: raw.cors?.origins ?? [...SERVER_DEFAULTS.cors.origins] },
-    metrics: { ...SERVER_DEFAULTS.metrics, ...raw.metrics },
-    inspector: { ...SERVER_DEFAULTS.inspector, ...raw.inspector },
-    copilotkit: { ...SERVER_DEFAULTS.copilotkit, ...raw.copilotkit },
-    rateLimit: { ...SERVER_DEFAULTS.rateLimit, ...raw.rateLimit },
-    limits: { ...SERVER_DEFAULTS.limits, ...raw.limits },
+    cors: { origins: raw.cors?.origins ?? [...DEFAULT_SETTINGS.cors.origins] },
+    metrics: { ...DEFAULT_SETTINGS.metrics, ...raw.metrics },
+    inspector: { ...DEFAULT_SETTINGS.inspector, ...raw.inspector },
+    copilotkit: { ...DEFAULT_SETTINGS.copilotkit, ...raw.copilotkit },
+    rateLimit: { ...DEFAULT_SETTINGS.rateLimit, ...raw.rateLimit },
+    limits: { ...DEFAULT_SETTINGS.limits, ...raw.limits },
   };
 }
 
@@ -331,21 +336,21 @@ async function resolveAdapter(
 ): Promise<AdapterConfig> {
   switch (raw.type) {
     case "echo":
-      return { type: "echo", delayMs: raw.delayMs ?? ADAPTER_DEFAULTS.delayMs };
+      return { type: "echo", delayMs: raw.delayMs ?? ECHO_DEFAULTS.delayMs };
     case "scripted":
       return {
         type: "scripted",
         segments: await resolveSegments(raw.script, raw.segments, at, context),
-        delayMs: raw.delayMs ?? ADAPTER_DEFAULTS.delayMs,
+        delayMs: raw.delayMs ?? SCRIPTED_DEFAULTS.delayMs,
       };
     case "agui-http":
       return {
         type: "agui-http",
         url: raw.url,
         headers: expandHeaders(raw.headers ?? {}, [...at, "headers"], context),
-        connectTimeoutMs: raw.connectTimeoutMs ?? ADAPTER_DEFAULTS.connectTimeoutMs,
-        idleTimeoutMs: raw.idleTimeoutMs ?? ADAPTER_DEFAULTS.idleTimeoutMs,
-        protocol: raw.protocol ?? ADAPTER_DEFAULTS.protocol,
+        connectTimeoutMs: raw.connectTimeoutMs ?? AGUI_HTTP_DEFAULTS.connectTimeoutMs,
+        idleTimeoutMs: raw.idleTimeoutMs ?? AGUI_HTTP_DEFAULTS.idleTimeoutMs,
+        protocol: raw.protocol ?? AGUI_HTTP_DEFAULTS.protocol,
         ...(raw.stopUrl ? { stopUrl: raw.stopUrl } : {}),
       };
     case "openai":
@@ -355,7 +360,7 @@ async function resolveAdapter(
         type: "module",
         path: raw.path,
         specifier: await resolveModule(raw.path, [...at, "path"], context),
-        export: raw.export ?? ADAPTER_DEFAULTS.export,
+        export: raw.export ?? MODULE_DEFAULTS.export,
       };
   }
 }

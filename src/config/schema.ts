@@ -1,6 +1,9 @@
 /**
  * The config file: its JSON Schema (what the loader validates, and what an editor can use for
  * completion) and the TypeScript shapes of the file as written and of the config once loaded.
+ * The `server:` section loads into `ServerSettings` (settings.ts, with the one table of
+ * defaults); each adapter's option schema and type are declared next to the adapter
+ * (src/adapters/*-options.ts) and composed here.
  *
  * Every object in the schema is closed (`additionalProperties: false`) so that a misspelt key is
  * an error rather than a silently ignored setting. The only open objects are user JSON Schemas
@@ -10,28 +13,20 @@
  * loader's error messages where Ajv's own wording would be unhelpful (patterns, `anyOf`).
  */
 
+import {
+  type AguiHttpAdapterConfig,
+  aguiHttpOptionsSchema,
+} from "../adapters/agui-http-options.js";
+import { type EchoAdapterConfig, echoOptionsSchema } from "../adapters/echo-options.js";
+import { type ModuleAdapterConfig, moduleOptionsSchema } from "../adapters/module-options.js";
+import { type OpenAiAdapterConfig, openAiOptionsSchema } from "../adapters/openai-options.js";
+import { type ScriptedAdapterConfig, scriptedOptionsSchema } from "../adapters/scripted-options.js";
+import { envName, httpUrl, nonNegativeInteger, positiveInteger } from "./schema-fragments.js";
+import { LOG_LEVELS, type ServerSettings } from "./settings.js";
+
 export const ADAPTER_TYPES = ["echo", "scripted", "agui-http", "openai", "module"] as const;
 export type AdapterType = (typeof ADAPTER_TYPES)[number];
 
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-const nonNegativeInteger = { type: "integer", minimum: 0 } as const;
-const envName = {
-  type: "string",
-  pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
-  "x-expected": "an environment variable name (letters, digits, _)",
-} as const;
-
-/** Shorter API keys are refused at start-up: they could be guessed. */
-export const MIN_API_KEY_LENGTH = 16;
-const positiveInteger = { type: "integer", minimum: 1 } as const;
-const httpUrl = {
-  type: "string",
-  format: "uri",
-  pattern: "^https?://",
-  "x-expected": "an http:// or https:// URL",
-} as const;
 /**
  * Where the inspector is served: one or more path segments, no trailing slash, and not under a
  * path of the API itself (the inspector's routes would shadow or clash with it).
@@ -46,96 +41,13 @@ const inspectorPath = {
 /** A user JSON Schema (OpenAPI 3.1 schema object): any object, checked later by the registry. */
 const userSchema = { type: "object", "x-expected": "a JSON Schema object" } as const;
 
-const eventList = {
-  type: "array",
-  items: {
-    type: "object",
-    required: ["type"],
-    properties: { type: { type: "string" } },
-    "x-expected": "an AG-UI event object with a `type`",
-  },
-} as const;
-
-const scriptSource = {
-  "x-expected":
-    "a file path, an array of AG-UI events, or an object with a `stream` array of AG-UI events",
-  anyOf: [
-    { type: "string", minLength: 1 },
-    eventList,
-    {
-      type: "object",
-      additionalProperties: false,
-      required: ["stream"],
-      properties: { stream: eventList },
-    },
-  ],
-} as const;
-
 /** The options of each adapter type, each closed and including its own `type`. */
 export const adapterOptionSchemas = {
-  echo: {
-    type: "object",
-    additionalProperties: false,
-    properties: { type: { const: "echo" }, delayMs: nonNegativeInteger },
-  },
-  scripted: {
-    type: "object",
-    additionalProperties: false,
-    properties: {
-      type: { const: "scripted" },
-      script: scriptSource,
-      segments: { type: "array", minItems: 1, items: scriptSource },
-      delayMs: nonNegativeInteger,
-    },
-  },
-  "agui-http": {
-    type: "object",
-    additionalProperties: false,
-    required: ["url"],
-    properties: {
-      type: { const: "agui-http" },
-      url: httpUrl,
-      headers: { type: "object", additionalProperties: { type: "string" } },
-      connectTimeoutMs: nonNegativeInteger,
-      idleTimeoutMs: nonNegativeInteger,
-      protocol: { enum: ["sse", "proto"] },
-      stopUrl: {
-        type: "string",
-        format: "uri-template",
-        pattern: "^https?://",
-        "x-expected": "an http:// or https:// URL ({threadId} and {runId} are replaced)",
-      },
-    },
-  },
-  openai: {
-    type: "object",
-    additionalProperties: false,
-    required: ["baseUrl", "model"],
-    properties: {
-      type: { const: "openai" },
-      baseUrl: httpUrl,
-      model: { type: "string", minLength: 1 },
-      apiKeyEnv: {
-        type: "string",
-        pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
-        "x-expected": "an environment variable name (letters, digits, _)",
-      },
-      systemPrompt: { type: "string" },
-      temperature: { type: "number", minimum: 0, maximum: 2 },
-      maxTokens: positiveInteger,
-      topP: { type: "number", minimum: 0, maximum: 1 },
-    },
-  },
-  module: {
-    type: "object",
-    additionalProperties: false,
-    required: ["path"],
-    properties: {
-      type: { const: "module" },
-      path: { type: "string", minLength: 1 },
-      export: { type: "string", minLength: 1 },
-    },
-  },
+  echo: echoOptionsSchema,
+  scripted: scriptedOptionsSchema,
+  "agui-http": aguiHttpOptionsSchema,
+  openai: openAiOptionsSchema,
+  module: moduleOptionsSchema,
 } as const satisfies Record<AdapterType, object>;
 
 /**
@@ -376,10 +288,6 @@ export const configFileSchema = {
 /** A JSON Schema / OpenAPI 3.1 schema object, as given by the user. */
 export type JsonSchemaObject = Record<string, unknown>;
 
-/** One AG-UI event as written in a script (only `type` is checked at load time). */
-export type ScriptEvent = Record<string, unknown> & { type: string };
-export type ScriptSourceInput = string | ScriptEvent[] | { stream: ScriptEvent[] };
-
 export interface CapabilityOverrides {
   threads?: boolean;
   interrupts?: boolean;
@@ -410,115 +318,6 @@ export interface AgentSpecsOverrides {
 // ---------------------------------------------------------------------------------------------
 // The config once loaded: defaults filled, paths resolved, env references expanded.
 
-export interface ServerConfig {
-  port: number;
-  host: string;
-  /** As written: a SQLite path (relative to the working directory), ":memory:" or a URL. */
-  database: string;
-  /** Seconds between SSE keep-alive comment lines (see src/http/sse.ts); 0 turns them off. */
-  keepAliveSeconds: number;
-  /** Runs executing at once across all agents. */
-  maxConcurrentRuns: number;
-  /** How long a replica's claim on a run holds unrenewed (replicas on a shared database). */
-  leaseSeconds: number;
-  webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
-  logLevel: LogLevel;
-  /** Keys resolved (`keyEnv` read); agents checked against the config's agent names. */
-  auth: AuthSettings;
-  /** Browser origins allowed by CORS; empty = CORS off. `"*"` allows any origin. */
-  cors: { origins: string[] };
-  /** `GET /metrics`: served at all, and served without an API key when auth is on. */
-  metrics: { enabled: boolean; public: boolean };
-  /** The browser inspector: served at all, and at which path. */
-  inspector: { enabled: boolean; path: string };
-  /** CopilotKit's runtime protocol (REST mode) under `basePath`, for CopilotKit apps. */
-  copilotkit: CopilotKitSettings;
-  /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
-  rateLimit: { max: number; windowSeconds: number };
-  limits: RequestLimits;
-}
-
-export interface CopilotKitSettings {
-  enabled: boolean;
-  /** The app's `runtimeUrl` is this server's origin followed by this path. */
-  basePath: string;
-}
-
-/**
- * One API key. `agents` (names) restricts what the key may use; absent = every agent. An
- * `admin` key reaches every principal's threads and runs; any other key only its own.
- */
-export interface ApiKey {
-  key: string;
-  name: string;
-  agents?: string[];
-  admin?: boolean;
-}
-
-/**
- * End users' bearer tokens (JWTs) from one issuer. Exactly one of `jwksUrl` (the issuer's key
- * set, fetched and cached) and `publicKey` (a PEM key) checks the signature.
- */
-export interface JwtSettings {
-  issuer: string;
-  audience: string | string[];
-  jwksUrl?: string;
-  publicKey?: string;
-  /** Allowed `alg` values; default: whatever the key supports. */
-  algorithms?: string[];
-  /** The claim holding the user id (default `sub`). */
-  userClaim: string;
-  /** A claim listing the agent names the user may use; absent = every agent. */
-  agentsClaim?: string;
-  /** Leeway for `exp`/`nbf` against clock skew (default 0). */
-  clockToleranceSeconds?: number;
-}
-
-export interface AuthSettings {
-  keys: ApiKey[];
-  /** When set, bearer tokens from this issuer are accepted as end users. */
-  jwt?: JwtSettings;
-}
-
-export interface RequestLimits {
-  /** Largest accepted request body (413 beyond). */
-  maxBodyBytes: number;
-  /** Deepest nesting of objects and arrays in a JSON body (422 beyond). */
-  maxJsonDepth: number;
-  /** Longest string (value or key) in a JSON body, in characters (422 beyond). */
-  maxStringLength: number;
-  /** SSE and AG-UI streams open at once (429 beyond). */
-  maxOpenStreams: number;
-  /** Events one adapter stream (a run's start or one resume) may yield; 0 = no limit. */
-  maxEventsPerRun: number;
-}
-
-export const DEFAULT_LIMITS: RequestLimits = {
-  maxBodyBytes: 1024 * 1024,
-  maxJsonDepth: 64,
-  maxStringLength: 512 * 1024,
-  maxOpenStreams: 1000,
-  maxEventsPerRun: 100_000,
-};
-
-export const SERVER_DEFAULTS: ServerConfig = {
-  port: 8000,
-  host: "127.0.0.1",
-  database: "./data/acp-agui.db",
-  keepAliveSeconds: 15,
-  maxConcurrentRuns: 64,
-  leaseSeconds: 15,
-  webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
-  logLevel: "info",
-  auth: { keys: [] },
-  cors: { origins: [] },
-  metrics: { enabled: true, public: false },
-  inspector: { enabled: true, path: "/ui" },
-  copilotkit: { enabled: true, basePath: "/copilotkit" },
-  rateLimit: { max: 0, windowSeconds: 60 },
-  limits: DEFAULT_LIMITS,
-};
-
 export interface AgentLimits {
   /** Wall-clock limit of one run (all its segments' execution); 0 = no limit. */
   runTimeoutSeconds: number;
@@ -545,78 +344,13 @@ export const LIMIT_DEFAULTS: AgentLimits = {
   maxQueuedRuns: 1000,
 };
 
-/** A script: a file (absolute path; JSON, checked to exist and parse) or events given inline. */
-export type ScriptSource =
-  | { kind: "file"; path: string }
-  | { kind: "inline"; events: ScriptEvent[] };
-
-export interface EchoAdapterConfig {
-  type: "echo";
-  delayMs: number;
-}
-
-export interface ScriptedAdapterConfig {
-  type: "scripted";
-  /**
-   * One script per AG-UI run segment: the first start plays `segments[0]`, each resume the
-   * next. A config `script: X` is loaded as `segments: [X]`.
-   */
-  segments: ScriptSource[];
-  delayMs: number;
-}
-
-export interface AguiHttpAdapterConfig {
-  type: "agui-http";
-  url: string;
-  /** `${ENV}` references already expanded. */
-  headers: Record<string, string>;
-  connectTimeoutMs: number;
-  /** Longest silence between events before the run fails; 0 = no limit. */
-  idleTimeoutMs: number;
-  protocol: "sse" | "proto";
-  /**
-   * Where to POST `{runId}` when a run is stopped before it ends; `{threadId}` and
-   * `{runId}` in it are replaced. For remotes that keep a run going after its client leaves.
-   */
-  stopUrl?: string;
-}
-
-export interface OpenAiAdapterConfig {
-  type: "openai";
-  baseUrl: string;
-  model: string;
-  /** Name of the environment variable holding the API key (read by the adapter, not here). */
-  apiKeyEnv?: string;
-  systemPrompt?: string;
-  temperature?: number;
-  maxTokens?: number;
-  topP?: number;
-}
-
-export interface ModuleAdapterConfig {
-  type: "module";
-  /** As written in the config. */
-  path: string;
-  /** What to `import()`: a `file://` URL for a file path, else the package name as written. */
-  specifier: string;
-  /** The named export holding the adapter (default `"default"`). */
-  export: string;
-}
-
+/** An agent's adapter once loaded; each type's options are declared next to its adapter. */
 export type AdapterConfig =
   | EchoAdapterConfig
   | ScriptedAdapterConfig
   | AguiHttpAdapterConfig
   | OpenAiAdapterConfig
   | ModuleAdapterConfig;
-
-export const ADAPTER_DEFAULTS = {
-  delayMs: 0,
-  connectTimeoutMs: 10_000,
-  idleTimeoutMs: 300_000,
-  protocol: "sse",
-  export: "default",
-} as const;
 
 export interface AgentConfig {
   name: string;
@@ -646,7 +380,7 @@ export interface LoadedConfig {
   file: string;
   /** Absolute directory that relative paths under `agents` were resolved against. */
   baseDir: string;
-  server: ServerConfig;
+  server: ServerSettings;
   agents: AgentConfig[];
   /**
    * Line and column (1-based) of a key path in the file (the nearest existing ancestor when

@@ -3,6 +3,7 @@ import { aguiToAcpMessages as toAcpMessages } from "../bridge/messages.js";
 import { runOutput, type SegmentEnd, statusesFor, storageFailureEnd } from "../bridge/outcomes.js";
 import { parseRunCommand } from "../bridge/run-command.js";
 import { asValues, storedValues } from "../bridge/values.js";
+import { notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import type { RunRecord, Storage } from "../storage/types.js";
 import type { FrameBus } from "./frame-bus.js";
@@ -137,7 +138,7 @@ export class RunRecorder {
     if (run.thread_id && deletesHiddenThread(run, end)) {
       try {
         // The usual end of a stateless run: one write for the outcome and the clean-up.
-        finished = await storage.updateRunAndDeleteThread(run.run_id, patch);
+        finished = await storage.finishRun(run.run_id, patch, { delete: true });
         threadToUpdate = false;
       } catch (err) {
         this.options.logger.warn(
@@ -149,16 +150,12 @@ export class RunRecorder {
         threadToUpdate = finished.thread_id !== null;
       }
     } else if (run.thread_id && !rollback) {
-      // The outcome and the thread's status are requested together (one commit on SQLite), so
-      // a client that sees the run ended does not then find its thread still busy.
+      // The outcome and the thread's status in one transaction, so a client that sees the run
+      // ended does not then find its thread still busy.
       const threadStatus = (await this.othersPending(run)) ? "busy" : statuses.thread;
-      const [outcome, thread] = await Promise.allSettled([
-        storage.updateRun(run.run_id, patch),
-        storage.setThreadStatus(run.thread_id, threadStatus),
-      ]);
-      if (outcome.status === "rejected") throw outcome.reason;
-      finished = outcome.value;
-      if (thread.status === "rejected") this.warnThread(run, thread.reason);
+      finished = await storage.finishRun(run.run_id, patch, { status: threadStatus });
+      // Its thread was deleted meanwhile: the outcome stands, there was no status to set.
+      if (finished.thread_id === null) this.warnThread(run, notFound("thread", run.thread_id));
       threadToUpdate = false;
     } else {
       finished = await storage.updateRun(run.run_id, patch);

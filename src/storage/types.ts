@@ -13,12 +13,11 @@
  *   (`claimRun`, `insertRun` busy checks) is atomic in the database, not in process memory.
  */
 
-export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
-export type RunStatus = "pending" | "error" | "success" | "timeout" | "interrupted";
-export type RunKind = "stateful" | "stateless";
+// The protocol's own value types live with the ACP wire types; storage keeps them as they are.
+import type { AcpMessage, RunStatus, ThreadStatus } from "../validation/acp-types.js";
 
-/** An ACP `Message` (role + content, optional id and metadata, open for more keys). */
-export type AcpMessage = Record<string, unknown> & { role: string; content: unknown };
+export type { AcpMessage, RunStatus, ThreadStatus };
+export type RunKind = "stateful" | "stateless";
 
 export interface ThreadRecord {
   thread_id: string;
@@ -177,6 +176,9 @@ export interface RunCountFilter {
   thread_id?: string;
 }
 
+/** What `finishRun` does to the run's thread: set its status, or delete it. */
+export type ThreadOnFinish = { status: ThreadStatus } | { delete: true };
+
 export type RunPatch = Partial<
   Pick<
     RunRecord,
@@ -283,12 +285,19 @@ export interface Storage {
   pendingRunsOfThread(threadId: string): Promise<RunRecord[]>;
   updateRun(runId: string, patch: RunPatch): Promise<RunRecord>;
   /**
-   * How a stateless run ends when its hidden thread goes with it, in one transaction: applies
-   * `patch` to the run, then deletes its thread as `deleteThread` does. Returns the run as it
-   * now is (`thread_id: null`). `not_found` when the run is missing or has no thread, `conflict`
-   * when another run on the thread is still pending; nothing is written then.
+   * How a run ends: applies `patch` (its outcome) to the run and, in the same transaction,
+   * settles its thread, so no reader sees the run ended and its thread still busy, or the
+   * thread set and the run not. Returns the run as it now is.
+   *
+   * - `{ status }`: sets the thread's status. A run whose thread is gone (`thread_id: null`)
+   *   is still updated; there is no thread to set.
+   * - `{ delete: true }`: deletes the thread as `deleteThread` does (a stateless run's hidden
+   *   thread); the run comes back with `thread_id: null`. `not_found` when the run has no
+   *   thread, `conflict` when another run on the thread is still pending.
+   *
+   * `not_found` when the run is missing. Whenever it fails, nothing is written.
    */
-  updateRunAndDeleteThread(runId: string, patch: RunPatch): Promise<RunRecord>;
+  finishRun(runId: string, patch: RunPatch, thread: ThreadOnFinish): Promise<RunRecord>;
   /** Deletes the run and its frames. Conflict when pending. */
   deleteRun(runId: string): Promise<void>;
   /**

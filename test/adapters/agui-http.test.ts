@@ -5,8 +5,8 @@ import type { RunAgentInput } from "@ag-ui/core";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AguiHttpAdapter } from "../../src/adapters/agui-http.js";
+import type { AguiHttpAdapterConfig } from "../../src/adapters/agui-http-options.js";
 import type { AdapterRunContext } from "../../src/adapters/types.js";
-import type { AguiHttpAdapterConfig } from "../../src/config/schema.js";
 import { AGUI_PROTOCOL_VERSION, SegmentPipeline } from "../../src/pipeline/index.js";
 import { AguiTestServer, type Event, runEvents, send } from "../helpers/agui-server.js";
 

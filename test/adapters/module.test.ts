@@ -5,8 +5,8 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { loadModuleAdapter } from "../../src/adapters/module.js";
 import { fromObservable } from "../../src/adapters/module-observable.js";
+import type { ModuleAdapterConfig } from "../../src/adapters/module-options.js";
 import type { AdapterRunContext, AgentAdapter } from "../../src/adapters/types.js";
-import type { ModuleAdapterConfig } from "../../src/config/schema.js";
 import { SegmentPipeline } from "../../src/pipeline/index.js";
 
 type Ev = Record<string, unknown> & { type: string };

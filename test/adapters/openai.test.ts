@@ -5,8 +5,8 @@ import type { Message, RunAgentInput } from "@ag-ui/core";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpenAiAdapter } from "../../src/adapters/openai.js";
+import type { OpenAiAdapterConfig } from "../../src/adapters/openai-options.js";
 import type { AdapterRunContext } from "../../src/adapters/types.js";
-import type { OpenAiAdapterConfig } from "../../src/config/schema.js";
 import { SegmentPipeline } from "../../src/pipeline/index.js";
 import { chunk, OpenAiTestServer, textStream, usageChunk } from "../helpers/openai-server.js";
 

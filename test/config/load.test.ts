@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { loadConfig, parseConfig } from "../../src/config/load.js";
-import { LIMIT_DEFAULTS, SERVER_DEFAULTS } from "../../src/config/schema.js";
+import { LIMIT_DEFAULTS } from "../../src/config/schema.js";
+import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { configError, samplePath, tempDir } from "./helpers.js";
 
 const yaml = (text: string, env: Record<string, string> = {}) =>
@@ -25,7 +26,7 @@ describe("loadConfig", () => {
       "word-count",
       "remote-echo",
     ]);
-    expect(config.server).toEqual(SERVER_DEFAULTS);
+    expect(config.server).toEqual(DEFAULT_SETTINGS);
     const approval = config.agents[2]!;
     expect(approval.adapter.type).toBe("scripted");
     if (approval.adapter.type !== "scripted") return;
@@ -36,7 +37,7 @@ describe("loadConfig", () => {
 
   it("fills server and limit defaults when they are absent", async () => {
     const config = await yaml(`agents:\n${ECHO}`);
-    expect(config.server).toEqual(SERVER_DEFAULTS);
+    expect(config.server).toEqual(DEFAULT_SETTINGS);
     expect(config.agents[0]!.limits).toEqual(LIMIT_DEFAULTS);
     expect(config.agents[0]!.adapter).toEqual({ type: "echo", delayMs: 0 });
     expect(config.agents[0]!.specs).toEqual({});

@@ -307,6 +307,16 @@ describe("AgentRegistry › lookups", () => {
     expect(registry.search({ limit: 2 }).length).toBe(2);
   });
 
+  it("keeps to the agents a caller may use inside the search, so a page is full", () => {
+    // The allowed agents come last in the config: a page taken first and filtered after would
+    // come back empty.
+    const agentIds = new Set([agentIdFor("echo", "1.9.0"), agentIdFor("other", "1")]);
+    const versions = (agents: { version: string }[]) => agents.map((a) => a.version);
+    expect(versions(registry.search({ agentIds, limit: 2 }))).toEqual(["1.9.0", "1"]);
+    expect(versions(registry.search({ agentIds, limit: 1, offset: 1 }))).toEqual(["1"]);
+    expect(versions(registry.search({ agentIds, name: "echo" }))).toEqual(["1.9.0"]);
+  });
+
   it("has a default agent only when exactly one is configured", async () => {
     const single = new AgentRegistry(await yaml(`agents:\n${agentYaml("solo", "1")}`));
     expect(single.defaultAgent()!.name).toBe("solo");

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentIdFor } from "../../src/config/registry.js";
-import { DEFAULT_LIMITS } from "../../src/settings.js";
+import { DEFAULT_LIMITS } from "../../src/config/settings.js";
 import { acpOperations } from "../../src/validation/index.js";
 import type { TestApp } from "../helpers/app.js";
 import { assertSpecResponse, findOperation } from "../helpers/spec.js";

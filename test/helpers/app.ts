@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { buildApp } from "../../src/app.js";
 import { parseConfig } from "../../src/config/load.js";
 import { AgentRegistry } from "../../src/config/registry.js";
-import { DEFAULT_SETTINGS, type ServerSettings } from "../../src/settings.js";
+import { DEFAULT_SETTINGS, type ServerSettings } from "../../src/config/settings.js";
 import { createStorage } from "../../src/storage/index.js";
 import type { Storage } from "../../src/storage/types.js";
 import { assertSpecResponse } from "./spec.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.js";
-import { DEFAULT_SETTINGS, type ServerSettings } from "../../src/settings.js";
+import { DEFAULT_SETTINGS, type ServerSettings } from "../../src/config/settings.js";
 import { build, type TestApp } from "../helpers/app.js";
 import {
   agentId,

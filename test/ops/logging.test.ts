@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { parseConfig } from "../../src/config/load.js";
 import { AgentRegistry, agentIdFor } from "../../src/config/registry.js";
+import { DEFAULT_SETTINGS, mergeSettings } from "../../src/config/settings.js";
 import { createLogger } from "../../src/logging.js";
-import { DEFAULT_SETTINGS, mergeSettings } from "../../src/settings.js";
 import { createStorage } from "../../src/storage/index.js";
 import { until } from "../runs/helpers.js";
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { parseConfig } from "../../src/config/load.js";
 import { AgentRegistry, agentIdFor } from "../../src/config/registry.js";
-import { DEFAULT_SETTINGS } from "../../src/settings.js";
+import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { createStorage } from "../../src/storage/index.js";
 import { progressScript, until } from "../runs/helpers.js";
 

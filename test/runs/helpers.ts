@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { agentIdFor } from "../../src/config/registry.js";
-import type { ServerSettings } from "../../src/settings.js";
+import type { ServerSettings } from "../../src/config/settings.js";
 import type { Storage } from "../../src/storage/types.js";
 import { build, type TestApp } from "../helpers/app.js";
 

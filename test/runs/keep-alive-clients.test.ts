@@ -8,7 +8,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { agentIdFor } from "../../src/config/registry.js";
-import { SERVER_DEFAULTS } from "../../src/config/schema.js";
+import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { readLikeAgntcy } from "../helpers/agntcy-sse.js";
 
@@ -204,7 +204,7 @@ describe("keep-alives every ACP client survives", () => {
 
   it("the sample config and the default send keep-alives well inside a 30 s proxy read timeout", async () => {
     const sample = await loadConfig(resolve(import.meta.dirname, "../../config/sample.yaml"));
-    for (const seconds of [sample.server.keepAliveSeconds, SERVER_DEFAULTS.keepAliveSeconds]) {
+    for (const seconds of [sample.server.keepAliveSeconds, DEFAULT_SETTINGS.keepAliveSeconds]) {
       // At most half the timeout: a keep-alive lands in every 30 s window even when late.
       expect(seconds).toBeGreaterThan(0);
       expect(seconds).toBeLessThanOrEqual(15);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.js";
 import { agentIdFor } from "../../src/config/registry.js";
-import { DEFAULT_SETTINGS, mergeSettings } from "../../src/settings.js";
+import { DEFAULT_SETTINGS, mergeSettings } from "../../src/config/settings.js";
 import type { TestApp } from "../helpers/app.js";
 import { buildServing, echoAgent } from "./helpers.js";
 

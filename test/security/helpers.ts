@@ -1,5 +1,5 @@
 import { parseConfig } from "../../src/config/load.js";
-import { DEFAULT_SETTINGS, mergeSettings, type SettingsLayer } from "../../src/settings.js";
+import { DEFAULT_SETTINGS, mergeSettings, type SettingsLayer } from "../../src/config/settings.js";
 import type { Storage } from "../../src/storage/types.js";
 import { build, type TestApp } from "../helpers/app.js";
 

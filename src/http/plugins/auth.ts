@@ -10,8 +10,8 @@ import {
   userPrincipalId,
 } from "../../auth/principal.js";
 import type { AgentRegistry } from "../../config/registry.js";
+import type { ApiKey, JwtSettings } from "../../config/settings.js";
 import { DomainError } from "../../errors.js";
-import type { ApiKey, JwtSettings } from "../../settings.js";
 import type { Storage } from "../../storage/types.js";
 import { sendError } from "../errors.js";
 

@@ -10,6 +10,7 @@ import type {
   RunRecord,
   RunSearch,
   Storage,
+  ThreadOnFinish,
   ThreadRecord,
   ThreadSearch,
   ThreadStatus,
@@ -208,8 +209,8 @@ export class PostgresStorage implements Storage {
     return this.#require().runs.update(runId, patch);
   }
 
-  async updateRunAndDeleteThread(runId: string, patch: RunPatch): Promise<RunRecord> {
-    return this.#require().runs.updateAndDeleteThread(runId, patch);
+  async finishRun(runId: string, patch: RunPatch, thread: ThreadOnFinish): Promise<RunRecord> {
+    return this.#require().runs.finish(runId, patch, thread);
   }
 
   async deleteRun(runId: string): Promise<void> {

@@ -6,6 +6,7 @@ import type {
   RunPatch,
   RunRecord,
   RunSearch,
+  ThreadOnFinish,
 } from "../types.js";
 import { type Database, pgCode, type Queryable } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
@@ -179,12 +180,40 @@ export class RunRepository {
     return result.rows.map(toRun);
   }
 
+  /** The run's outcome and its thread's status or deletion, in one transaction. */
+  async finish(runId: string, patch: RunPatch, thread: ThreadOnFinish): Promise<RunRecord> {
+    if ("delete" in thread) return this.#finishDeletingThread(runId, patch);
+    return this.#db.transaction(async (db) => {
+      // The thread is locked before the run, in the order insertRun and claimRun take them.
+      const locked = await db.query<{ thread_id: string }>(
+        `SELECT thread_id FROM threads
+         WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+         FOR NO KEY UPDATE`,
+        [runId],
+      );
+      const updated = await this.#updateWith(db, runId, patch);
+      const threadId = locked.rows[0]?.thread_id;
+      // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
+      if (threadId === undefined) return updated;
+      try {
+        await db.query("UPDATE threads SET status = $2, updated_at = $3 WHERE thread_id = $1", [
+          threadId,
+          thread.status,
+          nowIso(),
+        ]);
+      } catch (err) {
+        rethrowInvalid(err, "thread status");
+      }
+      return updated;
+    });
+  }
+
   /**
    * The run's update and its thread's deletion in one transaction. Locks as `deleteThread`
    * does (the thread first, FOR UPDATE), so a run inserted on the thread meanwhile either
    * waits and then finds it gone, or is seen pending here and the deletion is refused.
    */
-  async updateAndDeleteThread(runId: string, patch: RunPatch): Promise<RunRecord> {
+  async #finishDeletingThread(runId: string, patch: RunPatch): Promise<RunRecord> {
     return this.#db.transaction(async (db) => {
       const locked = await db.query<{ thread_id: string }>(
         `SELECT thread_id FROM threads

@@ -14,6 +14,7 @@ import type {
   RunRecord,
   RunSearch,
   Storage,
+  ThreadOnFinish,
   ThreadRecord,
   ThreadSearch,
   ThreadStatus,
@@ -48,7 +49,9 @@ interface Repositories {
   checkpointer: WalCheckpointer | null;
   /** This process's claim on the file (a file database only; see owner-lock.ts). */
   ownerLock: OwnerLock | null;
-  finishStatelessTx: Database.Transaction<(runId: string, patch: RunPatch) => RunRecord>;
+  finishRunTx: Database.Transaction<
+    (runId: string, patch: RunPatch, thread: ThreadOnFinish) => RunRecord
+  >;
 }
 
 /**
@@ -111,11 +114,17 @@ export class SqliteStorage implements Storage {
               process.emitWarning(`WAL checkpoint failed: ${message}`, "SqliteWarning"),
             ),
         ownerLock,
-        finishStatelessTx: db.transaction((runId: string, patch: RunPatch) => {
+        // One transaction for the run's outcome and its thread: a throw from either undoes both.
+        finishRunTx: db.transaction((runId: string, patch: RunPatch, thread: ThreadOnFinish) => {
           const updated = runs.update(runId, patch);
-          if (updated.thread_id === null) throw notFound("thread of run", runId);
-          threads.delete(updated.thread_id);
-          return { ...updated, thread_id: null };
+          if ("delete" in thread) {
+            if (updated.thread_id === null) throw notFound("thread of run", runId);
+            threads.delete(updated.thread_id);
+            return { ...updated, thread_id: null };
+          }
+          // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
+          if (updated.thread_id !== null) threads.setStatus(updated.thread_id, thread.status);
+          return updated;
         }),
       };
     } catch (err) {
@@ -252,8 +261,8 @@ export class SqliteStorage implements Storage {
     return this.#write((repos) => repos.runs.update(runId, patch));
   }
 
-  async updateRunAndDeleteThread(runId: string, patch: RunPatch): Promise<RunRecord> {
-    return this.#write((repos) => repos.finishStatelessTx(runId, patch));
+  async finishRun(runId: string, patch: RunPatch, thread: ThreadOnFinish): Promise<RunRecord> {
+    return this.#write((repos) => repos.finishRunTx(runId, patch, thread));
   }
 
   async deleteRun(runId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RunSearch } from "../../../src/storage/types.js";
+import type { RunSearch, RunStatus, ThreadStatus } from "../../../src/storage/types.js";
 import {
   expectDomainError,
   ISO_UTC_MS,
@@ -13,12 +13,14 @@ import {
   useStorage,
 } from "./helpers.js";
 
+const DELETE = { delete: true } as const;
+
 const page = (search: Partial<RunSearch> = {}): RunSearch => ({ limit: 100, offset: 0, ...search });
 
 export function describeRuns(factory: StorageFactory): void {
   const context = useStorage(factory);
 
-  describe("updateRunAndDeleteThread", () => {
+  describe("finishRun, deleting the thread", () => {
     const statelessRun = async (threadId = id()) =>
       context.storage.insertRun(
         {
@@ -36,7 +38,7 @@ export function describeRuns(factory: StorageFactory): void {
 
     it("ends the run and deletes its thread in one step", async () => {
       const run = await statelessRun();
-      const ended = await context.storage.updateRunAndDeleteThread(run.run_id, success);
+      const ended = await context.storage.finishRun(run.run_id, success, DELETE);
       expect(ended).toMatchObject({ run_id: run.run_id, thread_id: null, ...success });
       expect(await context.storage.getRun(run.run_id)).toEqual(ended);
       expect(await context.storage.getThread(run.thread_id!)).toBeNull();
@@ -46,24 +48,81 @@ export function describeRuns(factory: StorageFactory): void {
       const thread = await makeThread(context.storage);
       const first = await makeRun(context.storage, thread.thread_id);
       await makeRun(context.storage, thread.thread_id);
-      await expectDomainError(
-        context.storage.updateRunAndDeleteThread(first.run_id, success),
-        "conflict",
-      );
+      await expectDomainError(context.storage.finishRun(first.run_id, success, DELETE), "conflict");
       expect(await context.storage.getRun(first.run_id)).toEqual(first);
       expect(await context.storage.getThread(thread.thread_id)).not.toBeNull();
     });
 
     it("fails with not_found for an unknown run or one without a thread", async () => {
-      await expectDomainError(context.storage.updateRunAndDeleteThread(id(), success), "not_found");
+      await expectDomainError(context.storage.finishRun(id(), success, DELETE), "not_found");
       const run = await statelessRun();
-      await context.storage.updateRunAndDeleteThread(run.run_id, success);
+      await context.storage.finishRun(run.run_id, success, DELETE);
       const before = await context.storage.getRun(run.run_id);
       await expectDomainError(
-        context.storage.updateRunAndDeleteThread(run.run_id, { status: "error" }),
+        context.storage.finishRun(run.run_id, { status: "error" }, DELETE),
         "not_found",
       );
       expect(await context.storage.getRun(run.run_id)).toEqual(before);
+    });
+  });
+
+  describe("finishRun, setting the thread's status", () => {
+    const success = { status: "success" as const, output: { type: "result", values: { n: 1 } } };
+    /** A thread made busy by its one pending run, as a run engine leaves it while running. */
+    const busyThread = async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id);
+      await context.storage.setThreadStatus(thread.thread_id, "busy");
+      return { thread, run };
+    };
+
+    it("ends the run and sets its thread's status in one step", async () => {
+      const { thread, run } = await busyThread();
+      const ended = await context.storage.finishRun(run.run_id, success, { status: "idle" });
+      expect(ended).toMatchObject({ run_id: run.run_id, thread_id: thread.thread_id, ...success });
+      expect(await context.storage.getRun(run.run_id)).toEqual(ended);
+      expect((await context.storage.getThread(thread.thread_id))?.status).toBe("idle");
+    });
+
+    it("writes neither when the thread's status is refused", async () => {
+      const { thread, run } = await busyThread();
+      await expectDomainError(
+        context.storage.finishRun(run.run_id, success, { status: "finished" as ThreadStatus }),
+        "invalid",
+      );
+      // The run's outcome went first and is undone with the thread's refused status.
+      expect(await context.storage.getRun(run.run_id)).toEqual(run);
+      expect((await context.storage.getThread(thread.thread_id))?.status).toBe("busy");
+    });
+
+    it("writes neither when the run's outcome is refused", async () => {
+      const { thread, run } = await busyThread();
+      await expectDomainError(
+        context.storage.finishRun(run.run_id, { status: "done" as RunStatus }, { status: "idle" }),
+        "invalid",
+      );
+      expect(await context.storage.getRun(run.run_id)).toEqual(run);
+      expect((await context.storage.getThread(thread.thread_id))?.status).toBe("busy");
+    });
+
+    it("records the outcome of a run whose thread is gone", async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id);
+      // Not pending any more, so its thread may be deleted under it.
+      await context.storage.updateRun(run.run_id, { status: "interrupted" });
+      await context.storage.deleteThread(thread.thread_id);
+      const ended = await context.storage.finishRun(run.run_id, success, { status: "idle" });
+      expect(ended).toMatchObject({ run_id: run.run_id, thread_id: null, ...success });
+      expect(await context.storage.getRun(run.run_id)).toEqual(ended);
+    });
+
+    it("fails with not_found for an unknown run, writing nothing", async () => {
+      const { thread } = await busyThread();
+      await expectDomainError(
+        context.storage.finishRun(id(), success, { status: "idle" }),
+        "not_found",
+      );
+      expect((await context.storage.getThread(thread.thread_id))?.status).toBe("busy");
     });
   });
 
@@ -210,6 +269,29 @@ export function describeRuns(factory: StorageFactory): void {
   });
 
   describe("searchRuns", () => {
+    it("keeps to the given agents inside the query, so a page is full while more match", async () => {
+      // Interleaved with runs of another agent: paging first and filtering after would leave
+      // every page short.
+      const made = [];
+      for (const agent_id of ["a", "b", "c", "b", "a", "b", "c", "b"]) {
+        const thread = await makeThread(context.storage);
+        made.push(await makeRun(context.storage, thread.thread_id, { agent_id }));
+        await tick();
+      }
+      const allowed = made
+        .filter((r) => r.agent_id !== "b")
+        .map((r) => r.run_id)
+        .reverse();
+      const ids = async (search: Partial<RunSearch>) =>
+        (await context.storage.searchRuns(page({ agent_ids: ["a", "c"], ...search }))).map(
+          (r) => r.run_id,
+        );
+      expect(await ids({ limit: 3 })).toEqual(allowed.slice(0, 3));
+      expect(await ids({ limit: 3, offset: 3 })).toEqual(allowed.slice(3));
+      expect(await ids({ agent_id: "c", limit: 1 })).toEqual([allowed[0]]);
+      expect(await ids({ agent_ids: [] })).toEqual([]);
+    });
+
     it("filters by agent, status, kind, thread and metadata, newest first", async () => {
       const t1 = await makeThread(context.storage);
       const t2 = await makeThread(context.storage, {}, true);

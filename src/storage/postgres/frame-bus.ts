@@ -6,9 +6,9 @@ import {
   type FrameBus,
   type FrameListener,
   LocalFrameBus,
-} from "../engine/frame-bus.js";
-import { connectionTarget } from "../storage/postgres/connection.js";
-import type { RunFrame } from "../storage/types.js";
+} from "../../engine/frame-bus.js";
+import type { RunFrame } from "../types.js";
+import { connectionTarget } from "./connection.js";
 
 /**
  * The frame bus of several replicas sharing one PostgreSQL: local listeners are called

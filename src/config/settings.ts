@@ -1,35 +1,45 @@
-import type {
-  ApiKey,
-  AuthSettings,
-  CopilotKitSettings,
-  JwtSettings,
-  RequestLimits,
-} from "./config/schema.js";
-import { DEFAULT_LIMITS } from "./config/schema.js";
+/**
+ * The server's settings: one type, one table of defaults, and the merge of their layers.
+ *
+ * Every source fills the same `ServerSettings`: the config file's `server:` section (the loader
+ * fills what the file leaves out from `DEFAULT_SETTINGS`), then environment variables and
+ * command-line flags (the CLI), each overlaid with `mergeSettings`. Tests build settings the
+ * same way, from `DEFAULT_SETTINGS`. The file's JSON Schema for this section is in schema.ts.
+ */
 
-export { type ApiKey, type AuthSettings, DEFAULT_LIMITS, type JwtSettings, type RequestLimits };
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Shorter API keys are refused at start-up: they could be guessed. */
+export const MIN_API_KEY_LENGTH = 16;
 
 /**
  * Process-wide settings after merging, lowest to highest precedence: built-in defaults, the
  * config file's `server:` section, environment variables, command-line flags.
  */
 export interface ServerSettings {
-  host: string;
   port: number;
-  /** SQLite file path, ":memory:", or a postgres:// URL (replicas sharing one database). */
+  host: string;
+  /**
+   * A SQLite file path (relative to the working directory, as written), ":memory:", or a
+   * postgres:// URL (replicas sharing one database).
+   */
   database: string;
-  logLevel: string;
   /** Seconds between SSE keep-alive comment lines (see src/http/sse.ts); 0 turns them off. */
   keepAliveSeconds: number;
   /** Runs executing at once on this replica, across all agents. */
   maxConcurrentRuns: number;
-  webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
   /**
    * How long a replica's claim on a run holds without renewal. A replica that dies has its
    * runs taken over by the others within about this long (shared databases only).
    */
   leaseSeconds: number;
-  /** API keys and a token issuer; with neither, no authentication (one anonymous caller). */
+  webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
+  logLevel: LogLevel;
+  /**
+   * API keys and a token issuer; with neither, no authentication (one anonymous caller). From
+   * the file: keys resolved (`keyEnv` read), agents checked against the config's agent names.
+   */
   auth: AuthSettings;
   /** Browser origins allowed by CORS; empty = CORS off. `"*"` allows any origin. */
   cors: { origins: string[] };
@@ -48,15 +58,79 @@ export interface ServerSettings {
   limits: RequestLimits;
 }
 
+export interface CopilotKitSettings {
+  enabled: boolean;
+  /** The app's `runtimeUrl` is this server's origin followed by this path. */
+  basePath: string;
+}
+
+/**
+ * One API key. `agents` (names) restricts what the key may use; absent = every agent. An
+ * `admin` key reaches every principal's threads and runs; any other key only its own.
+ */
+export interface ApiKey {
+  key: string;
+  name: string;
+  agents?: string[];
+  admin?: boolean;
+}
+
+/**
+ * End users' bearer tokens (JWTs) from one issuer. Exactly one of `jwksUrl` (the issuer's key
+ * set, fetched and cached) and `publicKey` (a PEM key) checks the signature.
+ */
+export interface JwtSettings {
+  issuer: string;
+  audience: string | string[];
+  jwksUrl?: string;
+  publicKey?: string;
+  /** Allowed `alg` values; default: whatever the key supports. */
+  algorithms?: string[];
+  /** The claim holding the user id (default `sub`). */
+  userClaim: string;
+  /** A claim listing the agent names the user may use; absent = every agent. */
+  agentsClaim?: string;
+  /** Leeway for `exp`/`nbf` against clock skew (default 0). */
+  clockToleranceSeconds?: number;
+}
+
+export interface AuthSettings {
+  keys: ApiKey[];
+  /** When set, bearer tokens from this issuer are accepted as end users. */
+  jwt?: JwtSettings;
+}
+
+export interface RequestLimits {
+  /** Largest accepted request body (413 beyond). */
+  maxBodyBytes: number;
+  /** Deepest nesting of objects and arrays in a JSON body (422 beyond). */
+  maxJsonDepth: number;
+  /** Longest string (value or key) in a JSON body, in characters (422 beyond). */
+  maxStringLength: number;
+  /** SSE and AG-UI streams open at once (429 beyond). */
+  maxOpenStreams: number;
+  /** Events one adapter stream (a run's start or one resume) may yield; 0 = no limit. */
+  maxEventsPerRun: number;
+}
+
+export const DEFAULT_LIMITS: RequestLimits = {
+  maxBodyBytes: 1024 * 1024,
+  maxJsonDepth: 64,
+  maxStringLength: 512 * 1024,
+  maxOpenStreams: 1000,
+  maxEventsPerRun: 100_000,
+};
+
+/** The one table of defaults: what a setting is when no file, variable or flag gives it. */
 export const DEFAULT_SETTINGS: ServerSettings = {
-  host: "127.0.0.1",
   port: 8000,
+  host: "127.0.0.1",
   database: "./data/acp-agui.db",
-  logLevel: "info",
   keepAliveSeconds: 15,
   maxConcurrentRuns: 64,
-  webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
   leaseSeconds: 15,
+  webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
+  logLevel: "info",
   auth: { keys: [] },
   cors: { origins: [] },
   metrics: { enabled: true, public: false },
