@@ -6,6 +6,7 @@ import type {
   RequestLimits,
 } from "./config/schema.js";
 import { DEFAULT_LIMITS } from "./config/schema.js";
+import { RETENTION_DEFAULTS, type RetentionSettings } from "./retention/settings.js";
 
 export { type ApiKey, type AuthSettings, DEFAULT_LIMITS, type JwtSettings, type RequestLimits };
 
@@ -46,6 +47,8 @@ export interface ServerSettings {
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
+  /** What the retention sweeps remove, and when (src/retention, docs/storage.md). */
+  retention: RetentionSettings;
 }
 
 export const DEFAULT_SETTINGS: ServerSettings = {
@@ -64,6 +67,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   copilotkit: { enabled: true, basePath: "/copilotkit" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
+  retention: RETENTION_DEFAULTS,
 };
 
 /** A settings layer: any key may be absent, nested sections partially given. */
@@ -84,6 +88,7 @@ const SECTIONS = [
   "copilotkit",
   "rateLimit",
   "limits",
+  "retention",
 ] as const;
 
 /**

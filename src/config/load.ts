@@ -4,6 +4,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import Ajv2020Module from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import { type RetentionConfigInput, resolveRetention } from "../retention/settings.js";
 import { ajvIssues } from "./ajv-issues.js";
 import { ConfigError, ConfigFileUnreadable, type ConfigIssue } from "./errors.js";
 import {
@@ -138,7 +139,15 @@ interface RawConfig {
   server?: Partial<
     Omit<
       ServerConfig,
-      "webhooks" | "auth" | "cors" | "metrics" | "inspector" | "copilotkit" | "rateLimit" | "limits"
+      | "webhooks"
+      | "auth"
+      | "cors"
+      | "metrics"
+      | "inspector"
+      | "copilotkit"
+      | "rateLimit"
+      | "limits"
+      | "retention"
     >
   > & {
     webhooks?: Partial<ServerConfig["webhooks"]>;
@@ -149,6 +158,7 @@ interface RawConfig {
     copilotkit?: Partial<ServerConfig["copilotkit"]>;
     rateLimit?: Partial<ServerConfig["rateLimit"]>;
     limits?: Partial<ServerConfig["limits"]>;
+    retention?: RetentionConfigInput;
   };
   agents: RawAgent[];
 }
@@ -218,6 +228,9 @@ function resolveServer(
     copilotkit: { ...SERVER_DEFAULTS.copilotkit, ...raw.copilotkit },
     rateLimit: { ...SERVER_DEFAULTS.rateLimit, ...raw.rateLimit },
     limits: { ...SERVER_DEFAULTS.limits, ...raw.limits },
+    retention: resolveRetention(raw.retention, (key, message) =>
+      issue(context, ["server", "retention", key], message),
+    ),
   };
 }
 

@@ -10,6 +10,12 @@
  * loader's error messages where Ajv's own wording would be unhelpful (patterns, `anyOf`).
  */
 
+import {
+  RETENTION_DEFAULTS,
+  type RetentionSettings,
+  retentionConfigSchema,
+} from "../retention/settings.js";
+
 export const ADAPTER_TYPES = ["echo", "scripted", "agui-http", "openai", "module"] as const;
 export type AdapterType = (typeof ADAPTER_TYPES)[number];
 
@@ -364,6 +370,7 @@ export const configFileSchema = {
             maxEventsPerRun: nonNegativeInteger,
           },
         },
+        retention: retentionConfigSchema,
       },
     },
     agents: { type: "array", minItems: 1, items: agentSchema },
@@ -436,6 +443,8 @@ export interface ServerConfig {
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
+  /** What the retention sweeps remove, and when (see docs/storage.md). */
+  retention: RetentionSettings;
 }
 
 export interface CopilotKitSettings {
@@ -517,6 +526,7 @@ export const SERVER_DEFAULTS: ServerConfig = {
   copilotkit: { enabled: true, basePath: "/copilotkit" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
+  retention: RETENTION_DEFAULTS,
 };
 
 export interface AgentLimits {

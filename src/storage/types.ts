@@ -13,6 +13,8 @@
  *   (`claimRun`, `insertRun` busy checks) is atomic in the database, not in process memory.
  */
 
+import type { RetentionStore } from "./retention.js";
+
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 export type RunStatus = "pending" | "error" | "success" | "timeout" | "interrupted";
 export type RunKind = "stateful" | "stateless";
@@ -339,4 +341,7 @@ export interface Storage {
    * existed); returns how many of each changed.
    */
   assignUnowned(principal: string): Promise<{ threads: number; runs: number }>;
+
+  /** The retention sweeps' batches (src/storage/retention.ts), on the open storage. */
+  retention(): RetentionStore;
 }

@@ -1,3 +1,4 @@
+import type { RetentionStore } from "../retention.js";
 import type {
   CheckpointRecord,
   CreateThreadInput,
@@ -19,6 +20,7 @@ import { CheckpointRepository } from "./checkpoints.js";
 import { connectionTarget, createPool, Database } from "./connection.js";
 import { FrameRepository } from "./frames.js";
 import { migrate } from "./migrate.js";
+import { PostgresRetention } from "./retention.js";
 import { RunClaims } from "./run-claims.js";
 import { RunRepository } from "./runs.js";
 import { ThreadRepository } from "./threads.js";
@@ -44,6 +46,7 @@ interface Repositories {
   claims: RunClaims;
   frames: FrameRepository;
   webhooks: WebhookRepository;
+  retention: PostgresRetention;
 }
 
 /**
@@ -94,6 +97,7 @@ export class PostgresStorage implements Storage {
       claims: new RunClaims(db),
       frames: new FrameRepository(db),
       webhooks: new WebhookRepository(db),
+      retention: new PostgresRetention(db, this.schema),
     };
   }
 
@@ -284,6 +288,10 @@ export class PostgresStorage implements Storage {
       ]);
       return { threads: threads.rowCount ?? 0, runs: runs.rowCount ?? 0 };
     });
+  }
+
+  retention(): RetentionStore {
+    return this.#require().retention;
   }
 
   #require(): Repositories {
