@@ -41,11 +41,13 @@ export interface RetentionConfigInput {
 const DURATION_PATTERN = "^[0-9]+(\\.[0-9]+)?(ms|s|m|h|d)$";
 const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400 };
 
+const DURATION_EXPECTED =
+  'a number of seconds (> 0) or a duration such as "90s", "15m", "1h", "7d"';
 const duration = {
-  "x-expected": 'a number of seconds (> 0) or a duration such as "90s", "15m", "1h", "7d"',
+  "x-expected": DURATION_EXPECTED,
   anyOf: [
-    { type: "number", exclusiveMinimum: 0 },
-    { type: "string", pattern: DURATION_PATTERN },
+    { type: "number", exclusiveMinimum: 0, "x-expected": DURATION_EXPECTED },
+    { type: "string", pattern: DURATION_PATTERN, "x-expected": DURATION_EXPECTED },
   ],
 } as const;
 
