@@ -100,8 +100,11 @@ export class PostgresRetention implements RetentionStore {
       // ended).
       const deleted = await db.query<Tally>(
         `WITH last AS (
-           SELECT DISTINCT ON (run_id) run_id, seq, mode FROM run_frames
-           WHERE run_id = ANY($1::text[]) ORDER BY run_id, seq DESC
+           SELECT ids.run_id, f.seq, f.mode FROM unnest($1::text[]) AS ids(run_id)
+           CROSS JOIN LATERAL (
+             SELECT seq, mode FROM run_frames
+             WHERE run_frames.run_id = ids.run_id ORDER BY seq DESC LIMIT 1
+           ) f
          ), gone AS (
            DELETE FROM run_frames f USING last
            WHERE last.mode = 'final' AND f.run_id = last.run_id AND f.seq < last.seq
@@ -126,14 +129,16 @@ export class PostgresRetention implements RetentionStore {
   ): Promise<RetentionBatch> {
     return this.#db.transaction(async (db) => {
       const removed = noneRemoved();
-      const [afterAt, afterId] = cursor === undefined ? [null, ""] : parseCursor(cursor);
+      // The first batch of a sweep starts at the oldest thread, each next one after the last
+      // thread the previous one looked at (a row comparison the index range can use).
+      const after = cursor === undefined ? null : parseCursor(cursor);
       // Locked like deleteThread, so no run can become pending on them from here on.
       const candidates = await db.query<{ thread_id: string; updated_at: string }>(
         `SELECT thread_id, updated_at FROM threads
          WHERE NOT hidden AND updated_at < $1
-           AND ($2::timestamptz IS NULL OR (updated_at, thread_id) > ($2, $3))
-         ORDER BY updated_at, thread_id LIMIT $4 FOR UPDATE`,
-        [before, afterAt, afterId, limit],
+           ${after === null ? "" : "AND (updated_at, thread_id) > ($3::timestamptz, $4::text)"}
+         ORDER BY updated_at, thread_id LIMIT $2 FOR UPDATE`,
+        after === null ? [before, limit] : [before, limit, ...after],
       );
       // Decided in a statement of its own: its snapshot sees every run committed before the
       // locks above were granted (a statement's own snapshot predates the locks it waited for).
