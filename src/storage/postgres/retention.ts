@@ -96,8 +96,8 @@ export class PostgresRetention implements RetentionStore {
       const runIds = runs.rows.map((r) => r.run_id);
       if (runIds.length === 0) return { handled: 0, removed };
       // Each run's last stored frame, when it is the final one: everything before it goes. A
-      // run whose final frame could not be stored keeps every frame (nothing else tells how it
-      // ended).
+      // run whose final frame could not be stored keeps every frame (a replay has only those to
+      // show what the run did).
       const deleted = await db.query<Tally>(
         `WITH last AS (
            SELECT ids.run_id, f.seq, f.mode FROM unnest($1::text[]) AS ids(run_id)

@@ -123,8 +123,8 @@ export class SqliteRetention implements RetentionStore {
     const runs = s.toCompact.all(before, limit);
     const now = nowIso();
     for (const run of runs) {
-      // The last stored frame of a finished run is its final frame; when that one could not be
-      // stored, nothing else tells a reader how the run ended, so every frame stays.
+      // The last stored frame of a finished run is its final frame. When that one could not be
+      // stored, a replay has only the frames before it to show what the run did: they stay.
       const last = s.lastFrame.get(run.run_id);
       if (last !== undefined && last.mode === "final") {
         add(removed, "frames", s.framesBefore.get(run.run_id, last.seq)!);
