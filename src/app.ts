@@ -32,6 +32,9 @@ import { threadRoutes } from "./http/routes/threads.js";
 import { RunHandlers } from "./http/run-handlers.js";
 import { registerValidatorCompiler, schemaErrorFormatter } from "./http/validator-compiler.js";
 import { Metrics } from "./metrics/metrics.js";
+import { RetentionMetrics } from "./retention/metrics.js";
+import { retentionEnabled } from "./retention/settings.js";
+import { RetentionSweeper } from "./retention/sweeper.js";
 import type { Storage } from "./storage/types.js";
 import { aguiValidator, describeErrors } from "./validation/index.js";
 import { WebhookDeliverer } from "./webhooks/deliverer.js";
@@ -195,6 +198,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();
+  const sweeper = retentionEnabled(settings.retention)
+    ? new RetentionSweeper({
+        storage,
+        settings: settings.retention,
+        logger,
+        metrics: metrics && new RetentionMetrics(metrics.registry),
+      })
+    : null;
+  sweeper?.start();
   // Before Fastify waits for open connections to end: the streams and waits among them only
   // end once their runs do, so the engine must stop (and end them) first.
   app.addHook("preClose", async () => {
@@ -206,6 +218,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await longRequests.drain(STREAM_DRAIN_MS);
   });
   app.addHook("onClose", async () => {
+    await sweeper?.stop();
     await webhooks.stop();
   });
   return app;

@@ -14,6 +14,7 @@ import {
   type ScriptSource,
   type ScriptSourceInput,
 } from "../adapters/scripted-options.js";
+import { type RetentionConfigInput, resolveRetention } from "../retention/settings.js";
 import { ajvIssues } from "./ajv-issues.js";
 import { ConfigError, ConfigFileUnreadable, type ConfigIssue } from "./errors.js";
 import {
@@ -143,7 +144,15 @@ interface RawConfig {
   server?: Partial<
     Omit<
       ServerSettings,
-      "webhooks" | "auth" | "cors" | "metrics" | "inspector" | "copilotkit" | "rateLimit" | "limits"
+      | "webhooks"
+      | "auth"
+      | "cors"
+      | "metrics"
+      | "inspector"
+      | "copilotkit"
+      | "rateLimit"
+      | "limits"
+      | "retention"
     >
   > & {
     webhooks?: Partial<ServerSettings["webhooks"]>;
@@ -154,6 +163,7 @@ interface RawConfig {
     copilotkit?: Partial<ServerSettings["copilotkit"]>;
     rateLimit?: Partial<ServerSettings["rateLimit"]>;
     limits?: Partial<ServerSettings["limits"]>;
+    retention?: RetentionConfigInput;
   };
   agents: RawAgent[];
 }
@@ -223,6 +233,9 @@ function resolveServer(
     copilotkit: { ...DEFAULT_SETTINGS.copilotkit, ...raw.copilotkit },
     rateLimit: { ...DEFAULT_SETTINGS.rateLimit, ...raw.rateLimit },
     limits: { ...DEFAULT_SETTINGS.limits, ...raw.limits },
+    retention: resolveRetention(raw.retention, (key, message) =>
+      issue(context, ["server", "retention", key], message),
+    ),
   };
 }
 

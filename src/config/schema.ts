@@ -21,6 +21,7 @@ import { type EchoAdapterConfig, echoOptionsSchema } from "../adapters/echo-opti
 import { type ModuleAdapterConfig, moduleOptionsSchema } from "../adapters/module-options.js";
 import { type OpenAiAdapterConfig, openAiOptionsSchema } from "../adapters/openai-options.js";
 import { type ScriptedAdapterConfig, scriptedOptionsSchema } from "../adapters/scripted-options.js";
+import { retentionConfigSchema } from "../retention/settings.js";
 import { envName, httpUrl, nonNegativeInteger, positiveInteger } from "./schema-fragments.js";
 import { LOG_LEVELS, type ServerSettings } from "./settings.js";
 
@@ -276,6 +277,7 @@ export const configFileSchema = {
             maxEventsPerRun: nonNegativeInteger,
           },
         },
+        retention: retentionConfigSchema,
       },
     },
     agents: { type: "array", minItems: 1, items: agentSchema },

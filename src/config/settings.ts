@@ -7,6 +7,8 @@
  * same way, from `DEFAULT_SETTINGS`. The file's JSON Schema for this section is in schema.ts.
  */
 
+import { RETENTION_DEFAULTS, type RetentionSettings } from "../retention/settings.js";
+
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -56,6 +58,8 @@ export interface ServerSettings {
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
+  /** What the retention sweeps remove, and when (src/retention, docs/storage.md). */
+  retention: RetentionSettings;
 }
 
 export interface CopilotKitSettings {
@@ -138,6 +142,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   copilotkit: { enabled: true, basePath: "/copilotkit" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
+  retention: RETENTION_DEFAULTS,
 };
 
 /** A settings layer: any key may be absent, nested sections partially given. */
@@ -158,6 +163,7 @@ const SECTIONS = [
   "copilotkit",
   "rateLimit",
   "limits",
+  "retention",
 ] as const;
 
 /**

@@ -15,6 +15,7 @@
 
 // The protocol's own value types live with the ACP wire types; storage keeps them as they are.
 import type { AcpMessage, RunStatus, ThreadStatus } from "../validation/acp-types.js";
+import type { RetentionStore } from "./retention.js";
 
 export type { AcpMessage, RunStatus, ThreadStatus };
 export type RunKind = "stateful" | "stateless";
@@ -348,4 +349,7 @@ export interface Storage {
    * existed); returns how many of each changed.
    */
   assignUnowned(principal: string): Promise<{ threads: number; runs: number }>;
+
+  /** The retention sweeps' batches (src/storage/retention.ts), on the open storage. */
+  retention(): RetentionStore;
 }

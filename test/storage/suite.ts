@@ -8,6 +8,7 @@ import type { Storage } from "../../src/storage/types.js";
 import { describeCheckpoints } from "./contract/checkpoints.js";
 import { describeClaims } from "./contract/claims.js";
 import { describeFramesAndWebhooks } from "./contract/frames-webhooks.js";
+import { describeRetention } from "./contract/retention.js";
 import { describeRuns } from "./contract/runs.js";
 import { describeThreads } from "./contract/threads.js";
 
@@ -18,5 +19,6 @@ export function describeStorageContract(name: string, factory: () => Promise<Sto
     describe("runs", () => describeRuns(factory));
     describe("run claims and leases", () => describeClaims(factory));
     describe("frames and webhooks", () => describeFramesAndWebhooks(factory));
+    describe("retention", () => describeRetention(factory));
   });
 }

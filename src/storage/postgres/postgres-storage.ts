@@ -1,3 +1,4 @@
+import type { RetentionStore } from "../retention.js";
 import type {
   CheckpointRecord,
   CreateThreadInput,
@@ -20,6 +21,7 @@ import { CheckpointRepository } from "./checkpoints.js";
 import { connectionTarget, createPool, Database } from "./connection.js";
 import { FrameRepository } from "./frames.js";
 import { migrate } from "./migrate.js";
+import { PostgresRetention } from "./retention.js";
 import { RunClaims } from "./run-claims.js";
 import { RunRepository } from "./runs.js";
 import { ThreadRepository } from "./threads.js";
@@ -45,6 +47,7 @@ interface Repositories {
   claims: RunClaims;
   frames: FrameRepository;
   webhooks: WebhookRepository;
+  retention: PostgresRetention;
 }
 
 /**
@@ -95,6 +98,7 @@ export class PostgresStorage implements Storage {
       claims: new RunClaims(db),
       frames: new FrameRepository(db),
       webhooks: new WebhookRepository(db),
+      retention: new PostgresRetention(db, this.schema),
     };
   }
 
@@ -285,6 +289,10 @@ export class PostgresStorage implements Storage {
       ]);
       return { threads: threads.rowCount ?? 0, runs: runs.rowCount ?? 0 };
     });
+  }
+
+  retention(): RetentionStore {
+    return this.#require().retention;
   }
 
   #require(): Repositories {

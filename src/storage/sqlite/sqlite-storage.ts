@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { notFound } from "../../errors.js";
+import type { RetentionStore } from "../retention.js";
 import type {
   CheckpointRecord,
   CreateThreadInput,
@@ -27,6 +28,7 @@ import { GroupCommit } from "./group-commit.js";
 import { makeContainsFunction } from "./json.js";
 import { migrate } from "./migrate.js";
 import { OwnerLock } from "./owner-lock.js";
+import { SqliteRetention } from "./retention.js";
 import { RunRepository } from "./runs.js";
 import { ThreadRepository } from "./threads.js";
 import { type WebhookPatch, WebhookRepository } from "./webhooks.js";
@@ -49,6 +51,7 @@ interface Repositories {
   checkpointer: WalCheckpointer | null;
   /** This process's claim on the file (a file database only; see owner-lock.ts). */
   ownerLock: OwnerLock | null;
+  retention: SqliteRetention;
   finishRunTx: Database.Transaction<
     (runId: string, patch: RunPatch, thread: ThreadOnFinish) => RunRecord
   >;
@@ -81,6 +84,9 @@ export class SqliteStorage implements Storage {
     try {
       // Set before anything else touches the file: another process may hold its lock right now.
       db.pragma("busy_timeout = 5000");
+      // A new (empty) file gives the pages retention frees back to the file system; only there,
+      // before the first transaction writes its header: an existing file keeps its own mode.
+      if (db.pragma("page_count", { simple: true }) === 0) db.pragma("auto_vacuum = INCREMENTAL");
       // Before any change to the file: a process refused it leaves its owner's work alone.
       if (!inMemory) ownerLock = OwnerLock.acquire(db, this.path);
       if (!inMemory) {
@@ -114,6 +120,7 @@ export class SqliteStorage implements Storage {
               process.emitWarning(`WAL checkpoint failed: ${message}`, "SqliteWarning"),
             ),
         ownerLock,
+        retention: new SqliteRetention(db, (work) => this.#write(work)),
         // One transaction for the run's outcome and its thread: a throw from either undoes both.
         finishRunTx: db.transaction((runId: string, patch: RunPatch, thread: ThreadOnFinish) => {
           const updated = runs.update(runId, patch);
@@ -334,6 +341,10 @@ export class SqliteStorage implements Storage {
       runs: db.prepare("UPDATE runs SET principal = ? WHERE principal IS NULL").run(principal)
         .changes,
     }));
+  }
+
+  retention(): RetentionStore {
+    return this.#open().retention;
   }
 
   /** Queues a write for the next group commit (see group-commit.ts). */
