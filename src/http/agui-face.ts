@@ -10,11 +10,11 @@ import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
 import type { AgUiMessage } from "../pipeline/types.js";
 import type { RunRecord } from "../storage/types.js";
 import { runEvents, type ServerEnding } from "./run-events.js";
+import { openAguiStream } from "./streaming/agui-stream.js";
 import { replayThread } from "./thread-replay.js";
 
 /** AG-UI threadIds that are not UUIDs map to UUID v5 under this namespace (stable everywhere). */
 export const AGUI_THREAD_NAMESPACE = "6a3e7c1d-52f4-4b8e-9d0a-3c2f1e4b5a69";
-const PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto";
 /** The events that name their run (AG-UI 1.0's RUN_ERROR carries no ids). */
 const NAMES_ITS_RUN = new Set(["RUN_STARTED", "RUN_FINISHED"]);
 
@@ -49,17 +49,6 @@ export function checkClientVersion(declared: string | undefined): void {
   }
 }
 
-/** Only an Accept header that names the protobuf media type explicitly gets protobuf. */
-export function wantsProtobuf(accept: string | undefined): boolean {
-  if (!accept) return false;
-  return accept.split(",").some((part) => {
-    const [type, ...params] = part.trim().split(";");
-    if (type?.trim().toLowerCase() !== PROTO_MEDIA_TYPE) return false;
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
-}
-
 export interface ServeOptions {
   /**
    * What the client closing its request does to the run (ACP `on_disconnect`). The AG-UI face
@@ -84,7 +73,11 @@ export interface ConnectInput {
  * RUN_FINISHED set back to the client's own threadId and runId.
  */
 export class AguiFace {
-  constructor(private readonly runs: RunService) {}
+  constructor(
+    private readonly runs: RunService,
+    /** Seconds between keep-alives on the face's SSE streams (`server.keepAliveSeconds`). */
+    private readonly keepAliveSeconds: number,
+  ) {}
 
   async serve(
     request: FastifyRequest,
@@ -121,7 +114,7 @@ export class AguiFace {
     ending: ServerEnding = "run-error",
   ): Promise<void> {
     checkClientVersion(input.protocolVersion);
-    const sink = await openEventStream(request, reply, {});
+    const sink = await openAguiStream(request, reply, { keepAliveSeconds: this.keepAliveSeconds });
     try {
       for await (const event of replayThread(this.runs, {
         clientThreadId: input.threadId,
@@ -210,14 +203,20 @@ export class AguiFace {
     input: RunAgentInput,
     options: Required<ServeOptions>,
   ): Promise<void> {
-    const sink = await openEventStream(request, reply, { "x-acp-run-id": run.run_id });
+    const sink = await openAguiStream(request, reply, {
+      keepAliveSeconds: this.keepAliveSeconds,
+      headers: { "x-acp-run-id": run.run_id },
+    });
     if (options.onDisconnect === "cancel") {
       sink.closed.addEventListener(
         "abort",
-        () =>
+        () => {
+          // The client closing its request cancels; the server ending streams at shutdown not.
+          if (!sink.clientWentAway) return;
           void this.runs
             .cancel(SYSTEM, run.run_id, run.kind, { action: "interrupt", wait: false })
-            .catch(() => undefined),
+            .catch(() => undefined);
+        },
         { once: true },
       );
     }
@@ -241,67 +240,4 @@ export class AguiFace {
       sink.end();
     }
   }
-}
-
-/** An open stream of AG-UI events to one client, in the encoding it asked for. */
-interface EventSink {
-  /** Writes one event; resolves when the client can take more (or is gone). */
-  write(event: Record<string, unknown>): Promise<void>;
-  end(): void;
-  /** Aborts when the client goes away before the stream ended. */
-  closed: AbortSignal;
-}
-
-async function openEventStream(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  headers: Record<string, string>,
-): Promise<EventSink> {
-  const protobuf = wantsProtobuf(request.headers.accept);
-  const { EventEncoder } = await loadEncoder();
-  const encoder = new EventEncoder({ accept: protobuf ? PROTO_MEDIA_TYPE : "text/event-stream" });
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    "content-type": encoder.getContentType(),
-    "cache-control": "no-cache, no-transform",
-    connection: "keep-alive",
-    "x-accel-buffering": "no",
-    ...headers,
-  });
-  const gone = new AbortController();
-  raw.on("close", () => {
-    if (!raw.writableFinished) gone.abort(new Error("client disconnected"));
-  });
-  return {
-    closed: gone.signal,
-    // `write()`'s answer, not `writableNeedDrain`: a response that is not a socket (Fastify's
-    // inject) reports a need to drain but never emits `drain`.
-    async write(event) {
-      if (!raw.write(encoder.encodeBinary(event as never))) await drainOrClose(raw);
-    },
-    end: () => raw.end(),
-  };
-}
-
-function drainOrClose(raw: FastifyReply["raw"]): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      raw.off("drain", done);
-      raw.off("close", done);
-      resolve();
-    };
-    raw.on("drain", done);
-    raw.on("close", done);
-  });
-}
-
-/**
- * The encoder (with protobufjs and zod behind it) costs about 13 MB of memory, so it is loaded
- * by the first AG-UI request rather than at start: an ACP-only deployment never pays for it.
- */
-let encoderModule: Promise<typeof import("@ag-ui/encoder")> | undefined;
-function loadEncoder(): Promise<typeof import("@ag-ui/encoder")> {
-  encoderModule ??= import("@ag-ui/encoder");
-  return encoderModule;
 }

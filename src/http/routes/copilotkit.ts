@@ -62,7 +62,7 @@ const listQuery = {
  */
 export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
   const { registry, runs, engine, storage, settings } = app.deps;
-  const face = new AguiFace(runs);
+  const face = new AguiFace(runs, settings.keepAliveSeconds);
   const version = packageVersion();
 
   // CopilotKit's client sends `content-type: application/json` with no body to stop a thread.
