@@ -106,7 +106,7 @@ export class RunHandlers {
       run.kind === "stateful"
         ? `/threads/${run.thread_id}/runs/${run.run_id}`
         : `/runs/${run.run_id}`;
-    const writer = new AcpSseStream(reply, {
+    const writer = new AcpSseStream(request, reply, {
       keepAliveSeconds: this.keepAliveSeconds,
       headers: { "content-location": location },
     });

@@ -35,8 +35,8 @@ export interface AcpStreamOptions {
 export class AcpSseStream {
   private readonly writer: StreamWriter;
 
-  constructor(reply: FastifyReply, options: AcpStreamOptions) {
-    this.writer = new StreamWriter(reply, {
+  constructor(request: FastifyRequest, reply: FastifyReply, options: AcpStreamOptions) {
+    this.writer = new StreamWriter(request, reply, {
       contentType: "text/event-stream; charset=utf-8",
       headers: options.headers,
       keepAliveSeconds: options.keepAliveSeconds,

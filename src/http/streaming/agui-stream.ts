@@ -49,7 +49,7 @@ export async function openAguiStream(
   const protobuf = wantsProtobuf(request.headers.accept);
   const { EventEncoder } = await loadEncoder();
   const encoder = new EventEncoder({ accept: protobuf ? PROTO_MEDIA_TYPE : "text/event-stream" });
-  const writer = new StreamWriter(reply, {
+  const writer = new StreamWriter(request, reply, {
     contentType: encoder.getContentType(),
     headers: options.headers,
     keepAliveSeconds: options.keepAliveSeconds,

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { clientGone } from "./client-gone.js";
 
 export interface StreamWriterOptions {
@@ -33,6 +33,7 @@ export class StreamWriter {
   private readonly raw: ServerResponse;
 
   constructor(
+    private readonly request: FastifyRequest,
     private readonly reply: FastifyReply,
     private readonly options: StreamWriterOptions,
   ) {
@@ -130,13 +131,15 @@ export class StreamWriter {
     clearInterval(this.keepAliveTimer);
     if (this.ended) return;
     this.gone.abort(
-      clientGone(this.raw) ? new ClientDisconnected() : new Error("the server closed the stream"),
+      clientGone(this.raw)
+        ? new ClientDisconnected(this.request.ip)
+        : new Error("the server closed the stream"),
     );
   }
 }
 
 export class ClientDisconnected extends Error {
-  constructor() {
-    super("client disconnected");
+  constructor(ip: string) {
+    super(`client ${ip} disconnected`);
   }
 }
