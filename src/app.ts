@@ -5,6 +5,7 @@ import { createAdapter } from "./adapters/index.js";
 import type { AgentRegistry, RegisteredAgent } from "./config/registry.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
 import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
+import { OpsService } from "./engine/ops-service.js";
 import { ResponseSchemas } from "./engine/response-schemas.js";
 import { RunEngine } from "./engine/run-engine.js";
 import { type AgentCatalog, RunService } from "./engine/run-service.js";
@@ -38,9 +39,9 @@ import { checkWebhookUrlSyntax } from "./webhooks/target-guard.js";
 export interface AppDeps {
   settings: ServerSettings;
   registry: AgentRegistry;
-  storage: Storage;
   threads: ThreadService;
   runs: RunService;
+  ops: OpsService;
   runHandlers: RunHandlers;
   engine: RunEngine;
   webhooks: WebhookDeliverer;
@@ -141,10 +142,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const deps: AppDeps = {
     settings,
     registry,
-    storage,
     engine,
     runs,
     webhooks,
+    ops: new OpsService(storage),
     threads: new ThreadService(storage),
     runHandlers: new RunHandlers(runs, settings.keepAliveSeconds),
   };
@@ -172,7 +173,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     keys: settings.auth.keys,
     jwt: settings.auth.jwt,
     registry,
-    storage,
+    runs,
     openPaths,
   });
   await registerRateLimit(app, { ...settings.rateLimit, openPaths });

@@ -1,9 +1,10 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { validate as isUuid, v5 as uuidv5 } from "uuid";
-import { type Principal, reaches, SYSTEM } from "../auth/principal.js";
+import { type Principal, SYSTEM } from "../auth/principal.js";
 import type { RegisteredAgent } from "../config/registry.js";
 import type { RunService } from "../engine/run-service.js";
+import type { ThreadService } from "../engine/thread-service.js";
 import { conflict, invalid } from "../errors.js";
 import { aguiToAcpMessages } from "../pipeline/acp-messages.js";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
@@ -73,11 +74,16 @@ export interface ConnectInput {
  * RUN_FINISHED set back to the client's own threadId and runId.
  */
 export class AguiFace {
-  constructor(
-    private readonly runs: RunService,
-    /** Seconds between keep-alives on the face's SSE streams (`server.keepAliveSeconds`). */
-    private readonly keepAliveSeconds: number,
-  ) {}
+  private readonly runs: RunService;
+  private readonly threads: ThreadService;
+  /** Seconds between keep-alives on the face's SSE streams (`server.keepAliveSeconds`). */
+  private readonly keepAliveSeconds: number;
+
+  constructor(options: { runs: RunService; threads: ThreadService; keepAliveSeconds: number }) {
+    this.runs = options.runs;
+    this.threads = options.threads;
+    this.keepAliveSeconds = options.keepAliveSeconds;
+  }
 
   async serve(
     request: FastifyRequest,
@@ -138,9 +144,8 @@ export class AguiFace {
     input: RunAgentInput,
     onDisconnect: "cancel" | "continue",
   ): Promise<RunRecord> {
-    const stored = await this.runs.storage.getThread(threadId);
     // Someone else's thread: run creation below answers 404 for it.
-    const thread = stored && reaches(who, stored.principal) ? stored : null;
+    const thread = await this.threads.findReachable(who, threadId);
     // AG-UI clients send the whole conversation every time; the thread keeps what it has seen.
     const known = new Set(
       (thread?.messages ?? []).map((m) => m.id).filter((id) => typeof id === "string"),

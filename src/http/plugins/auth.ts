@@ -6,13 +6,12 @@ import {
   keyPrincipalId,
   NOBODY,
   type Principal,
-  reaches,
   userPrincipalId,
 } from "../../auth/principal.js";
 import type { AgentRegistry } from "../../config/registry.js";
+import type { RunService } from "../../engine/run-service.js";
 import { DomainError } from "../../errors.js";
 import type { ApiKey, JwtSettings } from "../../settings.js";
-import type { Storage } from "../../storage/types.js";
 import { sendError } from "../errors.js";
 
 declare module "fastify" {
@@ -30,7 +29,8 @@ export interface AuthOptions {
   /** Bearer tokens of end users, when an issuer is configured. */
   jwt?: JwtSettings;
   registry: AgentRegistry;
-  storage: Storage;
+  /** Where a run named in the path is looked up, to refuse one of an agent the key may not use. */
+  runs: RunService;
   /** Paths served without a key (health, readiness, the protocol documents, …). */
   openPaths: ReadonlySet<string>;
 }
@@ -78,7 +78,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     return;
   }
 
-  const { registry, storage, openPaths } = options;
+  const { registry, runs, openPaths } = options;
   const agentIdsOf = (names: readonly string[] | undefined): ReadonlySet<string> | null =>
     names
       ? new Set(
@@ -181,9 +181,9 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       if (typeof agentId === "string" && !allowed.has(agentId)) throw refuse(caller, agentId);
     }
     if (typeof params.run_id === "string") {
-      const run = await storage.getRun(params.run_id);
+      const run = await runs.findReachable(caller, params.run_id);
       // Someone else's run is not refused here: for this caller it does not exist (404 below).
-      if (run && reaches(caller, run.principal) && !allowed.has(run.agent_id)) {
+      if (run && !allowed.has(run.agent_id)) {
         throw refuse(caller, run.agent_id);
       }
     }
