@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
 import { looksLikeJwt, TokenRefused, TokenVerifier } from "../../auth/jwt.js";
 import {
   ANONYMOUS,
@@ -13,6 +14,7 @@ import type { RunService } from "../../engine/run-service.js";
 import { DomainError } from "../../errors.js";
 import type { ApiKey, JwtSettings } from "../../settings.js";
 import { sendError } from "../errors.js";
+import { PLUGIN } from "./names.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -69,7 +71,7 @@ const first = (value: string | string[] | undefined): string | undefined =>
  * principal restricted to some agents gets 403 for any other agent: agent, descriptor and
  * AG-UI endpoints by path, run creation by `agent_id`, its own runs by their agent.
  */
-export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
+function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   app.decorateRequest("caller", null as unknown as Principal);
   if (options.keys.length === 0 && options.jwt === undefined) {
     app.addHook("onRequest", async (request: FastifyRequest) => {
@@ -189,3 +191,13 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     }
   });
 }
+
+/**
+ * Sets `request.caller` for every request. After CORS (a preflight is answered before the key
+ * check); everything that keys on the caller (rate limit, metrics, routes) comes after it.
+ */
+export const authPlugin = fp<AuthOptions>(async (app, options) => registerAuth(app, options), {
+  name: PLUGIN.auth,
+  fastify: "5.x",
+  dependencies: [PLUGIN.httpConventions, PLUGIN.cors],
+});
