@@ -6,6 +6,7 @@
  */
 import { HttpAgent } from "@ag-ui/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ProtoAgent, teeBody } from "../helpers/agui-client.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 
@@ -19,41 +20,15 @@ agents:
 
 /** A fetch that hands the client the response and keeps a copy of every byte it received. */
 function recordingFetch(): { fetch: typeof fetch; bytes: () => Promise<Buffer> } {
-  const chunks: Buffer[] = [];
-  let copied: Promise<void> = Promise.resolve();
+  let bytes: Promise<Buffer> = Promise.resolve(Buffer.alloc(0));
   return {
-    bytes: async () => {
-      await copied;
-      return Buffer.concat(chunks);
-    },
+    bytes: () => bytes,
     fetch: async (input, init) => {
-      const response = await fetch(input, init);
-      if (!response.body) return response;
-      const [forClient, forTest] = response.body.tee();
-      copied = (async () => {
-        for await (const chunk of forTest) chunks.push(Buffer.from(chunk));
-      })();
-      return new Response(forClient, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-      });
+      const copied = teeBody(await fetch(input, init));
+      bytes = copied.bytes;
+      return copied.response;
     },
   };
-}
-
-/** An HttpAgent that asks for protobuf, as a binary-capable AG-UI client does. */
-class ProtoAgent extends HttpAgent {
-  protected override requestInit(input: Parameters<HttpAgent["run"]>[0]): RequestInit {
-    const init = super.requestInit(input);
-    return {
-      ...init,
-      headers: {
-        ...(init.headers as Record<string, string>),
-        Accept: "application/vnd.ag-ui.event+proto",
-      },
-    };
-  }
 }
 
 describe("the AG-UI face › keep-alives", () => {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { teeBody } from "../helpers/agui-client.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { copilotClient, transcript } from "../helpers/copilotkit.js";
 import { listen } from "../runs/helpers.js";
@@ -24,19 +25,9 @@ globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) =>
   const response = await clientFetch(input, init);
   const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
   if (!/\/agent\/[^/]+\/run$/.test(new URL(url).pathname) || !response.body) return response;
-  const [forClient, forTest] = response.body.tee();
-  runBodies.push(
-    (async () => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of forTest) chunks.push(Buffer.from(chunk));
-      return Buffer.concat(chunks);
-    })(),
-  );
-  return new Response(forClient, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
+  const copied = teeBody(response);
+  runBodies.push(copied.bytes);
+  return copied.response;
 }) as typeof fetch;
 
 describe("CopilotKit run streams › keep-alives", () => {
