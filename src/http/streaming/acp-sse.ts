@@ -58,10 +58,6 @@ export class AcpSseStream {
     return this.writer.congested;
   }
 
-  get isClosed(): boolean {
-    return this.writer.isClosed;
-  }
-
   write(frame: RunFrame): void {
     this.writer.write(encodeAcpFrame(frame));
   }

@@ -82,10 +82,6 @@ export class StreamWriter {
     return this.backedUp;
   }
 
-  get isClosed(): boolean {
-    return !this.writable;
-  }
-
   /** Writes one encoded chunk; nothing once the stream is over. */
   write(chunk: string | Uint8Array): void {
     if (!this.writable) return;
