@@ -8,29 +8,25 @@ import type { ServerSettings } from "./config/settings.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
 import { catalogOf } from "./engine/agent-catalog.js";
 import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
+import { OpsService } from "./engine/ops-service.js";
 import { ResponseSchemas } from "./engine/response-schemas.js";
 import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
 import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
-import { registerErrorHandling, sendError, sendFrameworkError } from "./http/errors.js";
-import { createInspector, inspectorOpenPaths, registerInspector } from "./http/inspector/index.js";
-import { registerJsonBodyParser } from "./http/json-body.js";
-import { registerAuth } from "./http/plugins/auth.js";
-import { registerCors } from "./http/plugins/cors.js";
-import { registerMetrics } from "./http/plugins/metrics.js";
-import { registerPagingBounds } from "./http/plugins/paging.js";
-import { registerRateLimit } from "./http/plugins/rate-limit.js";
-import { LongRequests } from "./http/plugins/streams.js";
-import { agentRoutes } from "./http/routes/agents.js";
-import { aguiRoutes } from "./http/routes/agui.js";
-import { copilotkitRoutes } from "./http/routes/copilotkit.js";
-import { metaRoutes } from "./http/routes/meta.js";
-import { statelessRunRoutes } from "./http/routes/stateless-runs.js";
-import { threadRunRoutes } from "./http/routes/thread-runs.js";
-import { threadRoutes } from "./http/routes/threads.js";
+import { sendFrameworkError } from "./http/errors.js";
+import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
+import { authPlugin } from "./http/plugins/auth.js";
+import { corsPlugin } from "./http/plugins/cors.js";
+import { httpConventions } from "./http/plugins/http-conventions.js";
+import { metricsPlugin } from "./http/plugins/metrics.js";
+import { pagingBoundsPlugin } from "./http/plugins/paging.js";
+import { rateLimitPlugin } from "./http/plugins/rate-limit.js";
+import { shutdown } from "./http/plugins/shutdown.js";
+import { LongRequests, longRequestsPlugin } from "./http/plugins/streams.js";
+import { acpApi, aguiFace, copilotkit } from "./http/routes/groups.js";
 import { RunHandlers } from "./http/run-handlers.js";
-import { registerValidatorCompiler, schemaErrorFormatter } from "./http/validator-compiler.js";
+import { schemaErrorFormatter } from "./http/validator-compiler.js";
 import { Metrics } from "./metrics/metrics.js";
 import { RetentionMetrics } from "./retention/metrics.js";
 import { retentionEnabled } from "./retention/settings.js";
@@ -44,9 +40,9 @@ import { checkWebhookUrlSyntax } from "./webhooks/target-guard.js";
 export interface AppDeps {
   settings: ServerSettings;
   registry: AgentRegistry;
-  storage: Storage;
   threads: ThreadService;
   runs: RunService;
+  ops: OpsService;
   runHandlers: RunHandlers;
   engine: RunEngine;
   webhooks: WebhookDeliverer;
@@ -91,10 +87,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     return503OnClosing: false,
     schemaErrorFormatter,
   }) as unknown as FastifyInstance;
-  // The default text/plain parser would hand strings to JSON routes; without it a wrong
-  // content type is a clear 415 instead of a confusing schema error.
-  app.removeContentTypeParser("text/plain");
-  registerJsonBodyParser(app, limits);
 
   const longRequests = new LongRequests(limits.maxOpenStreams);
   const metrics: Metrics | undefined = settings.metrics.enabled
@@ -147,57 +139,22 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const deps: AppDeps = {
     settings,
     registry,
-    storage,
     engine,
     runs,
     webhooks,
+    ops: new OpsService(storage),
     threads: new ThreadService(storage),
     runHandlers: new RunHandlers(runs, settings.keepAliveSeconds),
   };
   app.decorate("deps", deps);
 
-  registerValidatorCompiler(app);
-  registerErrorHandling(app, { maxBodyBytes: limits.maxBodyBytes });
-  // Set once shutdown begins: a request still arriving on an open connection is refused.
-  let closing = false;
-  app.addHook("onRequest", async (_request, reply) => {
-    if (!closing) return;
-    reply.header("connection", "close");
-    return sendError(reply, 503, "the server is shutting down");
-  });
-  // Order matters: CORS answers preflights before the key check; the rate limit keys on the
-  // caller the key check found; all of them before the routes they apply to.
   const openPaths = new Set(OPEN_PATHS);
   if (settings.metrics.public) openPaths.add("/metrics");
   const inspector = settings.inspector.enabled
     ? createInspector(settings.inspector.path, options.inspectorRoot)
     : null;
   for (const path of inspector ? inspectorOpenPaths(inspector) : []) openPaths.add(path);
-  await registerCors(app, settings.cors);
-  registerAuth(app, {
-    keys: settings.auth.keys,
-    jwt: settings.auth.jwt,
-    registry,
-    storage,
-    openPaths,
-  });
-  await registerRateLimit(app, { ...settings.rateLimit, openPaths });
-  longRequests.register(app);
-  registerPagingBounds(app);
-  if (metrics) registerMetrics(app, metrics);
-  await app.register(metaRoutes);
-  await app.register(agentRoutes);
-  await app.register(threadRoutes);
-  await app.register(threadRunRoutes);
-  await app.register(statelessRunRoutes);
-  await app.register(aguiRoutes);
-  if (inspector) await registerInspector(app, inspector, { metrics });
-  if (settings.copilotkit.enabled) {
-    await app.register(copilotkitRoutes, { prefix: settings.copilotkit.basePath });
-  }
 
-  await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
-  webhooks.start();
   const sweeper = retentionEnabled(settings.retention)
     ? new RetentionSweeper({
         storage,
@@ -206,21 +163,41 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         metrics: metrics && new RetentionMetrics(metrics.registry),
       })
     : null;
+
+  // Each plugin names the ones it needs before it (see plugins/names.ts): Fastify refuses to
+  // start when this order breaks one of those.
+  await app.register(httpConventions, { limits });
+  await app.register(shutdown, {
+    stopEngine: (graceMs) => engine.stop(graceMs),
+    stopBackground: async () => {
+      await sweeper?.stop();
+      await webhooks.stop();
+    },
+    longRequests,
+    graceMs: options.shutdownGraceMs ?? 0,
+  });
+  await app.register(corsPlugin, settings.cors);
+  await app.register(authPlugin, {
+    keys: settings.auth.keys,
+    jwt: settings.auth.jwt,
+    registry,
+    runs,
+    openPaths,
+  });
+  await app.register(rateLimitPlugin, { ...settings.rateLimit, openPaths });
+  await app.register(longRequestsPlugin, { tracker: longRequests });
+  await app.register(pagingBoundsPlugin);
+  if (metrics) await app.register(metricsPlugin, { metrics });
+  await app.register(acpApi);
+  await app.register(aguiFace);
+  if (inspector) await app.register(inspectorPlugin, { inspector, metrics });
+  if (settings.copilotkit.enabled) {
+    await app.register(copilotkit, { basePath: settings.copilotkit.basePath });
+  }
+
+  await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
+  webhooks.start();
   sweeper?.start();
-  // Before Fastify waits for open connections to end: the streams and waits among them only
-  // end once their runs do, so the engine must stop (and end them) first.
-  app.addHook("preClose", async () => {
-    closing = true;
-    // No new connections during the grace period: it is for the runs in flight.
-    if (app.server.listening) app.server.close();
-    await engine.stop(options.shutdownGraceMs ?? 0);
-    // The runs just ended wrote their final frames; give streams a moment to deliver them.
-    await longRequests.drain(STREAM_DRAIN_MS);
-  });
-  app.addHook("onClose", async () => {
-    await sweeper?.stop();
-    await webhooks.stop();
-  });
   return app;
 }
 
@@ -232,6 +209,3 @@ const OPEN_PATHS = [
   "/schemas/acp.openapi.json",
   "/schemas/ag-ui.schema.json",
 ];
-
-/** How long open streams get, once the engine stopped, to deliver their final frames. */
-const STREAM_DRAIN_MS = 1000;

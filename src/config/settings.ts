@@ -27,7 +27,7 @@ export interface ServerSettings {
    * postgres:// URL (replicas sharing one database).
    */
   database: string;
-  /** Seconds between SSE keep-alive comment lines (see src/http/sse.ts); 0 turns them off. */
+  /** Seconds between SSE keep-alive comment lines (see src/http/streaming/sse-keep-alive.ts); 0 turns them off. */
   keepAliveSeconds: number;
   /** Runs executing at once on this replica, across all agents. */
   maxConcurrentRuns: number;

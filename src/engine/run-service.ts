@@ -363,6 +363,26 @@ export class RunService {
       );
     }
   }
+
+  // Reads for the faces and the auth hook, which look runs up by other keys than ACP's routes.
+
+  /** A run of any kind, when `who` may reach it; undefined for another principal's or none. */
+  async findReachable(who: Principal, runId: string): Promise<RunRecord | undefined> {
+    const run = await this.storage.getRun(runId);
+    return run && reaches(who, run.principal) ? run : undefined;
+  }
+
+  /** The runs in progress on a thread `who` may reach, oldest first; none on any other thread. */
+  async runsInProgressOn(who: Principal, threadId: string): Promise<RunRecord[]> {
+    const thread = await this.storage.getThread(threadId);
+    if (!thread || !reaches(who, thread.principal)) return [];
+    return this.storage.pendingRunsOfThread(threadId);
+  }
+
+  /** A thread's latest runs, whoever started them (the caller checked the thread is theirs). */
+  recentRunsOfThread(threadId: string, limit: number): Promise<RunRecord[]> {
+    return this.storage.searchRuns({ thread_id: threadId, limit, offset: 0 });
+  }
 }
 
 /** ACP: a requested stream mode must be one the agent's descriptor declares. */

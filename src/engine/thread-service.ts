@@ -117,4 +117,39 @@ export class ThreadService {
     }
     return this.storage.listCheckpoints(threadId, options);
   }
+
+  // For the faces that map their own thread ids onto ACP threads (AG-UI, CopilotKit).
+
+  /** The thread when `who` may reach it, hidden or not; undefined for another's or none. */
+  async findReachable(who: Principal, threadId: string): Promise<ThreadRecord | undefined> {
+    const thread = await this.storage.getThread(threadId);
+    return thread && reaches(who, thread.principal) ? thread : undefined;
+  }
+
+  /** Creates the thread, owned by `who`, unless one has that id already; true when created. */
+  async createIfAbsent(
+    who: Principal,
+    threadId: string,
+    metadata: Record<string, unknown>,
+  ): Promise<boolean> {
+    const { created } = await this.storage.createThread({
+      thread_id: threadId,
+      metadata,
+      if_exists: "do_nothing",
+      principal: ownerOf(who),
+    });
+    return created;
+  }
+
+  /** Merges metadata into a thread read through this service (so one its caller may reach). */
+  mergeMetadata(thread: ThreadRecord, metadata: Record<string, unknown>): Promise<ThreadRecord> {
+    return this.storage.mergeThreadMetadata(thread.thread_id, metadata);
+  }
+
+  /** Deletes a thread read through this service unless a run is in progress on it. */
+  async deleteIfIdle(thread: ThreadRecord): Promise<boolean> {
+    if ((await this.storage.pendingRunsOfThread(thread.thread_id)).length > 0) return false;
+    await this.storage.deleteThread(thread.thread_id);
+    return true;
+  }
 }

@@ -1,19 +1,20 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { validate as isUuid, v5 as uuidv5 } from "uuid";
-import { type Principal, reaches, SYSTEM } from "../auth/principal.js";
+import { type Principal, SYSTEM } from "../auth/principal.js";
 import { aguiRunCommand } from "../bridge/agui-command.js";
 import type { RegisteredAgent } from "../config/registry.js";
 import type { RunService } from "../engine/run-service.js";
+import type { ThreadService } from "../engine/thread-service.js";
 import { conflict, invalid } from "../errors.js";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
 import type { RunRecord } from "../storage/types.js";
 import { runEvents, type ServerEnding } from "./run-events.js";
+import { openAguiStream } from "./streaming/agui-stream.js";
 import { replayThread } from "./thread-replay.js";
 
 /** AG-UI threadIds that are not UUIDs map to UUID v5 under this namespace (stable everywhere). */
 export const AGUI_THREAD_NAMESPACE = "6a3e7c1d-52f4-4b8e-9d0a-3c2f1e4b5a69";
-const PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto";
 /** The events that name their run (AG-UI 1.0's RUN_ERROR carries no ids). */
 const NAMES_ITS_RUN = new Set(["RUN_STARTED", "RUN_FINISHED"]);
 
@@ -48,17 +49,6 @@ export function checkClientVersion(declared: string | undefined): void {
   }
 }
 
-/** Only an Accept header that names the protobuf media type explicitly gets protobuf. */
-export function wantsProtobuf(accept: string | undefined): boolean {
-  if (!accept) return false;
-  return accept.split(",").some((part) => {
-    const [type, ...params] = part.trim().split(";");
-    if (type?.trim().toLowerCase() !== PROTO_MEDIA_TYPE) return false;
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
-}
-
 export interface ServeOptions {
   /**
    * What the client closing its request does to the run (ACP `on_disconnect`). The AG-UI face
@@ -83,7 +73,16 @@ export interface ConnectInput {
  * RUN_FINISHED set back to the client's own threadId and runId.
  */
 export class AguiFace {
-  constructor(private readonly runs: RunService) {}
+  private readonly runs: RunService;
+  private readonly threads: ThreadService;
+  /** Seconds between keep-alives on the face's SSE streams (`server.keepAliveSeconds`). */
+  private readonly keepAliveSeconds: number;
+
+  constructor(options: { runs: RunService; threads: ThreadService; keepAliveSeconds: number }) {
+    this.runs = options.runs;
+    this.threads = options.threads;
+    this.keepAliveSeconds = options.keepAliveSeconds;
+  }
 
   async serve(
     request: FastifyRequest,
@@ -120,7 +119,7 @@ export class AguiFace {
     ending: ServerEnding = "run-error",
   ): Promise<void> {
     checkClientVersion(input.protocolVersion);
-    const sink = await openEventStream(request, reply, {});
+    const sink = await openAguiStream(request, reply, { keepAliveSeconds: this.keepAliveSeconds });
     try {
       for await (const event of replayThread(this.runs, {
         clientThreadId: input.threadId,
@@ -144,9 +143,8 @@ export class AguiFace {
     input: RunAgentInput,
     onDisconnect: "cancel" | "continue",
   ): Promise<RunRecord> {
-    const stored = await this.runs.storage.getThread(threadId);
     // Someone else's thread: run creation below answers 404 for it.
-    const thread = stored && reaches(who, stored.principal) ? stored : null;
+    const thread = await this.threads.findReachable(who, threadId);
     // AG-UI clients send the whole conversation every time; the thread keeps what it has seen.
     const known = new Set(
       (thread?.messages ?? []).map((m) => m.id).filter((id) => typeof id === "string"),
@@ -194,14 +192,20 @@ export class AguiFace {
     input: RunAgentInput,
     options: Required<ServeOptions>,
   ): Promise<void> {
-    const sink = await openEventStream(request, reply, { "x-acp-run-id": run.run_id });
+    const sink = await openAguiStream(request, reply, {
+      keepAliveSeconds: this.keepAliveSeconds,
+      headers: { "x-acp-run-id": run.run_id },
+    });
     if (options.onDisconnect === "cancel") {
       sink.closed.addEventListener(
         "abort",
-        () =>
+        () => {
+          // The client closing its request cancels; the server ending streams at shutdown not.
+          if (!sink.clientWentAway) return;
           void this.runs
             .cancel(SYSTEM, run.run_id, run.kind, { action: "interrupt", wait: false })
-            .catch(() => undefined),
+            .catch(() => undefined);
+        },
         { once: true },
       );
     }
@@ -225,67 +229,4 @@ export class AguiFace {
       sink.end();
     }
   }
-}
-
-/** An open stream of AG-UI events to one client, in the encoding it asked for. */
-interface EventSink {
-  /** Writes one event; resolves when the client can take more (or is gone). */
-  write(event: Record<string, unknown>): Promise<void>;
-  end(): void;
-  /** Aborts when the client goes away before the stream ended. */
-  closed: AbortSignal;
-}
-
-async function openEventStream(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  headers: Record<string, string>,
-): Promise<EventSink> {
-  const protobuf = wantsProtobuf(request.headers.accept);
-  const { EventEncoder } = await loadEncoder();
-  const encoder = new EventEncoder({ accept: protobuf ? PROTO_MEDIA_TYPE : "text/event-stream" });
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    "content-type": encoder.getContentType(),
-    "cache-control": "no-cache, no-transform",
-    connection: "keep-alive",
-    "x-accel-buffering": "no",
-    ...headers,
-  });
-  const gone = new AbortController();
-  raw.on("close", () => {
-    if (!raw.writableFinished) gone.abort(new Error("client disconnected"));
-  });
-  return {
-    closed: gone.signal,
-    // `write()`'s answer, not `writableNeedDrain`: a response that is not a socket (Fastify's
-    // inject) reports a need to drain but never emits `drain`.
-    async write(event) {
-      if (!raw.write(encoder.encodeBinary(event as never))) await drainOrClose(raw);
-    },
-    end: () => raw.end(),
-  };
-}
-
-function drainOrClose(raw: FastifyReply["raw"]): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      raw.off("drain", done);
-      raw.off("close", done);
-      resolve();
-    };
-    raw.on("drain", done);
-    raw.on("close", done);
-  });
-}
-
-/**
- * The encoder (with protobufjs and zod behind it) costs about 13 MB of memory, so it is loaded
- * by the first AG-UI request rather than at start: an ACP-only deployment never pays for it.
- */
-let encoderModule: Promise<typeof import("@ag-ui/encoder")> | undefined;
-function loadEncoder(): Promise<typeof import("@ag-ui/encoder")> {
-  encoderModule ??= import("@ag-ui/encoder");
-  return encoderModule;
 }

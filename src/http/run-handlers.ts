@@ -6,7 +6,8 @@ import type { RunService } from "../engine/run-service.js";
 import { invalid } from "../errors.js";
 import type { RunKind, RunRecord } from "../storage/types.js";
 import type { AcpWaitResponse } from "../validation/acp-types.js";
-import { lastEventId, SseWriter } from "./sse.js";
+import { AcpSseStream, lastEventId } from "./streaming/acp-sse.js";
+import { disconnectSignal } from "./streaming/client-gone.js";
 
 /**
  * The run operations shared by the thread-run and stateless-run routes; the route files only
@@ -48,7 +49,7 @@ export class RunHandlers {
     const command = parseRunCommand(body);
     const run = await this.runs.create(who, kind, command, threadId);
     const cancelOnDisconnect = command.onDisconnect === "cancel";
-    const gone = disconnectSignal(reply);
+    const gone = disconnectSignal(reply.raw);
     const onGone = () => {
       if (cancelOnDisconnect) {
         void this.runs
@@ -91,7 +92,9 @@ export class RunHandlers {
   }
 
   async wait(who: Principal, reply: FastifyReply, kind: RunKind, runId: string, threadId?: string) {
-    return waitResponse(await this.runs.wait(who, runId, kind, disconnectSignal(reply), threadId));
+    return waitResponse(
+      await this.runs.wait(who, runId, kind, disconnectSignal(reply.raw), threadId),
+    );
   }
 
   private async stream(
@@ -106,12 +109,12 @@ export class RunHandlers {
       run.kind === "stateful"
         ? `/threads/${run.thread_id}/runs/${run.run_id}`
         : `/runs/${run.run_id}`;
-    const writer = new SseWriter(request, reply, {
+    const writer = new AcpSseStream(request, reply, {
       keepAliveSeconds: this.keepAliveSeconds,
       headers: { "content-location": location },
     });
     writer.open();
-    const signal = writer.aborted.signal;
+    const signal = writer.signal;
     if (options.cancelOnDisconnect) {
       signal.addEventListener(
         "abort",
@@ -141,17 +144,4 @@ function waitResponse(run: RunRecord): AcpWaitResponse {
   const response: AcpWaitResponse = { run: toAcpRun(run) };
   if (run.output) response.output = run.output as AcpWaitResponse["output"];
   return response;
-}
-
-/**
- * Aborts when the client goes away before we answered. The response's `close` also fires after
- * a normal answer (keep-alive sockets stay open, so the socket's own close is no signal);
- * `writableFinished` tells the two apart.
- */
-function disconnectSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error("client disconnected"));
-  });
-  return controller.signal;
 }

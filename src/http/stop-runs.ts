@@ -1,4 +1,4 @@
-import { type Principal, reaches, SYSTEM } from "../auth/principal.js";
+import { type Principal, SYSTEM } from "../auth/principal.js";
 import { parseRunCommand } from "../bridge/run-command.js";
 import type { RunService } from "../engine/run-service.js";
 import type { RunRecord } from "../storage/types.js";
@@ -21,9 +21,7 @@ export async function stopRuns(
   runId?: string,
 ): Promise<RunRecord[]> {
   // Another principal's thread has no runs for this caller: nothing is stopped or disclosed.
-  const thread = await runs.storage.getThread(threadId);
-  if (!thread || !reaches(who, thread.principal)) return [];
-  const pending = await runs.storage.pendingRunsOfThread(threadId);
+  const pending = await runs.runsInProgressOn(who, threadId);
   let targets = pending;
   if (runId !== undefined) {
     targets = pending.filter((run) => namesRun(run, runId));
@@ -48,6 +46,6 @@ function namesRun(run: RunRecord, runId: string): boolean {
 }
 
 async function namesPastRun(runs: RunService, threadId: string, runId: string) {
-  const recent = await runs.storage.searchRuns({ thread_id: threadId, limit: 100, offset: 0 });
+  const recent = await runs.recentRunsOfThread(threadId, 100);
   return recent.some((run) => run.status !== "pending" && namesRun(run, runId));
 }

@@ -2,6 +2,7 @@ import { HttpAgent } from "@ag-ui/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aclThreadId } from "../../src/http/agui-face.js";
 import { aguiValidator } from "../../src/validation/index.js";
+import { ProtoAgent } from "../helpers/agui-client.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 
@@ -29,20 +30,6 @@ agents:
         - { type: TEXT_MESSAGE_END, messageId: m-1 }
         - { type: RUN_FINISHED, threadId: t, runId: r }
 `;
-
-/** An HttpAgent that asks for protobuf, as a binary-capable AG-UI client does. */
-class ProtoAgent extends HttpAgent {
-  protected override requestInit(input: Parameters<HttpAgent["run"]>[0]): RequestInit {
-    const init = super.requestInit(input);
-    return {
-      ...init,
-      headers: {
-        ...(init.headers as Record<string, string>),
-        Accept: "application/vnd.ag-ui.event+proto",
-      },
-    };
-  }
-}
 
 describe("the AG-UI face", () => {
   let t: TestApp;

@@ -255,7 +255,7 @@ describe("streams › keep-alive comments", () => {
     ]);
     expect(withComments.comments.length).toBeGreaterThanOrEqual(1);
     expect(withComments.comments.every((c) => c === "keep-alive")).toBe(true);
-    // A lone comment line (no blank line after it: see src/http/sse.ts), then the next frame.
+    // A lone comment line (no blank line after it: see src/http/streaming/sse-keep-alive.ts), then the next frame.
     expect(withComments.raw()).toMatch(/(^|\n\n): keep-alive\n(: keep-alive\n)*id: \d+\n/);
     expect(withComments.raw()).not.toContain(": keep-alive\n\n");
     expect(without.comments).toEqual([]);

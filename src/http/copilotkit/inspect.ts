@@ -1,9 +1,9 @@
 import type { FastifyRequest } from "fastify";
-import { reaches } from "../../auth/principal.js";
 import type { RunService } from "../../engine/run-service.js";
+import type { ThreadService } from "../../engine/thread-service.js";
 import { notFound } from "../../errors.js";
 import { acpToAguiMessage } from "../../pipeline/acp-messages.js";
-import type { Storage, ThreadRecord } from "../../storage/types.js";
+import type { ThreadRecord } from "../../storage/types.js";
 import { aclThreadId } from "../agui-face.js";
 import { replayThread } from "../thread-replay.js";
 import { OWNER_KEY, type Owner } from "./threads.js";
@@ -14,18 +14,16 @@ import { OWNER_KEY, type Owner } from "./threads.js";
  * made under one API key is not shown to another key.
  */
 async function readableThread(
-  storage: Storage,
+  threads: ThreadService,
   request: FastifyRequest,
   clientThreadId: string,
 ): Promise<ThreadRecord> {
   const caller = request.caller;
-  const thread = await storage.getThread(aclThreadId(clientThreadId, caller.id));
+  const thread = await threads.findReachable(caller, aclThreadId(clientThreadId, caller.id));
   const owner = thread?.metadata[OWNER_KEY] as Partial<Owner> | undefined;
   // Another principal's thread, or one of an agent the caller may not use, does not exist here.
   const hiddenFromCaller =
-    !thread ||
-    !reaches(caller, thread.principal) ||
-    (typeof owner?.agent === "string" && !agentNamed(request, owner.agent));
+    !thread || (typeof owner?.agent === "string" && !agentNamed(request, owner.agent));
   if (!thread || thread.hidden || hiddenFromCaller) throw notFound("thread", clientThreadId);
   return thread;
 }
@@ -40,11 +38,11 @@ function agentNamed(request: FastifyRequest, name: string): boolean {
 
 /** Messages in the shape CopilotKit's runtime lists them (tool calls as `{id, name, args}`). */
 export async function threadMessages(
-  storage: Storage,
+  threads: ThreadService,
   request: FastifyRequest,
   clientThreadId: string,
 ): Promise<Record<string, unknown>[]> {
-  const thread = await readableThread(storage, request, clientThreadId);
+  const thread = await readableThread(threads, request, clientThreadId);
   const out: Record<string, unknown>[] = [];
   for (const stored of thread.messages ?? []) {
     let message: Record<string, unknown>;
@@ -72,11 +70,11 @@ export async function threadMessages(
 }
 
 export async function threadState(
-  storage: Storage,
+  threads: ThreadService,
   request: FastifyRequest,
   clientThreadId: string,
 ): Promise<unknown> {
-  const thread = await readableThread(storage, request, clientThreadId);
+  const thread = await readableThread(threads, request, clientThreadId);
   const values = thread.values;
   if (values === null || values === undefined) return null;
   const keys = typeof values === "object" && !Array.isArray(values) ? Object.keys(values) : [];
@@ -87,11 +85,12 @@ export async function threadState(
 
 /** The thread's history as the events `connect` replays, without following a run in progress. */
 export async function threadEvents(
+  threads: ThreadService,
   runs: RunService,
   request: FastifyRequest,
   clientThreadId: string,
 ): Promise<Record<string, unknown>[]> {
-  const thread = await readableThread(runs.storage, request, clientThreadId);
+  const thread = await readableThread(threads, request, clientThreadId);
   const events: Record<string, unknown>[] = [];
   for await (const event of replayThread(runs, {
     clientThreadId,

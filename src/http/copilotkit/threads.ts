@@ -1,6 +1,7 @@
-import { ownerFilter, ownerOf, type Principal, reaches } from "../../auth/principal.js";
+import { ownerOf, type Principal } from "../../auth/principal.js";
+import type { ThreadService } from "../../engine/thread-service.js";
 import { conflict, notFound } from "../../errors.js";
-import type { Storage, ThreadRecord } from "../../storage/types.js";
+import type { ThreadRecord } from "../../storage/types.js";
 import { aclThreadId } from "../agui-face.js";
 
 /**
@@ -54,7 +55,7 @@ export interface ListQuery {
  * A thread tagged for another owner is left as it is (it still runs, it is just not listed).
  */
 export async function tagThread(
-  storage: Storage,
+  threads: ThreadService,
   who: Principal,
   clientThreadId: string,
   agent: string,
@@ -66,25 +67,17 @@ export async function tagThread(
     [THREAD_KEY]: { id: clientThreadId, name: null },
     [ARCHIVED_KEY]: false,
   };
-  const existing = await storage.getThread(threadId);
-  if (!existing) {
-    const { created } = await storage.createThread({
-      thread_id: threadId,
-      metadata: tags,
-      if_exists: "do_nothing",
-      principal: ownerOf(who),
-    });
-    if (created) return;
-  }
-  const thread = existing ?? (await storage.getThread(threadId));
+  const existing = await threads.findReachable(who, threadId);
+  if (!existing && (await threads.createIfAbsent(who, threadId, tags))) return;
+  const thread = existing ?? (await threads.findReachable(who, threadId));
   // Someone else's thread is not tagged: the run on it is refused (404) as on the AG-UI face.
-  if (!thread || thread.hidden || !reaches(who, thread.principal)) return;
+  if (!thread || thread.hidden) return;
   if (thread.metadata[OWNER_KEY] !== undefined) return;
-  await storage.mergeThreadMetadata(threadId, tags);
+  await threads.mergeMetadata(thread, tags);
 }
 
 export async function listThreads(
-  storage: Storage,
+  threads: ThreadService,
   who: Principal,
   agent: string,
   query: ListQuery,
@@ -92,9 +85,8 @@ export async function listThreads(
   const metadata: Record<string, unknown> = { [OWNER_KEY]: ownerTag(who, agent) };
   if (!query.includeArchived) metadata[ARCHIVED_KEY] = false;
   // One more than asked: whether there is a next page.
-  const found = await storage.searchThreads({
+  const found = await threads.search(who, {
     metadata,
-    principal: ownerFilter(who),
     limit: query.limit + 1,
     offset: query.offset,
   });
@@ -107,43 +99,40 @@ export async function listThreads(
 
 /** A caller's thread of `agent` by the client's threadId; 404 for any other (not theirs, or none). */
 export async function ownedThread(
-  storage: Storage,
+  threads: ThreadService,
   who: Principal,
   clientThreadId: string,
   agent: string,
 ): Promise<ThreadRecord> {
-  const thread = await storage.getThread(aclThreadId(clientThreadId, who.id));
+  const thread = await threads.findReachable(who, aclThreadId(clientThreadId, who.id));
   const tag = thread?.metadata[OWNER_KEY] as Partial<Owner> | undefined;
-  if (!thread || thread.hidden || !reaches(who, thread.principal) || tag?.agent !== agent) {
+  if (!thread || thread.hidden || tag?.agent !== agent) {
     throw notFound("thread", clientThreadId);
   }
   return thread;
 }
 
 export async function renameThread(
-  storage: Storage,
+  threads: ThreadService,
   thread: ThreadRecord,
   name: string,
 ): Promise<ThreadRecord> {
   const current = (thread.metadata[THREAD_KEY] ?? {}) as Record<string, unknown>;
-  return storage.mergeThreadMetadata(thread.thread_id, {
-    [THREAD_KEY]: { ...current, name },
-  });
+  return threads.mergeMetadata(thread, { [THREAD_KEY]: { ...current, name } });
 }
 
 export function setArchived(
-  storage: Storage,
+  threads: ThreadService,
   thread: ThreadRecord,
   archived: boolean,
 ): Promise<ThreadRecord> {
-  return storage.mergeThreadMetadata(thread.thread_id, { [ARCHIVED_KEY]: archived });
+  return threads.mergeMetadata(thread, { [ARCHIVED_KEY]: archived });
 }
 
-export async function deleteThread(storage: Storage, thread: ThreadRecord): Promise<void> {
-  if ((await storage.pendingRunsOfThread(thread.thread_id)).length > 0) {
+export async function deleteThread(threads: ThreadService, thread: ThreadRecord): Promise<void> {
+  if (!(await threads.deleteIfIdle(thread))) {
     throw conflict(`thread ${clientIdOf(thread)} is busy: stop its run before deleting it`);
   }
-  await storage.deleteThread(thread.thread_id);
 }
 
 export function toCopilotThread(thread: ThreadRecord): CopilotThread {

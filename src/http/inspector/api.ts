@@ -1,9 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
-import { ownerFilter, reaches } from "../../auth/principal.js";
 import { toAcpRun } from "../../engine/acp-mapping.js";
-import { notFound } from "../../errors.js";
 import type { Metrics } from "../../metrics/metrics.js";
 import { packageRoot } from "../../paths.js";
 import type { RunRecord } from "../../storage/types.js";
@@ -52,15 +50,15 @@ const runsQuery = {
 export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
   Options: InspectorApiOptions;
 }> = async (app, options) => {
-  const { storage, settings } = app.deps;
+  const { ops, runs, settings } = app.deps;
   const startedAt = new Date();
 
   app.get("/overview", async (request) => {
-    const ready = await storage.ping().catch(() => false);
+    const ready = await ops.ready();
     return {
       server: {
         version,
-        storage: storage.kind,
+        storage: ops.storageKind,
         ready,
         auth: settings.auth.keys.length > 0,
         started_at: startedAt.toISOString(),
@@ -76,16 +74,9 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
 
   app.get("/runs", { schema: { querystring: runsQuery } }, async (request) => {
     const { agent_id, status, limit, offset } = request.query;
-    const { caller } = request;
-    // The caller's own runs of the agents it may use, filtered in the query (full pages).
-    const found = await storage.searchRuns({
-      ...(agent_id ? { agent_id } : {}),
-      ...(status ? { status } : {}),
-      principal: ownerFilter(caller),
-      ...(caller.agentIds ? { agent_ids: [...caller.agentIds] } : {}),
-      limit,
-      offset,
-    });
+    // The caller's own runs of the agents it may use, of both kinds, filtered in the query
+    // (full pages).
+    const found = await runs.search(request.caller, { agent_id, status, limit, offset });
     return found.map(describeRun);
   });
 
@@ -93,16 +84,14 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
     "/runs/:run_id/frames",
     { schema: { params: runIdParams, querystring: frameQuery } },
     async (request, reply) => {
-      const { caller } = request;
-      const run = await storage.getRun(request.params.run_id);
-      // Someone else's run does not exist for this caller (404, as on the ACP routes).
-      const reachable =
-        run &&
-        reaches(caller, run.principal) &&
-        (!caller.agentIds || caller.agentIds.has(run.agent_id));
-      if (!run || !reachable) throw notFound("run", request.params.run_id);
       const { after_seq, limit } = request.query;
-      const frames = await storage.readFrames(run.run_id, after_seq, limit);
+      // Someone else's run does not exist for this caller (404, as on the ACP routes).
+      const { run, frames } = await ops.runFrames(
+        request.caller,
+        request.params.run_id,
+        after_seq,
+        limit,
+      );
       // Frames are stored as JSON text: spliced in as they are, never parsed and re-serialized.
       const list = frames
         .map((f) => `{"seq":${f.seq},"mode":${JSON.stringify(f.mode)},"data":${f.data}}`)

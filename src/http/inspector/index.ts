@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
 import type { Metrics } from "../../metrics/metrics.js";
 import { sendError } from "../errors.js";
+import { PLUGIN, ROUTE_PREREQUISITES } from "../plugins/names.js";
 import { inspectorApi } from "./api.js";
 import { type InspectorAsset, loadInspectorAssets } from "./assets.js";
 
@@ -38,13 +40,28 @@ const PAGE_HEADERS = {
   "referrer-policy": "no-referrer",
 };
 
-export async function registerInspector(
+export interface InspectorPluginOptions {
+  inspector: Inspector;
+  metrics?: Metrics;
+}
+
+/** The inspector's page and API; its open paths were given to the key check (see above). */
+export const inspectorPlugin = fp<InspectorPluginOptions>(
+  async (app, options) => registerInspector(app, options),
+  {
+    name: PLUGIN.inspector,
+    fastify: "5.x",
+    dependencies: ROUTE_PREREQUISITES,
+    decorators: { fastify: ["deps"] },
+  },
+);
+
+async function registerInspector(
   app: FastifyInstance,
-  inspector: Inspector,
-  options: { metrics?: Metrics },
+  { inspector, metrics }: InspectorPluginOptions,
 ): Promise<void> {
   const { path, assets } = inspector;
-  await app.register(inspectorApi, { prefix: `${path}/api`, metrics: options.metrics });
+  await app.register(inspectorApi, { prefix: `${path}/api`, metrics });
 
   // The page's files are addressed relative to it, so the page must be `path/`.
   app.get(path, async (request, reply) => {

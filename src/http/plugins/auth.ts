@@ -1,19 +1,20 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
 import { looksLikeJwt, TokenRefused, TokenVerifier } from "../../auth/jwt.js";
 import {
   ANONYMOUS,
   keyPrincipalId,
   NOBODY,
   type Principal,
-  reaches,
   userPrincipalId,
 } from "../../auth/principal.js";
 import type { AgentRegistry } from "../../config/registry.js";
 import type { ApiKey, JwtSettings } from "../../config/settings.js";
+import type { RunService } from "../../engine/run-service.js";
 import { DomainError } from "../../errors.js";
-import type { Storage } from "../../storage/types.js";
 import { sendError } from "../errors.js";
+import { PLUGIN } from "./names.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -30,7 +31,8 @@ export interface AuthOptions {
   /** Bearer tokens of end users, when an issuer is configured. */
   jwt?: JwtSettings;
   registry: AgentRegistry;
-  storage: Storage;
+  /** Where a run named in the path is looked up, to refuse one of an agent the key may not use. */
+  runs: RunService;
   /** Paths served without a key (health, readiness, the protocol documents, …). */
   openPaths: ReadonlySet<string>;
 }
@@ -69,7 +71,7 @@ const first = (value: string | string[] | undefined): string | undefined =>
  * principal restricted to some agents gets 403 for any other agent: agent, descriptor and
  * AG-UI endpoints by path, run creation by `agent_id`, its own runs by their agent.
  */
-export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
+function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   app.decorateRequest("caller", null as unknown as Principal);
   if (options.keys.length === 0 && options.jwt === undefined) {
     app.addHook("onRequest", async (request: FastifyRequest) => {
@@ -78,7 +80,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     return;
   }
 
-  const { registry, storage, openPaths } = options;
+  const { registry, runs, openPaths } = options;
   const agentIdsOf = (names: readonly string[] | undefined): ReadonlySet<string> | null =>
     names
       ? new Set(
@@ -181,11 +183,21 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       if (typeof agentId === "string" && !allowed.has(agentId)) throw refuse(caller, agentId);
     }
     if (typeof params.run_id === "string") {
-      const run = await storage.getRun(params.run_id);
+      const run = await runs.findReachable(caller, params.run_id);
       // Someone else's run is not refused here: for this caller it does not exist (404 below).
-      if (run && reaches(caller, run.principal) && !allowed.has(run.agent_id)) {
+      if (run && !allowed.has(run.agent_id)) {
         throw refuse(caller, run.agent_id);
       }
     }
   });
 }
+
+/**
+ * Sets `request.caller` for every request. After CORS (a preflight is answered before the key
+ * check); everything that keys on the caller (rate limit, metrics, routes) comes after it.
+ */
+export const authPlugin = fp<AuthOptions>(async (app, options) => registerAuth(app, options), {
+  name: PLUGIN.auth,
+  fastify: "5.x",
+  dependencies: [PLUGIN.httpConventions, PLUGIN.cors],
+});

@@ -1,5 +1,7 @@
 import cors from "@fastify/cors";
 import type { FastifyInstance } from "fastify";
+import fp from "fastify-plugin";
+import { PLUGIN } from "./names.js";
 
 /** Headers a browser client may read: where the run is, and when to try again. */
 const EXPOSED_HEADERS = ["content-location", "x-acp-run-id", "retry-after", "www-authenticate"];
@@ -17,7 +19,7 @@ const ALLOWED_HEADERS = [
  * no origin is configured; `"*"` allows every origin. Preflights are answered before the API
  * key check: browsers send them without credentials.
  */
-export async function registerCors(
+async function registerCors(
   app: FastifyInstance,
   options: { origins: readonly string[] },
 ): Promise<void> {
@@ -39,3 +41,9 @@ export async function registerCors(
     }
   });
 }
+
+/** Registered before the key check, which depends on it: preflights carry no credentials. */
+export const corsPlugin = fp<{ origins: readonly string[] }>(registerCors, {
+  name: PLUGIN.cors,
+  fastify: "5.x",
+});

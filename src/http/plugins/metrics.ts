@@ -1,14 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
 import { NOBODY, type Principal } from "../../auth/principal.js";
 import { DomainError } from "../../errors.js";
 import type { Metrics } from "../../metrics/metrics.js";
+import { PLUGIN } from "./names.js";
 
 /**
  * `GET /metrics` (Prometheus text format) and the HTTP latency of every request. When API keys
  * are on and the endpoint is not public, it takes a key without an agent restriction: the
  * metrics name every agent.
  */
-export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
+async function registerMetrics(app: FastifyInstance, { metrics }: { metrics: Metrics }) {
   app.addHook("onResponse", async (request: FastifyRequest, reply: FastifyReply) => {
     // The route template, never the raw URL: ids in paths would make a series per request.
     const route = request.is404 ? "unmatched" : (request.routeOptions.url ?? "unmatched");
@@ -24,6 +26,13 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
     return reply.type(contentType).send(body);
   });
 }
+
+/** `GET /metrics` names every agent: it takes a caller the key check found. */
+export const metricsPlugin = fp<{ metrics: Metrics }>(registerMetrics, {
+  name: PLUGIN.metrics,
+  fastify: "5.x",
+  dependencies: [PLUGIN.httpConventions, PLUGIN.auth],
+});
 
 /**
  * Why `caller` may not read the metrics, or undefined. They name every agent and describe every

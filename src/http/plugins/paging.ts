@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
 import { invalid } from "../../errors.js";
+import { PLUGIN } from "./names.js";
 
 const PAGING_KEYS = ["limit", "offset"] as const;
 
@@ -8,7 +10,7 @@ const PAGING_KEYS = ["limit", "offset"] as const;
  * a row past 2^53 (SQLite refuses anything past 2^63 outright), so such a page is refused here
  * with a 422 instead of failing in the database as a 500.
  */
-export function registerPagingBounds(app: FastifyInstance): void {
+async function registerPagingBounds(app: FastifyInstance): Promise<void> {
   app.addHook("preHandler", async (request: FastifyRequest) => {
     for (const [part, data] of [
       ["body", request.body],
@@ -24,3 +26,9 @@ export function registerPagingBounds(app: FastifyInstance): void {
     }
   });
 }
+
+export const pagingBoundsPlugin = fp(registerPagingBounds, {
+  name: PLUGIN.pagingBounds,
+  fastify: "5.x",
+  dependencies: [PLUGIN.httpConventions],
+});

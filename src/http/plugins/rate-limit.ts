@@ -1,5 +1,7 @@
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance } from "fastify";
+import fp from "fastify-plugin";
+import { PLUGIN } from "./names.js";
 
 export interface RateLimitOptions {
   /** Requests per window and client; 0 = off. */
@@ -14,10 +16,7 @@ export interface RateLimitOptions {
  * IP address. Registered after the API key check, so the key is known. Beyond the limit: 429
  * with `retry-after` and an ACP string error (through the root error handler).
  */
-export async function registerRateLimit(
-  app: FastifyInstance,
-  options: RateLimitOptions,
-): Promise<void> {
+async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
   if (options.max <= 0) return;
   await app.register(rateLimit, {
     global: true,
@@ -34,3 +33,10 @@ export async function registerRateLimit(
       ),
   });
 }
+
+/** Keys on the caller the key check found, so it comes after it. */
+export const rateLimitPlugin = fp<RateLimitOptions>(registerRateLimit, {
+  name: PLUGIN.rateLimit,
+  fastify: "5.x",
+  dependencies: [PLUGIN.httpConventions, PLUGIN.auth],
+});

@@ -1,6 +1,8 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
 import { DomainError } from "../../errors.js";
+import { PLUGIN } from "./names.js";
 
 /** Routes that answer with a stream (ACP SSE, the AG-UI face), as `METHOD template`. */
 const STREAM_ROUTES = new Set([
@@ -96,3 +98,16 @@ export class LongRequests {
     });
   }
 }
+
+/**
+ * Counts long requests from the first hook on. After the key check and the rate limit: a
+ * request they refuse never holds a stream slot.
+ */
+export const longRequestsPlugin = fp<{ tracker: LongRequests }>(
+  async (app, { tracker }) => tracker.register(app),
+  {
+    name: PLUGIN.longRequests,
+    fastify: "5.x",
+    dependencies: [PLUGIN.httpConventions, PLUGIN.auth, PLUGIN.rateLimit],
+  },
+);

@@ -44,8 +44,8 @@ const agentNameParams = {
  * as CopilotKit that are configured with one URL per agent). Runs through it are ACP runs.
  */
 export const aguiRoutes: FastifyPluginAsync = async (app) => {
-  const { registry, runs, engine } = app.deps;
-  const face = new AguiFace(runs);
+  const { registry, runs, threads, engine, settings } = app.deps;
+  const face = new AguiFace({ runs, threads, keepAliveSeconds: settings.keepAliveSeconds });
 
   const byId = (id: string): RegisteredAgent => {
     const agent = registry.get(id);

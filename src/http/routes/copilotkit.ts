@@ -61,8 +61,8 @@ const listQuery = {
  * progress; `stop` ends a run as ACP's cancel does; the thread views read ACP threads.
  */
 export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
-  const { registry, runs, engine, storage, settings } = app.deps;
-  const face = new AguiFace(runs);
+  const { registry, runs, threads, engine, settings } = app.deps;
+  const face = new AguiFace({ runs, threads, keepAliveSeconds: settings.keepAliveSeconds });
   const version = packageVersion();
 
   // CopilotKit's client sends `content-type: application/json` with no body to stop a thread.
@@ -85,7 +85,7 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
     async (request, reply) => {
       const agent = agentFor(registry, request, request.params.agent);
       const input = runInput(request.body);
-      await tagThread(storage, request.caller, input.threadId, agent.name);
+      await tagThread(threads, request.caller, input.threadId, agent.name);
       await face.serve(request, reply, agent, input, {
         onDisconnect: "continue",
         ending: "close-then-end",
@@ -128,7 +128,7 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
   }>("/threads", { schema: { querystring: listQuery } }, async (request) => {
     const { agentId, includeArchived, limit, cursor } = request.query;
     const agent = agentFor(registry, request, agentId);
-    return listThreads(storage, request.caller, agent.name, {
+    return listThreads(threads, request.caller, agent.name, {
       includeArchived: includeArchived === "true",
       limit,
       offset: cursor === undefined ? 0 : Number(cursor),
@@ -139,19 +139,19 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
     "/threads/:thread/messages",
     { schema: { params: threadParams } },
     async (request) => ({
-      messages: await threadMessages(storage, request, request.params.thread),
+      messages: await threadMessages(threads, request, request.params.thread),
     }),
   );
   app.get<{ Params: { thread: string } }>(
     "/threads/:thread/state",
     { schema: { params: threadParams } },
-    async (request) => ({ state: await threadState(storage, request, request.params.thread) }),
+    async (request) => ({ state: await threadState(threads, request, request.params.thread) }),
   );
   app.get<{ Params: { thread: string } }>(
     "/threads/:thread/events",
     { schema: { params: threadParams } },
     async (request) => ({
-      events: await threadEvents(runs, request, request.params.thread),
+      events: await threadEvents(threads, runs, request, request.params.thread),
     }),
   );
 
@@ -159,7 +159,7 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
   const owned = async (request: FastifyRequest<{ Params: { thread: string } }>) => {
     const body = mutationBody(request.body);
     const agent = agentFor(registry, request, body.agentId);
-    const thread = await ownedThread(storage, request.caller, request.params.thread, agent.name);
+    const thread = await ownedThread(threads, request.caller, request.params.thread, agent.name);
     return { body, thread };
   };
   app.patch<{ Params: { thread: string } }>(
@@ -168,9 +168,9 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
     async (request) => {
       const { body, thread } = await owned(request);
       let updated = thread;
-      if (typeof body.name === "string") updated = await renameThread(storage, updated, body.name);
+      if (typeof body.name === "string") updated = await renameThread(threads, updated, body.name);
       if (typeof body.archived === "boolean")
-        updated = await setArchived(storage, updated, body.archived);
+        updated = await setArchived(threads, updated, body.archived);
       return toCopilotThread(updated);
     },
   );
@@ -179,7 +179,7 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
     { schema: { params: threadParams } },
     async (request) => {
       const { thread } = await owned(request);
-      await setArchived(storage, thread, true);
+      await setArchived(threads, thread, true);
       return { threadId: request.params.thread, archived: true };
     },
   );
@@ -188,7 +188,7 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
     { schema: { params: threadParams } },
     async (request) => {
       const { thread } = await owned(request);
-      await deleteThread(storage, thread);
+      await deleteThread(threads, thread);
       return { threadId: request.params.thread, deleted: true };
     },
   );

@@ -21,7 +21,7 @@ export const metaRoutes: FastifyPluginAsync = async (app) => {
 
   app.get("/healthz", async (_request, reply) => reply.type(json).send(JSON.stringify("ok")));
   app.get("/readyz", async (_request, reply) => {
-    const ready = await app.deps.storage.ping().catch(() => false);
+    const ready = await app.deps.ops.ready();
     return reply
       .code(ready ? 200 : 503)
       .type(json)

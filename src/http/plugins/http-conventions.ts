@@ -1,0 +1,25 @@
+import fp from "fastify-plugin";
+import { registerErrorHandling } from "../errors.js";
+import { type JsonLimits, registerJsonBodyParser } from "../json-body.js";
+import { registerValidatorCompiler } from "../validator-compiler.js";
+import { PLUGIN } from "./names.js";
+
+export interface HttpConventionsOptions {
+  limits: JsonLimits & { maxBodyBytes: number };
+}
+
+/**
+ * The HTTP conventions every route shares: our JSON body parser (and no text/plain one: the
+ * default would hand strings to JSON routes, and a wrong content type is a clear 415 instead
+ * of a confusing schema error), bodies checked by the precompiled validators, and every error
+ * answered as an ACP string error.
+ */
+export const httpConventions = fp<HttpConventionsOptions>(
+  async (app, { limits }) => {
+    app.removeContentTypeParser("text/plain");
+    registerJsonBodyParser(app, limits);
+    registerValidatorCompiler(app);
+    registerErrorHandling(app, { maxBodyBytes: limits.maxBodyBytes });
+  },
+  { name: PLUGIN.httpConventions, fastify: "5.x" },
+);

@@ -1,0 +1,49 @@
+import fp from "fastify-plugin";
+import { sendError } from "../errors.js";
+import { PLUGIN } from "./names.js";
+import type { LongRequests } from "./streams.js";
+
+export interface ShutdownOptions {
+  /** Stops the run engine, giving running runs `graceMs` to finish. */
+  stopEngine(graceMs: number): Promise<void>;
+  /** Stops what must outlive the requests (webhook delivery), once they all ended. */
+  stopBackground(): Promise<void>;
+  /** The streams and waits to end once the engine stopped. */
+  longRequests: LongRequests;
+  /** Grace period for running runs. */
+  graceMs: number;
+}
+
+/** How long open streams get, once the engine stopped, to deliver their final frames. */
+const STREAM_DRAIN_MS = 1000;
+
+/**
+ * The app's shutdown, in order: requests still arriving on an open connection are refused
+ * (503, registered first so nothing else runs for them), no new connections are taken, the
+ * engine stops (running runs get the grace period), open streams get a moment to deliver the
+ * final frames of the runs just ended, and once Fastify closed every connection the background
+ * work stops.
+ */
+export const shutdown = fp<ShutdownOptions>(
+  async (app, options) => {
+    let closing = false;
+    app.addHook("onRequest", async (_request, reply) => {
+      if (!closing) return;
+      reply.header("connection", "close");
+      return sendError(reply, 503, "the server is shutting down");
+    });
+    // Before Fastify waits for open connections to end: the streams and waits among them only
+    // end once their runs do, so the engine must stop (and end them) first.
+    app.addHook("preClose", async () => {
+      closing = true;
+      // No new connections during the grace period: it is for the runs in flight.
+      if (app.server.listening) app.server.close();
+      await options.stopEngine(options.graceMs);
+      await options.longRequests.drain(STREAM_DRAIN_MS);
+    });
+    app.addHook("onClose", async () => {
+      await options.stopBackground();
+    });
+  },
+  { name: PLUGIN.shutdown, fastify: "5.x", dependencies: [PLUGIN.httpConventions] },
+);

@@ -1,0 +1,81 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { RunFrame } from "../../storage/types.js";
+import { SSE_KEEP_ALIVE } from "./sse-keep-alive.js";
+import { StreamWriter } from "./stream-writer.js";
+
+/**
+ * Line breaks that JSON.stringify leaves raw inside strings but Python's `str.splitlines()`
+ * (the line splitter of `agntcy-acp`'s reader) splits on. A raw one in a frame's data would cut
+ * the JSON line in two there; escaped, the data is the same JSON and stays on one line.
+ */
+const SPLITLINES_BREAK = /[\u0085\u2028\u2029]/;
+const SPLITLINES_BREAKS = /[\u0085\u2028\u2029]/g;
+
+function escapeLineBreaks(data: string): string {
+  if (!SPLITLINES_BREAK.test(data)) return data;
+  return data.replace(
+    SPLITLINES_BREAKS,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** One run frame as ACP SSE: `id: <seq>`, `event: agent_event`, one-line JSON `data`. */
+export function encodeAcpFrame(frame: RunFrame): string {
+  return `id: ${frame.seq}\nevent: agent_event\ndata: ${escapeLineBreaks(frame.data)}\n\n`;
+}
+
+export interface AcpStreamOptions {
+  /** Seconds between keep-alive comment lines; 0 = none. */
+  keepAliveSeconds: number;
+  /** Extra response headers (e.g. Content-Location for the run). */
+  headers?: Record<string, string>;
+}
+
+/** An ACP run stream: run frames written as ACP SSE. */
+export class AcpSseStream {
+  private readonly writer: StreamWriter;
+
+  constructor(request: FastifyRequest, reply: FastifyReply, options: AcpStreamOptions) {
+    this.writer = new StreamWriter(request, reply, {
+      contentType: "text/event-stream; charset=utf-8",
+      headers: options.headers,
+      keepAliveSeconds: options.keepAliveSeconds,
+      keepAlive: SSE_KEEP_ALIVE,
+    });
+  }
+
+  open(): void {
+    this.writer.open();
+  }
+
+  /** Aborts when the response closes before the stream ended (see StreamWriter.closed). */
+  get signal(): AbortSignal {
+    return this.writer.closed;
+  }
+
+  /** True when the socket buffer is full: the caller may skip superseded values frames. */
+  get congested(): boolean {
+    return this.writer.congested;
+  }
+
+  write(frame: RunFrame): void {
+    this.writer.write(encodeAcpFrame(frame));
+  }
+
+  drain(): Promise<void> {
+    return this.writer.drain();
+  }
+
+  end(): void {
+    this.writer.end();
+  }
+}
+
+/** The `Last-Event-ID` header as a sequence number, or undefined when absent or not a number. */
+export function lastEventId(request: FastifyRequest): number | undefined {
+  const header = request.headers["last-event-id"];
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === "") return undefined;
+  const seq = Number(value);
+  return Number.isSafeInteger(seq) && seq >= 0 ? seq : undefined;
+}
