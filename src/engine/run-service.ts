@@ -6,7 +6,15 @@ import { ERRCODE } from "../bridge/outcomes.js";
 import { configurableOf, type RunCommand } from "../bridge/run-command.js";
 import { conflict, DomainError, invalid, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import type { RunFrame, RunKind, RunRecord, RunSearch, RunStatus } from "../storage/types.js";
+import type {
+  CheckpointRecord,
+  RunFrame,
+  RunKind,
+  RunRecord,
+  RunSearch,
+  RunStatus,
+  ThreadRecord,
+} from "../storage/types.js";
 import { StopReason } from "./executor.js";
 import { readFinal } from "./frames/codec.js";
 import { followRun, type RunStreamOptions } from "./frames/follow.js";
@@ -57,17 +65,9 @@ const LATEST_START_MS = 253_402_300_799_999;
 export class RunService {
   constructor(private readonly options: RunServiceOptions) {}
 
-  /**
-   * The storage behind the runs. Not for following a run (that is `follow`); the HTTP layer's
-   * other uses of it are being moved behind services, after which it can become private.
-   */
-  get storage() {
+  /** The storage behind the runs; HTTP reaches it only through this service's methods. */
+  private get storage() {
     return this.options.engine.storage;
-  }
-
-  /** The frame bus. Not for following a run (that is `follow`); see `storage`. */
-  get bus() {
-    return this.options.engine.bus;
   }
 
   /**
@@ -383,6 +383,46 @@ export class RunService {
   recentRunsOfThread(threadId: string, limit: number): Promise<RunRecord[]> {
     return this.storage.searchRuns({ thread_id: threadId, limit, offset: 0 });
   }
+
+  /**
+   * What a reconnecting client's replay of a thread is built from, read in this order: the
+   * thread, its runs in progress, its latest stateful runs, then the oldest run in progress
+   * again (read after the thread, so a run that had not started then changed nothing in what
+   * was read) and the checkpoint it began from. `undefined` for a thread `who` may not reach.
+   */
+  async replaySource(who: Principal, threadId: string): Promise<ReplaySource | undefined> {
+    const storage = this.storage;
+    const thread = await storage.getThread(threadId);
+    if (!thread || thread.hidden || !reaches(who, thread.principal)) return undefined;
+    // Captured once: runs started after this connect are not part of it.
+    const pending = await storage.pendingRunsOfThread(threadId);
+    const recent = await storage.searchRuns({
+      thread_id: threadId,
+      kind: "stateful",
+      limit: 20,
+      offset: 0,
+    });
+    const oldest = pending[0];
+    const current = oldest && ((await storage.getRun(oldest.run_id)) ?? oldest);
+    const checkpointBefore =
+      current && current.segments.length > 0 && current.checkpoint_before
+        ? await storage.getCheckpoint(threadId, current.checkpoint_before)
+        : null;
+    return { thread, pending, recent, current, checkpointBefore };
+  }
+}
+
+/** See `RunService.replaySource`. */
+export interface ReplaySource {
+  thread: ThreadRecord;
+  /** The runs in progress when the replay started, oldest first. */
+  pending: RunRecord[];
+  /** The thread's latest stateful runs, newest first. */
+  recent: RunRecord[];
+  /** The oldest run in progress, read again after the thread; `undefined` when none. */
+  current: RunRecord | undefined;
+  /** The checkpoint `current` began from, when it started and has one. */
+  checkpointBefore: CheckpointRecord | null;
 }
 
 /** ACP: a requested stream mode must be one the agent's descriptor declares. */

@@ -1,10 +1,10 @@
-import { type Principal, reaches } from "../auth/principal.js";
+import type { Principal } from "../auth/principal.js";
 import { clientIds, knownMessages, startedInput } from "../bridge/agui-command.js";
 import { parseRunCommand } from "../bridge/run-command.js";
 import { ownsState } from "../bridge/run-input.js";
 import { stateForClient } from "../bridge/values.js";
-import type { RunService } from "../engine/run-service.js";
-import type { AcpMessage, RunRecord, ThreadRecord } from "../storage/types.js";
+import type { ReplaySource, RunService } from "../engine/run-service.js";
+import type { AcpMessage, RunRecord } from "../storage/types.js";
 import { runEvents, type ServerEnding } from "./run-events.js";
 
 type Event = Record<string, unknown>;
@@ -41,12 +41,10 @@ export async function* replayThread(
   runs: RunService,
   options: ReplayOptions,
 ): AsyncGenerator<Event> {
-  const { storage } = runs;
-  const thread = await storage.getThread(options.threadId);
-  if (!thread || thread.hidden || !reaches(options.who, thread.principal)) return;
-  // Captured once: runs started after this connect are not part of it.
-  const pending = await storage.pendingRunsOfThread(options.threadId);
-  const base = await baseOf(runs, thread, pending[0]);
+  const source = await runs.replaySource(options.who, options.threadId);
+  if (!source) return;
+  const { thread, pending } = source;
+  const base = baseOf(source);
 
   const history = historyEvents(options.clientThreadId, thread.thread_id, base);
   for (const event of history) yield event;
@@ -84,34 +82,19 @@ function aguiIdsOf(run: RunRecord): { threadId: string; runId: string } | undefi
   return clientIds(parseRunCommand(run.creation));
 }
 
-async function baseOf(
-  runs: RunService,
-  thread: ThreadRecord,
-  current: RunRecord | undefined,
-): Promise<Base> {
-  const { storage } = runs;
-  const recent = await storage.searchRuns({
-    thread_id: thread.thread_id,
-    kind: "stateful",
-    limit: 20,
-    offset: 0,
-  });
+/** The thread as it was before its oldest run in progress began. */
+function baseOf(source: ReplaySource): Base {
+  const { thread, recent, current, checkpointBefore: before } = source;
   const last = recent.find((run) => run.status !== "pending");
-  if (!current) return { messages: thread.messages ?? [], state: thread.values, last };
-  // Read after the thread: a run that had not started then changed nothing in what was read.
-  const fresh = (await storage.getRun(current.run_id)) ?? current;
-  if (fresh.segments.length === 0) {
+  if (!current || current.segments.length === 0) {
     return { messages: thread.messages ?? [], state: thread.values, last };
   }
-  const before = fresh.checkpoint_before
-    ? await storage.getCheckpoint(thread.thread_id, fresh.checkpoint_before)
-    : null;
-  const messages = fresh.checkpoint_before ? (before?.messages ?? thread.messages ?? []) : [];
-  const command = parseRunCommand(fresh.creation);
+  const messages = current.checkpoint_before ? (before?.messages ?? thread.messages ?? []) : [];
+  const command = parseRunCommand(current.creation);
   // A run made by an AG-UI client started from the state that client sent.
   const state = ownsState(command)
     ? command.input.state
-    : fresh.checkpoint_before
+    : current.checkpoint_before
       ? (before?.values ?? null)
       : null;
   return { messages, state, last };

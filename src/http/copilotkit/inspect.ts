@@ -1,8 +1,8 @@
 import type { FastifyRequest } from "fastify";
+import { acpToAguiMessage } from "../../bridge/messages.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
 import { notFound } from "../../errors.js";
-import { acpToAguiMessage } from "../../pipeline/acp-messages.js";
 import type { ThreadRecord } from "../../storage/types.js";
 import { aclThreadId } from "../agui-face.js";
 import { replayThread } from "../thread-replay.js";
