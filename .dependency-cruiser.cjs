@@ -10,7 +10,7 @@
 const ROOTS = "^src/(app|server|cli|cli-args|assign-owner)\\.ts$";
 /** Everything below the engine: pure processing, storage, settings, agents, shared helpers. */
 const BELOW_ENGINE =
-  "^src/(storage|pipeline|validation|config|adapters|auth|webhooks|metrics|bridge)/|^src/(errors|ids|paths|logging)\\.ts$";
+  "^src/(storage|pipeline|validation|config|adapters|auth|webhooks|metrics|bridge|retention)/|^src/(errors|ids|paths|logging)\\.ts$";
 
 module.exports = {
   forbidden: [
@@ -71,6 +71,25 @@ module.exports = {
       comment: "The config reads adapters' option schemas and types, never an adapter itself.",
       from: { path: "^src/config/" },
       to: { path: "^src/adapters/", pathNot: "^src/adapters/[^/]+-options\\.ts$" },
+    },
+    {
+      name: "config-only-to-retention-settings",
+      severity: "error",
+      comment:
+        "The config composes the retention section's schema and defaults (retention/settings.ts), never the sweeper.",
+      from: { path: "^src/config/" },
+      to: { path: "^src/retention/", pathNot: "^src/retention/settings\\.ts$" },
+    },
+    {
+      name: "retention-through-the-storage-contract",
+      severity: "error",
+      comment:
+        "The sweeper drives storage's retention batches through the contract (storage/types.ts, storage/retention.ts); its settings file is data for the config.",
+      from: { path: "^src/retention/" },
+      to: {
+        path: "^src/",
+        pathNot: "^src/retention/|^src/storage/(types|retention)\\.ts$|^src/(errors|ids|logging)\\.ts$",
+      },
     },
     {
       name: "bridge-is-pure-mapping",
