@@ -187,6 +187,10 @@ export class RunEngine {
           if (eligible.length === 0) break;
           const run = await this.storage.claimRun(this.owner, this.leaseMs, new Date(), eligible);
           if (!run) break;
+          // Our own lease lapsed before its renewal (a long synchronous stretch, or a lease
+          // shorter than the renewal interval) and the claim just took it back: the run is
+          // executing here already and must not start a second time.
+          if (this.executing.has(run.run_id)) continue;
           this.launch(run);
         }
         // Checked again after this await too: a wake that arrives while the next start is
