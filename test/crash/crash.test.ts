@@ -41,6 +41,12 @@ const config = {
 const id = (name: string) => agentIdFor(name, "1.0.0");
 
 const COUNTS = { finished: 40, executing: 40, retried: 30, queued: 40 };
+/**
+ * The queued runs' start delay: it must outlast creating 150 runs and waiting for the slow ones
+ * to checkpoint, which took more than 5 s on a busy 2-core machine (some "queued" runs had
+ * already started by the kill).
+ */
+const QUEUED_AFTER_SECONDS = 20;
 
 describe("crash safety", () => {
   it("after SIGKILL mid-run and a restart on the same SQLite file, nothing finished is lost and every run is resolved", async () => {
@@ -77,7 +83,9 @@ describe("crash safety", () => {
       20,
     );
     const queued = await inBatches(
-      Array.from({ length: COUNTS.queued }, () => create("fast", { after_seconds: 5 })),
+      Array.from({ length: COUNTS.queued }, () =>
+        create("fast", { after_seconds: QUEUED_AFTER_SECONDS }),
+      ),
       20,
     );
     const all = [...finishedRuns, ...executing, ...retried, ...queued];
@@ -173,7 +181,7 @@ describe("crash safety", () => {
     const rest = await eventually(
       () => Promise.all([...retried, ...queued].map(get)),
       (runs) => runs.every((r) => r.status !== "pending"),
-      20_000,
+      QUEUED_AFTER_SECONDS * 1000 + 20_000,
       "retried and queued runs to finish",
     );
     expect(rest.map((r) => r.status)).toEqual(Array(rest.length).fill("success"));
@@ -192,5 +200,5 @@ describe("crash safety", () => {
     console.log(
       `crash: ${all.length} runs (${COUNTS.finished} finished, ${before.stillRunning} executing of which ${COUNTS.retried} retryOnRestart, ${before.queued} queued) and ${all.length} threads, SIGKILL; after restart: ${checkpointsKept} checkpoints kept, ${failed.length} failed as restarted, ${rest.length} completed, integrity ok, nothing lost`,
     );
-  }, 60_000);
+  }, 120_000);
 });

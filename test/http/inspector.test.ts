@@ -15,6 +15,7 @@ import {
   settledRun,
   snapshot,
   started,
+  until,
 } from "../runs/helpers.js";
 
 /** A built inspector as Vite lays it out: the page, hashed assets, a public file. */
@@ -278,6 +279,13 @@ describe("the inspector's API", () => {
     });
     const runId = created.run_id as string;
     await settledRun(t!, runId, "success");
+    // The outcome is recorded a moment before the final frame is stored.
+    await until(
+      () => t!.storage.readFrames(runId, 0),
+      (stored) => stored.at(-1)?.mode === "final",
+      5_000,
+      "the final frame to be stored",
+    );
 
     const res = await get(`/ui/api/runs/${runId}/frames`);
     expect(res.statusCode).toBe(200);
