@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
 import { ownerFilter, reaches } from "../../auth/principal.js";
 import { toAcpRun } from "../../engine/acp-mapping.js";
+import { readFullFrames } from "../../engine/frames/follow.js";
 import { notFound } from "../../errors.js";
 import type { Metrics } from "../../metrics/metrics.js";
 import { packageRoot } from "../../paths.js";
@@ -102,8 +103,9 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
         (!caller.agentIds || caller.agentIds.has(run.agent_id));
       if (!run || !reachable) throw notFound("run", request.params.run_id);
       const { after_seq, limit } = request.query;
-      const frames = await storage.readFrames(run.run_id, after_seq, limit);
-      // Frames are stored as JSON text: spliced in as they are, never parsed and re-serialized.
+      // In full form, as a stream sends them (values rebuilt: see engine/frames/codec.ts).
+      const frames = await readFullFrames(storage, run.run_id, after_seq, limit);
+      // Frame data is JSON text: spliced in as it is, never parsed and re-serialized.
       const list = frames
         .map((f) => `{"seq":${f.seq},"mode":${JSON.stringify(f.mode)},"data":${f.data}}`)
         .join(",");
