@@ -170,7 +170,7 @@ async function* followStored(
         // ends with a final frame, so after any other frame there is no need to look...
         if (
           (lastWasFinal || lastSeq === options.afterSeq || emptyWake) &&
-          (await endsRun(storage, runId, lastSeq))
+          (await endsRun(storage, runId, lastSeq, !lastWasFinal, () => live.length > 0))
         ) {
           return;
         }
@@ -194,8 +194,30 @@ async function* followStored(
  * longer pending and nothing after `lastSeq` is stored. (An interrupted run that was resumed is
  * pending again, so its earlier `final` frame does not end a replay.)
  */
-async function endsRun(storage: Storage, runId: string, lastSeq: number): Promise<boolean> {
+async function endsRun(
+  storage: Storage,
+  runId: string,
+  lastSeq: number,
+  finalUnseen = false,
+  arrived: () => boolean = () => false,
+): Promise<boolean> {
   const run = await storage.getRun(runId);
   if (!run) return true;
-  return run.status !== "pending" && run.last_seq <= lastSeq;
+  if (run.status === "pending" || run.last_seq > lastSeq) return false;
+  if (!finalUnseen) return true;
+  // The run's outcome is written before its final frame: a follower that has not seen a final
+  // frame at the end of the log may have come in between, and the final frame is on its way.
+  // (Unless it could not be stored: it was then only published, so wait a little, not forever.)
+  const at = lastSeq > 0 ? await storage.readFrames(runId, lastSeq - 1, 1) : [];
+  if (at[0]?.mode === "final") return true;
+  for (let i = 0; i < FINAL_FRAME_WAITS; i++) {
+    await new Promise((resolve) => setTimeout(resolve, FINAL_FRAME_WAIT_MS));
+    if (arrived()) return false;
+    if ((await storage.readFrames(runId, lastSeq, 1)).length > 0) return false;
+  }
+  return true;
 }
+
+/** How long a follower waits for the final frame of a run whose outcome it has seen. */
+const FINAL_FRAME_WAITS = 50;
+const FINAL_FRAME_WAIT_MS = 20;
