@@ -153,6 +153,8 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
         );
       }
       if (pushed.stateChanged || pushed.messagesChanged) writer.values(renderValues);
+      const backlog = writer.backlog();
+      if (backlog) await backlog;
       if (pushed.fault) {
         end = {
           kind: "error",
