@@ -11,6 +11,8 @@
 //   BENCH_THREADS=100000    threads seeded for the search workload
 //   BENCH_IDLE_STREAMS=1000 idle streams held open
 //   BENCH_WRITE_RUNS=300    runs counted by the write counter (per backend and concurrency)
+//   BENCH_STORAGE_MB=10     text content of the storage workload's one large run
+//   BENCH_STORAGE_BASELINE_CLI  another build's dist/cli.js, measured beside ours by `storage`
 //   BENCH_DATABASE_URL      PostgreSQL for the wait-pg and write-count rows (default: the
 //                           tests' TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test);
 //                           each server gets a schema of its own, dropped at the end
@@ -56,6 +58,7 @@ import {
   writeBenchConfig,
 } from "./lib/servers.mjs";
 import { postgresWait } from "./workloads/postgres-wait.mjs";
+import { storageLargeRun } from "./workloads/storage-large-run.mjs";
 import { writeCount } from "./workloads/write-count.mjs";
 
 const env = process.env;
@@ -762,6 +765,7 @@ const WORKLOADS = [
   { id: "pipeline", run: pipeline },
   { id: "idle-streams", run: idleStreams },
   { id: "thread-search", run: threadSearch },
+  { id: "storage", run: () => storageLargeRun(kit()) },
 ];
 
 // ---------------------------------------------------------------------------------------------

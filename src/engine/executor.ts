@@ -12,7 +12,7 @@ import type { TerminalInfo } from "../pipeline/types.js";
 import type { RunRecord, Storage, ThreadRecord } from "../storage/types.js";
 import { untilAborted } from "./abortable.js";
 import type { FrameBus } from "./frame-bus.js";
-import { customFrameData, valuesFrameData } from "./frames/codec.js";
+import { customFrameData, VALUES_DELTA_DATA, valuesKeyframeData } from "./frames/codec.js";
 import { FrameWriter } from "./frames/writer.js";
 
 /** How long an agent may keep its stream open after RUN_FINISHED or RUN_ERROR. */
@@ -110,8 +110,15 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
   };
   writer.onFailure((err) => failStorage(err, "events"));
 
-  const renderValues = () =>
-    valuesFrameData(run.run_id, asValues(pipeline.state), toAcpMessages(pipeline.messages));
+  // Values frames are stored without their values (see frames/codec.ts): the segment's first
+  // one says what the segment started from, and readers rebuild the rest from the events. The
+  // start is taken now, before any event changes it.
+  let keyframe: string | undefined = valuesKeyframeData(input.state, input.messages ?? []);
+  const renderValues = () => {
+    const data = keyframe ?? VALUES_DELTA_DATA;
+    keyframe = undefined;
+    return data;
+  };
 
   let end: SegmentEnd | undefined;
   let terminal: TerminalInfo | undefined;
@@ -146,6 +153,8 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
         );
       }
       if (pushed.stateChanged || pushed.messagesChanged) writer.values(renderValues);
+      const backlog = writer.backlog();
+      if (backlog) await backlog;
       if (pushed.fault) {
         end = {
           kind: "error",

@@ -1,6 +1,7 @@
 import { type Principal, reaches } from "../auth/principal.js";
 import { notFound } from "../errors.js";
 import type { RunFrame, RunRecord, Storage } from "../storage/types.js";
+import { readFullFrames } from "./frames/follow.js";
 
 /**
  * What operators see beyond the ACP API: whether storage answers (readiness), which backend it
@@ -32,6 +33,6 @@ export class OpsService {
     const reachable =
       run && reaches(who, run.principal) && (!who.agentIds || who.agentIds.has(run.agent_id));
     if (!run || !reachable) throw notFound("run", runId);
-    return { run, frames: await this.storage.readFrames(run.run_id, afterSeq, limit) };
+    return { run, frames: await readFullFrames(this.storage, run.run_id, afterSeq, limit) };
   }
 }

@@ -254,7 +254,11 @@ export class RunService {
     const runId = run.run_id;
     if (run.status !== "pending") return run;
     let last: RunFrame | undefined;
-    for await (const frame of this.follow(runId, { afterSeq: run.last_seq, signal })) {
+    for await (const frame of this.follow(runId, {
+      afterSeq: run.last_seq,
+      signal,
+      read: "events",
+    })) {
       // Only the end matters here; the stream's last frame is the run's final frame.
       last = frame;
     }

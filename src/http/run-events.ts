@@ -48,6 +48,7 @@ export async function* runEvents(
   for await (const frame of runs.follow(run.run_id, {
     afterSeq: options.afterSeq,
     signal: options.signal,
+    read: "events",
   })) {
     const event = readUpdate(frame);
     if (event) {

@@ -126,7 +126,8 @@ export class RunHandlers {
       );
     }
     try {
-      for await (const frame of this.runs.follow(run.run_id, { afterSeq, signal })) {
+      const read = modes.has("values") ? "all" : "without-values";
+      for await (const frame of this.runs.follow(run.run_id, { afterSeq, signal, read })) {
         if (frame.mode !== "final" && !modes.has(frame.mode)) continue;
         // A values frame is superseded by the next one (and the final frame carries values), so a
         // client that cannot keep up skips it instead of growing our buffer.

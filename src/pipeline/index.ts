@@ -3,12 +3,14 @@
  * Engine-agnostic (no HTTP, storage or ACP routes; the ACP mapping is src/bridge's). See
  * segment.ts for the usage contract.
  */
+export { Accumulator } from "./accumulate.js";
 export { upgradeMessageContent } from "./compat.js";
 export { type SegmentOptions, SegmentPipeline } from "./segment.js";
 export {
   type AgUiEvent,
   type AgUiMessage,
   type EndResult,
+  type EventRecord,
   type FaultRule,
   PipelineFault,
   type PipelineLogger,

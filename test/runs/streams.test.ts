@@ -1,5 +1,6 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFullFrames } from "../../src/engine/frames/follow.js";
 import type { TestApp } from "../helpers/app.js";
 import { assertSpecFrame } from "../helpers/spec.js";
 import { openSse, readSse, type SseConnection, type SseFrame } from "../helpers/sse.js";
@@ -115,8 +116,8 @@ describe.each([
     expect(data.slice(0, -1).every((d) => d.status === "pending")).toBe(true);
     const runId = last.run_id;
     expect(connection.headers["content-location"]).toBe(`${runs}/${runId}`);
-    // Everything stored was sent, in order.
-    const stored = await t.storage.readFrames(runId, 0);
+    // Everything stored was sent, in order (read back in full form, as streams send it).
+    const stored = await readFullFrames(t.storage, runId, 0);
     expect(stored.map((f) => f.seq)).toEqual(ids(frames));
     expect(stored.map((f) => f.data)).toEqual(frames.map((f) => f.rawData));
   });

@@ -1,15 +1,39 @@
+import { aguiToAcpMessages } from "../../bridge/messages.js";
+import { asValues } from "../../bridge/values.js";
+import { Accumulator, type AgUiMessage, type EventRecord } from "../../pipeline/index.js";
 import type { RunFrame, RunStatus } from "../../storage/types.js";
 
 /**
  * The run frame format: the only module that writes a frame's `data` or reads it back.
  *
- * A frame's data is the ACP `RunOutputStream` item sent as an SSE event's data, byte for byte:
+ * Clients get a frame's data as the ACP `RunOutputStream` item, byte for byte ("full form"):
  * - custom / subagent: `{"type":"custom","run_id":…,"status":"pending","update":<AG-UI event>}`
  * - values: `{"type":"values","run_id":…,"status":"pending","values":…,"messages":…}`
  * - final: `{"type":"values","run_id":…,"status":<run status>,"values":…,"messages":…,"output":…}`
  *
- * The key order is part of the format: `endsForGood` reads a final frame's status from its
- * first bytes instead of parsing frames that can be megabytes long.
+ * What is stored (and published on the bus) is smaller, so that a run stores what its agent
+ * produced about once rather than once per values frame (a values frame repeats the whole state
+ * and messages so far, which grows with the square of a long message):
+ * - custom / subagent frames are stored in full form: they are the segment's events, and the
+ *   values are rebuilt from them.
+ * - values frames carry no values. A segment's first values frame (its keyframe) carries the
+ *   AG-UI state and messages the segment started from: `{"rebuild":"events","state":…,
+ *   "messages":…}`; the later ones are `{"rebuild":"events"}`. A values frame's full form is
+ *   the segment's start with every event of the segment stored before it applied by the
+ *   pipeline's accumulator, then mapped to ACP as the executor did: `ValuesRebuilder` reads
+ *   the log in order and does exactly that. Every follower, live or late, replica-local or
+ *   not, gets values frames from it, so they all get the same bytes.
+ * - a final frame whose output is a result stores no values, messages or output:
+ *   `{"type":"values","run_id":…,"status":…,"output":"run"}`. The run's stored output (written
+ *   before the final frame, and never changed after a result) holds them all, and the full
+ *   form is rebuilt from it (`fullFinalData`). Any other final frame (error, timeout,
+ *   interrupt, cancel) is stored in full form, so every final frame is readable on its own
+ *   with its run record: a log compacted down to its final frame stays readable.
+ * - frames written before this format (full-form values frames, full-form finals) are read
+ *   as they are.
+ *
+ * The key order of a final frame is part of the format: `endsForGood` reads its status from
+ * its first bytes instead of parsing frames that can be megabytes long.
  */
 
 /** A custom frame's data: one AG-UI event. Run ids are UUIDs, written without escaping. */
@@ -17,13 +41,42 @@ export function customFrameData(runId: string, event: unknown): string {
   return `{"type":"custom","run_id":"${runId}","status":"pending","update":${JSON.stringify(event)}}`;
 }
 
-/** A values frame's data: the run's state and messages so far. */
-export function valuesFrameData(runId: string, values: unknown, messages: unknown): string {
+/** The stored data of a segment's first values frame: the AG-UI state and messages it started from. */
+export function valuesKeyframeData(
+  initialState: unknown,
+  initialMessages: readonly unknown[],
+): string {
+  return JSON.stringify({ rebuild: "events", state: initialState, messages: initialMessages });
+}
+
+/** The stored data of a segment's later values frames: rebuilt from the events before them. */
+export const VALUES_DELTA_DATA = '{"rebuild":"events"}';
+
+/** A values frame's full form: the run's state and messages so far. */
+function valuesFrameData(runId: string, values: unknown, messages: unknown): string {
   return JSON.stringify({ type: "values", run_id: runId, status: "pending", values, messages });
 }
 
-/** A final frame's data: how the run (segment) ended, with its values, messages and output. */
+/** Stored final frames whose full form comes from the run's stored output. */
+const FINAL_FROM_RUN = /^\{"type":"values","run_id":"[^"\\]*","status":"[a-z]+","output":"run"\}$/;
+
+/**
+ * A final frame's stored data: how the run (segment) ended. A result is stored by reference to
+ * the run's output (which repeats values and messages); anything else in full.
+ */
 export function finalFrameData(
+  runId: string,
+  status: RunStatus,
+  values: unknown,
+  messages: unknown,
+  output: Record<string, unknown>,
+): string {
+  if (output.type === "result") return finalFrameFromRun(runId, status);
+  return fullFinal(runId, status, values, messages, output);
+}
+
+/** A final frame's full form, as clients get it. */
+function fullFinal(
   runId: string,
   status: RunStatus,
   values: unknown,
@@ -31,6 +84,34 @@ export function finalFrameData(
   output: unknown,
 ): string {
   return JSON.stringify({ type: "values", run_id: runId, status, values, messages, output });
+}
+
+/** A final frame stored by reference to the run's output (its status first, as always). */
+function finalFrameFromRun(runId: string, status: RunStatus): string {
+  return `{"type":"values","run_id":"${runId}","status":"${status}","output":"run"}`;
+}
+
+/**
+ * True for a final frame whose full form needs the run's stored output (`fullFinalData`);
+ * false for one that is complete as stored.
+ */
+export function finalNeedsRunOutput(frame: RunFrame): boolean {
+  return frame.mode === "final" && FINAL_FROM_RUN.test(frame.data);
+}
+
+/**
+ * The full form of a final frame stored by reference (see `finalNeedsRunOutput`), from the
+ * run's stored output. A run that is gone (deleted) or whose output is no longer a result
+ * leaves the frame saying how the run ended with what is known.
+ */
+export function fullFinalData(
+  frame: RunFrame,
+  runOutput: Record<string, unknown> | null,
+): RunFrame {
+  const { run_id, status } = JSON.parse(frame.data) as { run_id: string; status: RunStatus };
+  const output = runOutput?.type === "result" ? runOutput : null;
+  const data = fullFinal(run_id, status, output?.values ?? {}, output?.messages ?? [], output);
+  return { ...frame, data };
 }
 
 /** A final frame's status prefix, as `finalFrameData` writes it. */
@@ -48,14 +129,16 @@ export function endsForGood(frame: RunFrame): boolean {
 /** What a final frame says of the run's end. */
 export interface FinalFrame {
   status: RunStatus;
+  /** The run's output; null for a result stored by reference (it is the run's stored output). */
   output: Record<string, unknown> | null;
 }
 
 /** A final frame's status and output; `undefined` for any other frame. */
 export function readFinal(frame: RunFrame): FinalFrame | undefined {
   if (frame.mode !== "final") return undefined;
-  const data = JSON.parse(frame.data) as { status: RunStatus; output?: FinalFrame["output"] };
-  return { status: data.status, output: data.output as FinalFrame["output"] };
+  const data = JSON.parse(frame.data) as { status: RunStatus; output?: unknown };
+  const output = typeof data.output === "object" ? (data.output as FinalFrame["output"]) : null;
+  return { status: data.status, output };
 }
 
 /** The AG-UI event a custom or subagent frame carries; `undefined` for any other frame. */
@@ -63,4 +146,59 @@ export function readUpdate(frame: RunFrame): Record<string, unknown> | undefined
   if (frame.mode !== "custom" && frame.mode !== "subagent") return undefined;
   const data = JSON.parse(frame.data) as { update?: Record<string, unknown> };
   return data.update ?? undefined;
+}
+
+const IGNORE_WARNING = () => {};
+
+/**
+ * Rebuilds values frames from a run's log, fed every frame in order from the run's start (or
+ * from a segment's start: right after a final frame). Linear in the run's content: each event
+ * is parsed and applied once, and a values frame is rendered only when asked for.
+ */
+export class ValuesRebuilder {
+  /** The current segment's values, once its keyframe is read. */
+  private acc: Accumulator | undefined;
+  /** The current segment's events before its keyframe. */
+  private before: EventRecord[] = [];
+
+  /**
+   * Takes the next frame of the log. For a values frame, returns its full form (when `render`)
+   * or the frame itself (when not); `undefined` when it cannot be rebuilt (the log before it
+   * is missing). Other frames come back as they are.
+   */
+  next(frame: RunFrame, render = true): RunFrame | undefined {
+    switch (frame.mode) {
+      case "custom":
+      case "subagent": {
+        const event = readUpdate(frame) as EventRecord | undefined;
+        if (event === undefined) return frame;
+        if (this.acc) this.acc.apply(event, IGNORE_WARNING);
+        else this.before.push(event);
+        return frame;
+      }
+      case "values": {
+        if (!frame.data.startsWith('{"rebuild":')) return frame; // full form (older logs)
+        if (frame.data !== VALUES_DELTA_DATA) this.keyframe(frame.data);
+        if (!this.acc) return undefined;
+        if (!render) return frame;
+        const messages = aguiToAcpMessages(this.acc.messages as unknown as readonly AgUiMessage[]);
+        return {
+          ...frame,
+          data: valuesFrameData(frame.run_id, asValues(this.acc.state), messages),
+        };
+      }
+      case "final":
+        // The segment is over: the next one starts from its own keyframe.
+        this.acc = undefined;
+        this.before = [];
+        return frame;
+    }
+  }
+
+  private keyframe(data: string): void {
+    const start = JSON.parse(data) as { state?: unknown; messages?: unknown[] };
+    this.acc = new Accumulator(start.state === undefined ? {} : start.state, start.messages ?? []);
+    for (const event of this.before) this.acc.apply(event, IGNORE_WARNING);
+    this.before = [];
+  }
 }

@@ -1,11 +1,20 @@
 import type { RunFrame, Storage } from "../../storage/types.js";
 import type { FrameBus } from "../frame-bus.js";
-import { endsForGood } from "./codec.js";
+import { endsForGood, finalNeedsRunOutput, fullFinalData, ValuesRebuilder } from "./codec.js";
 
 export interface RunStreamOptions {
   /** Frames with a larger seq are delivered (Last-Event-ID, or 0 for everything). */
   afterSeq: number;
   signal: AbortSignal;
+  /**
+   * What the caller reads:
+   * - `all` (the default): every frame in full form, as a stream with `values` sends it;
+   * - `without-values`: every frame but values frames, in full form (a stream without
+   *   `values`): values frames are not rebuilt, so they cost the follower nothing;
+   * - `events`: custom, subagent and final frames as stored (see frames/codec.ts `readFinal`),
+   *   for `wait` and the AG-UI faces, which need the events and how the run ended.
+   */
+  read?: "all" | "without-values" | "events";
 }
 
 /**
@@ -14,6 +23,87 @@ export interface RunStreamOptions {
  * the signal aborts. Streams, `wait` and late joins are all this one mechanism.
  */
 export async function* followRun(
+  storage: Storage,
+  bus: FrameBus,
+  runId: string,
+  options: RunStreamOptions,
+): AsyncGenerator<RunFrame> {
+  const read = options.read ?? "all";
+  if (read !== "all") {
+    let runOutput: Record<string, unknown> | null | undefined;
+    for await (const frame of followStored(storage, bus, runId, options)) {
+      if (frame.mode === "values") continue;
+      if (read === "without-values" && finalNeedsRunOutput(frame)) {
+        runOutput ??= (await storage.getRun(runId))?.output ?? null;
+        yield fullFinalData(frame, runOutput);
+      } else {
+        yield frame;
+      }
+    }
+    return;
+  }
+  // Values frames are rebuilt from the log before them: a follower that joins late reads the
+  // log from the start first (linear in the run's content, once per join).
+  const rebuilder = new ValuesRebuilder();
+  if (options.afterSeq > 0) await replayInto(rebuilder, storage, runId, options.afterSeq);
+  for await (const frame of followStored(storage, bus, runId, options)) {
+    const full = rebuilder.next(frame);
+    if (full === undefined) continue;
+    yield finalNeedsRunOutput(full)
+      ? fullFinalData(full, (await storage.getRun(runId))?.output ?? null)
+      : full;
+  }
+}
+
+/** Feeds the rebuilder the stored log up to `lastSeq`, rendering nothing. */
+async function replayInto(
+  rebuilder: ValuesRebuilder,
+  storage: Storage,
+  runId: string,
+  lastSeq: number,
+): Promise<void> {
+  let after = 0;
+  while (after < lastSeq) {
+    const page = await storage.readFrames(runId, after, Math.min(1000, lastSeq - after));
+    if (page.length === 0) return;
+    for (const frame of page) {
+      if (frame.seq > lastSeq) return;
+      rebuilder.next(frame, false);
+      after = frame.seq;
+    }
+  }
+}
+
+/**
+ * A page of a run's stored frames after `afterSeq`, in full form (values frames rebuilt, final
+ * frames completed): the log as a stream sends it, for reading it page by page (the inspector).
+ */
+export async function readFullFrames(
+  storage: Storage,
+  runId: string,
+  afterSeq: number,
+  limit?: number,
+): Promise<RunFrame[]> {
+  const rebuilder = new ValuesRebuilder();
+  if (afterSeq > 0) await replayInto(rebuilder, storage, runId, afterSeq);
+  const page = await storage.readFrames(runId, afterSeq, limit);
+  const out: RunFrame[] = [];
+  let runOutput: Record<string, unknown> | null | undefined;
+  for (const frame of page) {
+    const full = rebuilder.next(frame);
+    if (full === undefined) continue;
+    if (finalNeedsRunOutput(full)) {
+      runOutput ??= (await storage.getRun(runId))?.output ?? null;
+      out.push(fullFinalData(full, runOutput));
+    } else {
+      out.push(full);
+    }
+  }
+  return out;
+}
+
+/** The run's frames as stored and published (see `followRun`). */
+async function* followStored(
   storage: Storage,
   bus: FrameBus,
   runId: string,
@@ -80,7 +170,7 @@ export async function* followRun(
         // ends with a final frame, so after any other frame there is no need to look...
         if (
           (lastWasFinal || lastSeq === options.afterSeq || emptyWake) &&
-          (await endsRun(storage, runId, lastSeq))
+          (await endsRun(storage, runId, lastSeq, !lastWasFinal, () => live.length > 0))
         ) {
           return;
         }
@@ -104,8 +194,30 @@ export async function* followRun(
  * longer pending and nothing after `lastSeq` is stored. (An interrupted run that was resumed is
  * pending again, so its earlier `final` frame does not end a replay.)
  */
-async function endsRun(storage: Storage, runId: string, lastSeq: number): Promise<boolean> {
+async function endsRun(
+  storage: Storage,
+  runId: string,
+  lastSeq: number,
+  finalUnseen = false,
+  arrived: () => boolean = () => false,
+): Promise<boolean> {
   const run = await storage.getRun(runId);
   if (!run) return true;
-  return run.status !== "pending" && run.last_seq <= lastSeq;
+  if (run.status === "pending" || run.last_seq > lastSeq) return false;
+  if (!finalUnseen) return true;
+  // The run's outcome is written before its final frame: a follower that has not seen a final
+  // frame at the end of the log may have come in between, and the final frame is on its way.
+  // (Unless it could not be stored: it was then only published, so wait a little, not forever.)
+  const at = lastSeq > 0 ? await storage.readFrames(runId, lastSeq - 1, 1) : [];
+  if (at[0]?.mode === "final") return true;
+  for (let i = 0; i < FINAL_FRAME_WAITS; i++) {
+    await new Promise((resolve) => setTimeout(resolve, FINAL_FRAME_WAIT_MS));
+    if (arrived()) return false;
+    if ((await storage.readFrames(runId, lastSeq, 1)).length > 0) return false;
+  }
+  return true;
 }
+
+/** How long a follower waits for the final frame of a run whose outcome it has seen. */
+const FINAL_FRAME_WAITS = 50;
+const FINAL_FRAME_WAIT_MS = 20;

@@ -15,6 +15,8 @@ export class FrameWriter {
   private storedSeq: number;
   private pending: RunFrame[] = [];
   private pendingValues: (() => string) | null = null;
+  /** Frames handed to storage and not yet stored. */
+  private inFlight = 0;
   private scheduled: NodeJS.Immediate | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private failed: Error | undefined;
@@ -82,6 +84,16 @@ export class FrameWriter {
     this.bus.publish(this.runId, [{ run_id: this.runId, seq: ++this.seq, mode: "final", data }]);
   }
 
+  /**
+   * Resolves when the frames handed to storage are stored, if they are a full batch or more;
+   * `undefined` while there is room. An agent faster than the database is made to wait here
+   * (its frames would otherwise pile up in memory, and an agent that never waits on a timer
+   * would keep the event loop, and the database's commits, from running at all).
+   */
+  backlog(): Promise<void> | undefined {
+    return this.inFlight >= this.maxBatch ? this.flushing : undefined;
+  }
+
   get lastSeq(): number {
     return this.seq;
   }
@@ -100,7 +112,12 @@ export class FrameWriter {
     this.pending = [];
     if (batch.length > 0) {
       // Chained so batches reach storage and listeners in order.
-      this.flushing = this.flushing.then(() => this.store(batch));
+      this.inFlight += batch.length;
+      this.flushing = this.flushing
+        .then(() => this.store(batch))
+        .finally(() => {
+          this.inFlight -= batch.length;
+        });
     }
     return this.flushing;
   }

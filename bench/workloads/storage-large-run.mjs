@@ -1,0 +1,194 @@
+// Workload `storage`: what one large run costs the server, as a ratio to the content its agent
+// produced. A scripted agent streams BENCH_STORAGE_MB (default 10) MB of text as 200-character
+// TEXT_MESSAGE_CONTENT events (10 MB = 50,000 events) in one assistant message, on the SQLite
+// default, and a fresh server measures each case:
+//
+// - `wait`: one stateless POST /runs/wait; stored bytes (the database's pages in use after the
+//   run, minus before: what the run keeps, not the WAL's transient copies) and peak RSS above idle (VmHWM − VmRSS at rest), and the seconds it took;
+// - `stream`: the same run created in the background, with a values+custom stream open on it
+//   and a `wait` beside it: peak RSS above idle.
+//
+// BENCH_STORAGE_BASELINE_CLI=<another checkout>/dist/cli.js measures that build too, in the same
+// run, as the baseline column (e.g. the commit before values frames were stored as deltas).
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import Database from "better-sqlite3";
+import { freePort, rssBytes, spawnNode, waitReady } from "../lib/proc.mjs";
+import { ROOT } from "../lib/servers.mjs";
+
+const MB = 1024 * 1024;
+const CONTENT_MB = Math.max(1, Number(process.env.BENCH_STORAGE_MB ?? 10));
+const DELTA = "x".repeat(200);
+
+function writeScript(dir) {
+  const count = Math.round((CONTENT_MB * 1_000_000) / DELTA.length);
+  const events = [
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "TEXT_MESSAGE_START", messageId: "m1", role: "assistant" },
+  ];
+  for (let i = 0; i < count; i++) {
+    events.push({ type: "TEXT_MESSAGE_CONTENT", messageId: "m1", delta: DELTA });
+  }
+  events.push({ type: "TEXT_MESSAGE_END", messageId: "m1" });
+  events.push({ type: "RUN_FINISHED", threadId: "t", runId: "r" });
+  writeFileSync(join(dir, "storage-large.json"), JSON.stringify(events));
+  const config = `agents:
+  - name: large
+    version: 1.0.0
+    description: Streams ${CONTENT_MB} MB of text in one message.
+    adapter: { type: scripted, script: ./storage-large.json }
+    limits: { runTimeoutSeconds: 600 }
+`;
+  const path = join(dir, "storage-large.yaml");
+  writeFileSync(path, config);
+  return { path, content: count * DELTA.length };
+}
+
+function hwmBytes(pid) {
+  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmHWM:\s*(\d+) kB/m);
+  return m ? Number(m[1]) * 1024 : Number.NaN;
+}
+
+/** Bytes of the database's pages in use (page_count − freelist_count, the WAL included). */
+function dbBytes(dir, name) {
+  const db = new Database(join(dir, name), { readonly: true, fileMustExist: true });
+  try {
+    const pages = db.pragma("page_count", { simple: true });
+    const free = db.pragma("freelist_count", { simple: true });
+    return (pages - free) * db.pragma("page_size", { simple: true });
+  } finally {
+    db.close();
+  }
+}
+
+async function json(origin, method, path, body) {
+  const res = await fetch(`${origin}${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** Reads an SSE response to its end, counting bytes (the frames are not kept). */
+async function drain(res) {
+  let bytes = 0;
+  for await (const chunk of res.body) bytes += chunk.length;
+  return bytes;
+}
+
+async function measure(ctx, cli, label, mode, config) {
+  const name = `storage-${label}-${mode}.db`;
+  const port = await freePort();
+  const proc = spawnNode(
+    ctx.plan,
+    [
+      cli,
+      "serve",
+      "--config",
+      config.path,
+      "--db",
+      join(ctx.tmp, name),
+      "--port",
+      String(port),
+    ].concat(["--host", "127.0.0.1", "--log-level", "warn", "--grace", "0"]),
+    { logFile: join(ctx.tmp, `storage-${label}-${mode}.log`), cwd: ctx.tmp },
+  );
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(proc, `${origin}/readyz`);
+    const [agent] = await json(origin, "POST", "/agents/search", {});
+    await sleep(500);
+    const idle = rssBytes(proc.pid);
+    const before = dbBytes(ctx.tmp, name);
+    const body = {
+      agent_id: agent.agent_id,
+      input: { messages: [{ role: "user", content: "go" }] },
+    };
+    const t0 = performance.now();
+    let output;
+    let streamed = 0;
+    if (mode === "wait") {
+      output = await json(origin, "POST", "/runs/wait", body);
+    } else {
+      const run = await json(origin, "POST", "/runs", {
+        ...body,
+        stream_mode: ["values", "custom"],
+      });
+      const stream = fetch(`${origin}/runs/${run.run_id}/stream`).then(drain);
+      output = await json(origin, "GET", `/runs/${run.run_id}/wait`);
+      streamed = await stream;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    if (output.run.status !== "success") throw new Error(`${label} ${mode}: ${output.run.status}`);
+    const last = output.output?.messages?.at(-1)?.content;
+    const text = typeof last === "string" ? last : last?.[0]?.text;
+    if (text?.length !== config.content) throw new Error(`${label} ${mode}: output incomplete`);
+    await sleep(500);
+    return {
+      seconds,
+      peakAboveIdle: hwmBytes(proc.pid) - idle,
+      stored: dbBytes(ctx.tmp, name) - before,
+      streamed,
+    };
+  } finally {
+    await proc.stop();
+  }
+}
+
+export async function storageLargeRun({ ctx, row, log }) {
+  const config = writeScript(ctx.tmp);
+  const content = config.content;
+  const baselineCli = process.env.BENCH_STORAGE_BASELINE_CLI;
+  const sides = [["ours", join(ROOT, "dist", "cli.js")]];
+  if (baselineCli) sides.push(["baseline", baselineCli]);
+  const results = {};
+  for (const mode of ["wait", "stream"]) {
+    for (const [label, cli] of sides) {
+      log(`storage: ${label}, ${mode}`);
+      results[`${label}-${mode}`] = await measure(ctx, cli, label, mode, config);
+    }
+  }
+  const mb = (bytes) => `${(bytes / MB).toFixed(1)} MB`;
+  const ratio = (bytes) => bytes / content;
+  for (const mode of ["wait", "stream"]) {
+    const ours = results[`ours-${mode}`];
+    const base = results[`baseline-${mode}`];
+    const facts = (r) =>
+      `${mb(r.stored)} stored, peak ${mb(r.peakAboveIdle)} above idle, ${r.seconds.toFixed(1)} s` +
+      (r.streamed ? `, ${mb(r.streamed)} streamed` : "");
+    const notes =
+      `${CONTENT_MB} MB of text content (${content / 200} × 200-char TEXT_MESSAGE_CONTENT), SQLite; ours: ${facts(ours)}` +
+      (base ? `; baseline (${baselineCli}): ${facts(base)}` : "");
+    if (mode === "wait") {
+      row({
+        id: "storage-bytes",
+        workload: "storage",
+        figure: "stored bytes per run ÷ content",
+        unit: "×",
+        ours: ratio(ours.stored),
+        baseline: base ? ratio(base.stored) : Number.NaN,
+        baselineLabel: base ? "baseline build" : null,
+        ratio: base ? ours.stored / base.stored : null,
+        target: "≤ 2× (+ per frame)",
+        met: ratio(ours.stored) <= 2.5,
+        notes,
+      });
+    }
+    row({
+      id: `storage-rss-${mode}`,
+      workload: "storage",
+      figure: `peak RSS above idle ÷ content (${mode === "wait" ? "wait" : "wait + values stream"})`,
+      unit: "×",
+      ours: ratio(ours.peakAboveIdle),
+      baseline: base ? ratio(base.peakAboveIdle) : Number.NaN,
+      baselineLabel: base ? "baseline build" : null,
+      ratio: base ? ours.peakAboveIdle / base.peakAboveIdle : null,
+      target: "≤ 3×",
+      met: ratio(ours.peakAboveIdle) <= 3,
+      notes,
+    });
+  }
+}
