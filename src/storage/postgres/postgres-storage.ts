@@ -16,8 +16,9 @@ import type {
   ThreadStatus,
   WebhookDelivery,
 } from "../types.js";
+import { WriteCounter, type WriteCounts } from "../write-counts.js";
 import { CheckpointRepository } from "./checkpoints.js";
-import { connectionTarget, createPool, Database } from "./connection.js";
+import { connectionTarget, createPool, Database, TRANSACTION } from "./connection.js";
 import { FrameRepository } from "./frames.js";
 import { migrate } from "./migrate.js";
 import { RunClaims } from "./run-claims.js";
@@ -80,7 +81,9 @@ export class PostgresStorage implements Storage {
   }
 
   async #open(): Promise<void> {
-    const db = new Database(await createPool(this.#target, this.#poolSize));
+    // Half the pool for write groups at most: reads always find a connection.
+    const maxGroups = Math.max(1, Math.floor(this.#poolSize / 2));
+    const db = new Database(await createPool(this.#target, this.#poolSize), maxGroups);
     try {
       this.appliedMigrations = await db.transaction((client) => migrate(client, this.schema));
     } catch (err) {
@@ -102,6 +105,8 @@ export class PostgresStorage implements Storage {
     const repos = this.#repos;
     if (repos === null) return;
     this.#repos = null;
+    // Every write accepted before close() is committed (or fails) before the pool goes.
+    await repos.db.drain();
     await repos.db.pool.end();
   }
 
@@ -112,6 +117,11 @@ export class PostgresStorage implements Storage {
     } catch {
       return false;
     }
+  }
+
+  /** Commits and statements since open (see write-counts.ts); zeros when not open. */
+  writeCounts(): WriteCounts {
+    return this.#repos?.db.counter.snapshot() ?? new WriteCounter().snapshot();
   }
 
   /** The open pool's query access, for tests and maintenance scripts. */
@@ -276,7 +286,7 @@ export class PostgresStorage implements Storage {
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
-    return this.#require().db.transaction(async (db) => {
+    return this.#require().db.write(async (db) => {
       const threads = await db.query("UPDATE threads SET principal = $1 WHERE principal IS NULL", [
         principal,
       ]);
@@ -284,7 +294,7 @@ export class PostgresStorage implements Storage {
         principal,
       ]);
       return { threads: threads.rowCount ?? 0, runs: runs.rowCount ?? 0 };
-    });
+    }, TRANSACTION);
   }
 
   #require(): Repositories {
