@@ -143,7 +143,7 @@ export class Metrics {
     if (storageWrites) {
       new Counter({
         name: "acp_storage_commits_total",
-        help: "Transactions the storage committed that wrote something (an autocommit write statement is one), by backend",
+        help: "Transactions the storage committed that changed rows (an autocommit write statement is one), by backend",
         labelNames: ["backend"],
         registers,
         collect() {

@@ -9,7 +9,10 @@
 export type StatementKind = "select" | "insert" | "update" | "delete" | "other";
 
 export interface WriteCounts {
-  /** Transactions that wrote and committed (an autocommit write statement is one). */
+  /**
+   * Transactions that changed rows and committed (an autocommit write statement is one). A poll
+   * that finds nothing to update changes nothing and is no commit here, as in SQLite's WAL.
+   */
   commits: number;
   statements: Record<StatementKind, number>;
 }

@@ -135,8 +135,8 @@ export class Database implements Queryable {
     } catch (err) {
       throw translate(err);
     }
-    // Outside a transaction a write statement commits on its own.
-    if (isWrite(kind)) this.counter.commit();
+    // Outside a transaction a write statement that changed rows commits on its own.
+    if (isWrite(kind) && (result.rowCount ?? 0) > 0) this.counter.commit();
     return result;
   }
 
@@ -199,7 +199,7 @@ export class Database implements Queryable {
         } catch (err) {
           throw translate(err);
         }
-        if (isWrite(kind)) wrote();
+        if (isWrite(kind) && (result.rowCount ?? 0) > 0) wrote();
         return result;
       },
     };

@@ -52,8 +52,15 @@ export class GroupCommitError extends Error {
 
 /** Writes per transaction at most: a longer queue is split over several connections. */
 const MAX_GROUP = 64;
-/** Attempts of one write that PostgreSQL picked as a deadlock victim (rolled back to its savepoint). */
+/**
+ * Attempts of a group that PostgreSQL aborted as a deadlock victim (or a serialization failure).
+ * The whole group is rolled back and run again: rolling back only the victim's savepoint would
+ * keep the locks the earlier writes of the group hold, and the deadlock with them.
+ */
 const ATTEMPTS = 3;
+
+/** A write of the group was a deadlock victim: the group starts over. */
+class RetryGroup extends Error {}
 
 /**
  * Group commit on PostgreSQL, as SQLite has it (../sqlite/group-commit.ts): the writes requested
@@ -69,14 +76,19 @@ const ATTEMPTS = 3;
  * - a promise resolves only once COMMIT has returned, so a read issued after it (on any pooled
  *   connection, READ COMMITTED) sees the write; a read issued before is ordered before it, as a
  *   write nobody has seen resolve has not happened yet — reads are not queued;
- * - a write that throws is rolled back to its savepoint and rejects alone (a deadlock victim is
- *   first tried again, as the unbatched transactions do); the others still commit;
+ * - a write that throws is rolled back to its savepoint and rejects alone; the others still
+ *   commit. A deadlock victim or a serialization failure is different: the whole group is rolled
+ *   back (releasing every lock it held) and run again, as the unbatched transactions are;
  * - when the transaction itself fails (the connection is lost, COMMIT refused), every write of
  *   the group rejects with a `GroupCommitError`, and the connection is discarded;
  * - writes of one group run in the order they were requested.
  *
- * Several groups may be in flight at once (at most `maxGroups`, each on its own connection):
- * while they are, new writes wait for a free slot and then go out together in the next group.
+ * At most `maxGroups` groups are in flight at once, each on its own connection; while they are,
+ * new writes wait and then go out together in the next group. The storage uses one: a group
+ * holds the row locks of all its writes until COMMIT, and two groups of one replica taking rows
+ * in different orders (a lease renewal locks every run the replica holds) would deadlock, which
+ * PostgreSQL only notices after `deadlock_timeout` (1 s). One group at a time also makes the
+ * groups larger under load, so a commit is shared by more writes.
  */
 export class PgGroupCommit {
   readonly #connection: GroupConnection;
@@ -144,12 +156,15 @@ export class PgGroupCommit {
       }
       return;
     }
-    let results: PromiseSettledResult<unknown>[];
-    try {
-      results = await this.#inOneTransaction(writes);
-    } catch (err) {
-      for (const queued of writes) queued.reject(err);
-      return;
+    let results: PromiseSettledResult<unknown>[] | undefined;
+    for (let attempt = 1; results === undefined; attempt++) {
+      try {
+        results = await this.#inOneTransaction(writes, attempt < ATTEMPTS);
+      } catch (err) {
+        if (err instanceof RetryGroup) continue;
+        for (const queued of writes) queued.reject(err);
+        return;
+      }
     }
     writes.forEach((queued, i) => {
       const result = results[i]!;
@@ -158,7 +173,10 @@ export class PgGroupCommit {
     });
   }
 
-  async #inOneTransaction(writes: QueuedWrite[]): Promise<PromiseSettledResult<unknown>[]> {
+  async #inOneTransaction(
+    writes: QueuedWrite[],
+    mayRetry: boolean,
+  ): Promise<PromiseSettledResult<unknown>[]> {
     const { pool, counter, retryable } = this.#connection;
     const client = await pool.connect();
     // A connection that breaks between two of our queries is reported as an event, not by a
@@ -179,33 +197,31 @@ export class PgGroupCommit {
       // Control text that goes out with the next round trip (BEGIN, RELEASE/SAVEPOINT, setup).
       let pending = "BEGIN; SAVEPOINT w";
       for (const write of writes) {
-        let outcome: PromiseSettledResult<unknown> | undefined;
-        for (let attempt = 1; outcome === undefined; attempt++) {
-          const control = [pending, write.setup].filter(
-            (text) => text !== undefined && text !== "",
-          );
-          if (control.length > 0) await client.query(control.join("; "));
-          pending = "RELEASE SAVEPOINT w; SAVEPOINT w";
-          try {
-            outcome = { status: "fulfilled", value: await write.work(db) };
-            if (write.teardown !== undefined) pending = `${write.teardown}; ${pending}`;
-          } catch (reason) {
-            if (lost !== undefined) throw lost;
-            // Undoes this write alone (its setup too); throws if the transaction is gone.
-            await client.query("ROLLBACK TO SAVEPOINT w");
-            // Still inside savepoint w, now empty: the next write starts there.
-            pending = "";
-            if (attempt < ATTEMPTS && retryable(reason)) continue;
-            outcome = { status: "rejected", reason };
+        const control = [pending, write.setup].filter((text) => text !== undefined && text !== "");
+        if (control.length > 0) await client.query(control.join("; "));
+        pending = "RELEASE SAVEPOINT w; SAVEPOINT w";
+        try {
+          results.push({ status: "fulfilled", value: await write.work(db) });
+          if (write.teardown !== undefined) pending = `${write.teardown}; ${pending}`;
+        } catch (reason) {
+          if (lost !== undefined) throw lost;
+          if (mayRetry && retryable(reason)) {
+            await client.query("ROLLBACK").catch(() => undefined);
+            throw new RetryGroup();
           }
+          // Undoes this write alone (its setup too); throws if the transaction is gone.
+          await client.query("ROLLBACK TO SAVEPOINT w");
+          // Still inside savepoint w, now empty: the next write starts there.
+          pending = "";
+          results.push({ status: "rejected", reason });
         }
-        results.push(outcome);
       }
       committing = true;
       await client.query("COMMIT");
       if (wrote) counter.commit();
       return results;
     } catch (err) {
+      if (err instanceof RetryGroup) throw err;
       broken = lost ?? (err as Error);
       await client.query("ROLLBACK").then(
         () => {

@@ -81,9 +81,8 @@ export class PostgresStorage implements Storage {
   }
 
   async #open(): Promise<void> {
-    // Half the pool for write groups at most: reads always find a connection.
-    const maxGroups = Math.max(1, Math.floor(this.#poolSize / 2));
-    const db = new Database(await createPool(this.#target, this.#poolSize), maxGroups);
+    // One write group in flight at a time (group-commit.ts says why); reads use the rest.
+    const db = new Database(await createPool(this.#target, this.#poolSize), 1);
     try {
       this.appliedMigrations = await db.transaction((client) => migrate(client, this.schema));
     } catch (err) {

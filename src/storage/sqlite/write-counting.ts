@@ -3,7 +3,8 @@ import { isWrite, statementKind, type WriteCounter } from "../write-counts.js";
 
 /**
  * Counts what this connection runs (see write-counts.ts): every statement it prepares counts
- * each time it runs, by kind, and a write run outside a transaction is a commit of its own.
+ * each time it runs, by kind, and a write that changed rows outside a transaction is a commit
+ * of its own (one that changed nothing leaves nothing to commit, like SQLite's WAL).
  * Writes inside a transaction are remembered until the one who opened it (the group commit,
  * group-commit.ts) says whether it committed.
  *
@@ -26,11 +27,12 @@ export class SqliteWriteCounting {
         const original = statement[method] as (...args: unknown[]) => unknown;
         (statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
           if (kind !== null) counter.statements[kind]++;
-          if (write) {
+          const result = original.apply(statement, args);
+          if (write && changedRows(method, result)) {
             if (db.inTransaction) this.#wroteInTransaction = true;
             else counter.commit();
           }
-          return original.apply(statement, args);
+          return result;
         };
       }
       return statement;
@@ -47,4 +49,12 @@ export class SqliteWriteCounting {
   rolledBack(): void {
     this.#wroteInTransaction = false;
   }
+}
+
+/** Whether a write statement changed a row: `run` says so, RETURNING statements return rows. */
+function changedRows(method: "run" | "get" | "all" | "iterate", result: unknown): boolean {
+  if (method === "run") return (result as Database.RunResult).changes > 0;
+  if (method === "get") return result !== undefined;
+  if (method === "all") return (result as unknown[]).length > 0;
+  return true;
 }
