@@ -87,6 +87,8 @@ async function statefulRun(t: TestApp, threadId: string): Promise<void> {
   expect((res.body as { run: { status: string } }).run.status).toBe("success");
 }
 
+type Ceiling = Pick<Cost, "commits" | "insert" | "delete">;
+
 /**
  * Measured on this branch, one run alone on an idle server (nothing to share a commit with).
  * A stateless run costs 6 commits and a stateful one 8 on both backends today (#14's target is 2
