@@ -84,11 +84,14 @@ class RetryGroup extends Error {}
  * - writes of one group run in the order they were requested.
  *
  * At most `maxGroups` groups are in flight at once, each on its own connection; while they are,
- * new writes wait and then go out together in the next group. The storage uses one: a group
- * holds the row locks of all its writes until COMMIT, and two groups of one replica taking rows
- * in different orders (a lease renewal locks every run the replica holds) would deadlock, which
- * PostgreSQL only notices after `deadlock_timeout` (1 s). One group at a time also makes the
- * groups larger under load, so a commit is shared by more writes.
+ * new writes wait and then go out together in the next group. More than one: a group's
+ * statements go out one round trip after another (pg has no pipelining), so a single lane
+ * bounds a replica's writes by the database's latency (measured: one lane halved runs/s on a
+ * busy machine). The price: a group holds the row locks of all its writes until COMMIT, so two
+ * groups taking the same rows in opposite orders deadlock; PostgreSQL notices after
+ * `deadlock_timeout` (1 s) and the victim group starts over. A run's own writes are issued one
+ * after another, so its rows are in one group at a time; a lease renewal (every run the replica
+ * holds) is the one write that can cross another group.
  */
 export class PgGroupCommit {
   readonly #connection: GroupConnection;

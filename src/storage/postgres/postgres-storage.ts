@@ -36,6 +36,11 @@ export interface PostgresStorageOptions {
   schema?: string;
   /** Connections per storage (per replica). Default 10. */
   poolSize?: number;
+  /**
+   * Write groups in flight at once, each on a connection of the pool (group-commit.ts). Default
+   * half the pool: the rest serves reads.
+   */
+  writeGroups?: number;
 }
 
 interface Repositories {
@@ -60,6 +65,7 @@ export class PostgresStorage implements Storage {
   appliedMigrations: string[] = [];
   readonly #target: ReturnType<typeof connectionTarget>;
   readonly #poolSize: number;
+  readonly #writeGroups: number;
   #repos: Repositories | null = null;
   #opening: Promise<void> | null = null;
 
@@ -69,6 +75,12 @@ export class PostgresStorage implements Storage {
     this.#poolSize = options.poolSize ?? 10;
     if (!Number.isInteger(this.#poolSize) || this.#poolSize < 1) {
       throw new Error(`PostgreSQL pool size must be a positive integer, got ${options.poolSize}`);
+    }
+    this.#writeGroups = options.writeGroups ?? Math.max(1, Math.floor(this.#poolSize / 2));
+    if (!Number.isInteger(this.#writeGroups) || this.#writeGroups < 1) {
+      throw new Error(
+        `PostgreSQL write groups must be a positive integer, got ${options.writeGroups}`,
+      );
     }
   }
 
@@ -81,8 +93,7 @@ export class PostgresStorage implements Storage {
   }
 
   async #open(): Promise<void> {
-    // One write group in flight at a time (group-commit.ts says why); reads use the rest.
-    const db = new Database(await createPool(this.#target, this.#poolSize), 1);
+    const db = new Database(await createPool(this.#target, this.#poolSize), this.#writeGroups);
     try {
       this.appliedMigrations = await db.transaction((client) => migrate(client, this.schema));
     } catch (err) {
