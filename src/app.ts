@@ -94,6 +94,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         runQueues: () => runQueues(registry, storage, engine),
         openStreams: () => longRequests.openStreams,
         webhooks: () => webhooks.stats(),
+        storageWrites: () => ({ backend: storage.kind, ...storage.writeCounts() }),
       })
     : undefined;
   const agentNames = new Map(registry.list().map((agent) => [agent.agentId, agent.name]));

@@ -68,6 +68,37 @@ async function settled(read, { quietMs = 500, maxMs = 5000 } = {}) {
   return last;
 }
 
+/**
+ * The server's own storage counters from GET /metrics (acp_storage_commits_total and
+ * acp_storage_statements_total), or null when the server has none (a build from before them).
+ */
+async function storageCounters(origin) {
+  const res = await fetch(`${origin}/metrics`).catch(() => null);
+  if (res === null || !res.ok) return null;
+  const text = await res.text();
+  const counts = { commits: null, statements: {} };
+  for (const line of text.split("\n")) {
+    const commit = /^acp_storage_commits_total\{[^}]*\} (\S+)$/.exec(line);
+    if (commit) counts.commits = Number(commit[1]);
+    const statement = /^acp_storage_statements_total\{[^}]*kind="(\w+)"[^}]*\} (\S+)$/.exec(line);
+    if (statement) counts.statements[statement[1]] = Number(statement[2]);
+  }
+  return counts.commits === null ? null : counts;
+}
+
+/** What the server's counters moved by between two reads, per run. */
+function countersPerRun(before, after, runs) {
+  if (before === null || after === null) return null;
+  const byKind = Object.keys(after.statements)
+    .map((kind) => [kind, ((after.statements[kind] ?? 0) - (before.statements[kind] ?? 0)) / runs])
+    .filter(([, n]) => n > 0);
+  return {
+    commits: (after.commits - before.commits) / runs,
+    statements: byKind.reduce((sum, [, n]) => sum + n, 0),
+    byKind: byKind.map(([kind, n]) => `${kind} ${n.toFixed(2)}`).join(", "),
+  };
+}
+
 async function xactCommits() {
   const [r] = await pgQuery(
     "SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()",
@@ -94,14 +125,18 @@ export async function writeCount(kit) {
         let w0;
         let w1;
         let idle;
+        let m0 = null;
+        let m1 = null;
         try {
           w0 = readWal(db);
           await sleep(IDLE_WINDOW_MS);
           idle = readWal(db).commits - w0.commits;
           w0 = readWal(db);
+          m0 = await storageCounters(ours.origin);
           await runMany(ours.origin, body, RUNS, connections);
           await settled(() => readWal(db).frames);
           w1 = readWal(db);
+          m1 = await storageCounters(ours.origin);
         } finally {
           snapshot.release();
         }
@@ -120,6 +155,20 @@ export async function writeCount(kit) {
           notes: valid
             ? `WAL commit frames during ${RUNS} runs ÷ ${RUNS}; ${((w1.frames - w0.frames) / RUNS).toFixed(1)} pages (${(((w1.frames - w0.frames) * (w1.pageSize + 24)) / RUNS / 1024).toFixed(1)} KB of WAL) per run; ${idle} commits in ${IDLE_WINDOW_MS / 1000} s at rest before the runs. Statements (reads and writes) run inside the server process and cannot be counted from outside it`
             : `the WAL started over during the count (salts ${w0.salt} → ${w1.salt}); no figure`,
+        });
+        const counted = countersPerRun(m0, m1, RUNS);
+        row({
+          id: `writes-sqlite-${connections}-statements`,
+          workload: W,
+          figure: "statements per run, SQLite (the server's counters)",
+          unit: "",
+          ours: counted?.statements ?? null,
+          baseline: null,
+          baselineLabel: "—",
+          notes:
+            counted === null
+              ? "this build has no acp_storage_* counters on /metrics"
+              : `acp_storage_statements_total by kind: ${counted.byKind}; acp_storage_commits_total rose ${counted.commits.toFixed(2)} per run (transactions that changed rows: the WAL figure's cross-check); the scrapes' own reads included`,
         });
       } finally {
         await ours.proc.stop();
@@ -145,9 +194,11 @@ export async function writeCount(kit) {
         const idle1 = proxy.snapshot();
         const x0 = await xactCommits();
         const c0 = proxy.snapshot();
+        const m0 = await storageCounters(ours.origin);
         await runMany(ours.origin, body, RUNS, connections);
         await settled(() => proxy.counts.statements);
         const c1 = proxy.snapshot();
+        const counted = countersPerRun(m0, await storageCounters(ours.origin), RUNS);
         const x1 = await xactCommits();
         const per = (key) => (c1[key] - c0[key]) / RUNS;
         const tags = Object.keys(c1.byTag)
@@ -191,7 +242,11 @@ export async function writeCount(kit) {
           ours: per("statements"),
           baseline: null,
           baselineLabel: "—",
-          notes: `by command tag: ${tags}; ${per("writes").toFixed(2)} INSERT/UPDATE/DELETE touching ${per("rowsWritten").toFixed(2)} rows (BEGIN/COMMIT/SET not counted as statements)`,
+          notes:
+            `by command tag: ${tags}; ${per("writes").toFixed(2)} INSERT/UPDATE/DELETE touching ${per("rowsWritten").toFixed(2)} rows (BEGIN/COMMIT/SET not counted as statements)` +
+            (counted === null
+              ? ""
+              : `; the server's own counters: ${counted.statements.toFixed(2)} statements (${counted.byKind}; the bus's NOTIFYs are not among them) and ${counted.commits.toFixed(2)} commits that changed rows per run`),
         });
       } finally {
         await ours.proc.stop();

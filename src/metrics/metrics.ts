@@ -6,6 +6,12 @@ export interface MetricsSources {
   runQueues(): Promise<Array<{ agent: string; pending: number; executing: number }>>;
   openStreams(): number;
   webhooks(): { delivered: number; retried: number; failed: number };
+  /** The storage's running totals (Storage.writeCounts) and its backend name. */
+  storageWrites?(): {
+    backend: string;
+    commits: number;
+    statements: Record<string, number>;
+  };
 }
 
 /** Why the engine rejected an event an adapter yielded (see `EngineEventOutcome`). */
@@ -133,6 +139,33 @@ export class Metrics {
         }
       },
     });
+    const storageWrites = sources.storageWrites;
+    if (storageWrites) {
+      new Counter({
+        name: "acp_storage_commits_total",
+        help: "Transactions the storage committed that changed rows (an autocommit write statement is one), by backend",
+        labelNames: ["backend"],
+        registers,
+        collect() {
+          const counts = storageWrites();
+          this.reset();
+          this.inc({ backend: counts.backend }, counts.commits);
+        },
+      });
+      new Counter({
+        name: "acp_storage_statements_total",
+        help: "Statements the storage ran, by backend and kind (select, insert, update, delete, other); transaction control (BEGIN, COMMIT, SAVEPOINT, SET) is not counted",
+        labelNames: ["backend", "kind"],
+        registers,
+        collect() {
+          const counts = storageWrites();
+          this.reset();
+          for (const [kind, n] of Object.entries(counts.statements)) {
+            this.inc({ backend: counts.backend, kind }, n);
+          }
+        },
+      });
+    }
   }
 
   runCreated(agent: string): void {

@@ -16,8 +16,9 @@
 // The protocol's own value types live with the ACP wire types; storage keeps them as they are.
 import type { AcpMessage, RunStatus, ThreadStatus } from "../validation/acp-types.js";
 import type { RetentionStore } from "./retention.js";
+import type { StatementKind, WriteCounts } from "./write-counts.js";
 
-export type { AcpMessage, RunStatus, ThreadStatus };
+export type { AcpMessage, RunStatus, StatementKind, ThreadStatus, WriteCounts };
 export type RunKind = "stateful" | "stateless";
 
 export interface ThreadRecord {
@@ -230,6 +231,11 @@ export interface Storage {
   close(): Promise<void>;
   /** True while open and answering. */
   ping(): Promise<boolean>;
+  /**
+   * What this storage has sent its database: commits of transactions that wrote, statements by
+   * kind (src/storage/write-counts.ts). Running totals, read by the metrics when scraped.
+   */
+  writeCounts(): WriteCounts;
 
   // Threads
   createThread(input: CreateThreadInput): Promise<{ thread: ThreadRecord; created: boolean }>;

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { conflict, notFound } from "../../errors.js";
 import type { CheckpointRecord, NewCheckpoint } from "../types.js";
-import { type Database, pgCode, type Queryable } from "./connection.js";
+import { type Database, pgCode, type Queryable, TRANSACTION } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import {
   CHECKPOINT_COLUMNS,
@@ -25,7 +25,7 @@ export class CheckpointRepository {
     const valuesDigest = entryDigests(checkpoint.values);
     const messages = toJson(checkpoint.messages);
     const runId = checkpoint.metadata.run_id;
-    return this.#db.transaction(async (db) => {
+    return this.#db.write(async (db) => {
       // Locking the thread serializes writers, so "parent = current checkpoint" stays linear.
       const pointer = await lockThread(db, threadId);
       const parent =
@@ -65,7 +65,7 @@ export class CheckpointRepository {
         [threadId, values, valuesDigest, messages, checkpoint.checkpoint_id, now],
       );
       return toCheckpoint(inserted.rows[0] as CheckpointRow);
-    });
+    }, TRANSACTION);
   }
 
   async get(threadId: string, checkpointId: string): Promise<CheckpointRecord | null> {
@@ -112,7 +112,7 @@ export class CheckpointRepository {
     checkpointId: string | null,
     discardRunId: string | undefined,
   ): Promise<void> {
-    await this.#db.transaction(async (db) => {
+    await this.#db.write(async (db) => {
       await lockThread(db, threadId);
       if (discardRunId !== undefined && !discardRunId.includes("\u0000")) {
         await db.query("DELETE FROM checkpoints WHERE thread_id = $1 AND run_id = $2", [
@@ -138,7 +138,7 @@ export class CheckpointRepository {
       );
       // Also when the checkpoint was the discarded run's own: the transaction rolls back.
       if (restored.rowCount === 0) throw notFound("checkpoint", checkpointId);
-    });
+    }, TRANSACTION);
   }
 }
 

@@ -4,6 +4,8 @@
  */
 import type pg from "pg";
 import { invalid, isDomainError } from "../../errors.js";
+import { isWrite, WriteCounter } from "../write-counts.js";
+import { type GroupConnection, PgGroupCommit, type WriteOptions } from "./group-commit.js";
 
 /** What the repositories need from a pool or a client inside a transaction. */
 export interface Queryable {
@@ -92,30 +94,64 @@ function typeParsers(types: typeof pg.types): pg.CustomTypesConfig {
   };
 }
 
+/** The options of a write whose statements must be atomic together. */
+export const TRANSACTION: WriteOptions = { transaction: true };
+
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock detected, serialization failure
 
 /**
- * The pool as the repositories use it: plain queries, and transactions on one connection.
- * Every query error passes through `translate`, so data PostgreSQL cannot take (a NUL character
- * in any text, an out-of-range number) becomes an `invalid` domain error wherever it shows up,
- * reads included, instead of a 500.
+ * The pool as the repositories use it: plain queries, transactions on one connection, and
+ * writes, which go through group commit (group-commit.ts). Every query error passes through
+ * `translate`, so data PostgreSQL cannot take (a NUL character in any text, an out-of-range
+ * number) becomes an `invalid` domain error wherever it shows up, reads included, instead of a
+ * 500. Every statement and every commit of a transaction that wrote is counted (`counter`).
  */
 export class Database implements Queryable {
   readonly pool: pg.Pool;
+  readonly counter = new WriteCounter();
+  readonly #groups: PgGroupCommit;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, maxGroups = 1) {
     this.pool = pool;
+    const connection: GroupConnection = {
+      pool,
+      counter: this.counter,
+      alone: (write) =>
+        write.transaction === true ? this.transaction(write.work, write.setup) : write.work(this),
+      on: (client, wrote) => this.#counted(client, wrote),
+      retryable: (err) => RETRYABLE.has(pgCode(err) ?? ""),
+    };
+    this.#groups = new PgGroupCommit(connection, maxGroups);
   }
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     text: string,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>> {
+    const kind = this.counter.statement(text);
+    let result: pg.QueryResult<R>;
     try {
-      return await this.pool.query<R>(text, values);
+      result = await this.pool.query<R>(text, values);
     } catch (err) {
       throw translate(err);
     }
+    // Outside a transaction a write statement that changed rows commits on its own.
+    if (isWrite(kind) && (result.rowCount ?? 0) > 0) this.counter.commit();
+    return result;
+  }
+
+  /**
+   * A write: queued for the next group commit, resolved once it is committed (see
+   * group-commit.ts). `transaction` says its statements must be atomic together when it runs
+   * alone; in a group it always has its own savepoint.
+   */
+  write<T>(work: (db: Queryable) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+    return this.#groups.run(work, options);
+  }
+
+  /** Waits for every queued write to settle (before the pool ends). */
+  drain(): Promise<void> {
+    return this.#groups.drain();
   }
 
   /**
@@ -126,20 +162,16 @@ export class Database implements Queryable {
   async transaction<T>(work: (db: Queryable) => Promise<T>, setup?: string): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
-      const db: Queryable = {
-        query: async <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
-          try {
-            return await client.query<R>(text, values);
-          } catch (err) {
-            throw translate(err);
-          }
-        },
-      };
+      let wrote = false;
+      const db = this.#counted(client, () => {
+        wrote = true;
+      });
       let broken: Error | undefined;
       try {
         await client.query(setup === undefined ? "BEGIN" : `BEGIN; ${setup}`);
         const result = await work(db);
         await client.query("COMMIT");
+        if (wrote) this.counter.commit();
         return result;
       } catch (err) {
         try {
@@ -154,6 +186,23 @@ export class Database implements Queryable {
         client.release(broken);
       }
     }
+  }
+
+  /** Queries on `client` inside a transaction: counted, errors translated, writes reported. */
+  #counted(client: pg.PoolClient, wrote: () => void): Queryable {
+    return {
+      query: async <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
+        const kind = this.counter.statement(text);
+        let result: pg.QueryResult<R>;
+        try {
+          result = await client.query<R>(text, values);
+        } catch (err) {
+          throw translate(err);
+        }
+        if (isWrite(kind) && (result.rowCount ?? 0) > 0) wrote();
+        return result;
+      },
+    };
   }
 }
 

@@ -28,6 +28,8 @@ export class PostgresFrameBus implements FrameBus {
   private listener: pg.Client | null = null;
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  /** Notifications of this turn of the event loop, sent together (see notify). */
+  private outbox: Array<[channel: string, payload: string]> = [];
 
   private constructor(
     private readonly url: string,
@@ -84,17 +86,39 @@ export class PostgresFrameBus implements FrameBus {
   }
 
   async close(): Promise<void> {
+    // What this turn announced still goes out.
+    this.sendOutbox();
     this.closed = true;
     clearTimeout(this.reconnectTimer);
     await this.listener?.end().catch(() => undefined);
     await this.sender.end().catch(() => undefined);
   }
 
+  /**
+   * Queues a notification; those of one turn of the event loop go out as one statement (one
+   * round trip, one transaction) instead of one each. PostgreSQL delivers them in that order.
+   */
   private notify(channel: string, body: string): void {
     if (this.closed) return;
+    this.outbox.push([channel, `${this.replica}|${body}`]);
+    if (this.outbox.length === 1) setImmediate(() => this.sendOutbox());
+  }
+
+  private sendOutbox(): void {
+    const batch = this.outbox;
+    this.outbox = [];
+    if (batch.length === 0 || this.closed) return;
     this.sender
-      .query("SELECT pg_notify($1, $2)", [channel, `${this.replica}|${body}`])
-      .catch((err) => this.logger.warn({ err, channel }, "could not notify the other replicas"));
+      .query(
+        "SELECT pg_notify(n.channel, n.payload) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS n(channel, payload, i) ORDER BY n.i",
+        [batch.map(([channel]) => channel), batch.map(([, payload]) => payload)],
+      )
+      .catch((err) =>
+        this.logger.warn(
+          { err, notifications: batch.length },
+          "could not notify the other replicas",
+        ),
+      );
   }
 
   private async listen(): Promise<void> {

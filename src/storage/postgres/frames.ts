@@ -30,21 +30,23 @@ export class FrameRepository {
     for (const frame of frames) {
       lastSeq.set(frame.run_id, Math.max(lastSeq.get(frame.run_id) ?? 0, frame.seq));
     }
-    try {
-      await this.#db.query(APPEND_SQL, [
-        frames.map((f) => f.run_id),
-        frames.map((f) => f.seq),
-        frames.map((f) => f.mode),
-        frames.map((f) => f.data),
-        [...lastSeq.keys()],
-        [...lastSeq.values()],
-      ]);
-    } catch (err) {
-      const code = pgCode(err);
-      if (code === "23503") throw notFound("run", missingRunId(err, frames));
-      if (code === "23505") throw conflict(duplicateMessage(err));
-      rethrowInvalid(err, "frame");
-    }
+    await this.#db.write(async (db) => {
+      try {
+        await db.query(APPEND_SQL, [
+          frames.map((f) => f.run_id),
+          frames.map((f) => f.seq),
+          frames.map((f) => f.mode),
+          frames.map((f) => f.data),
+          [...lastSeq.keys()],
+          [...lastSeq.values()],
+        ]);
+      } catch (err) {
+        const code = pgCode(err);
+        if (code === "23503") throw notFound("run", missingRunId(err, frames));
+        if (code === "23505") throw conflict(duplicateMessage(err));
+        rethrowInvalid(err, "frame");
+      }
+    });
   }
 
   async read(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]> {

@@ -17,8 +17,9 @@ import type {
   ThreadStatus,
   WebhookDelivery,
 } from "../types.js";
+import { WriteCounter, type WriteCounts } from "../write-counts.js";
 import { CheckpointRepository } from "./checkpoints.js";
-import { connectionTarget, createPool, Database } from "./connection.js";
+import { connectionTarget, createPool, Database, TRANSACTION } from "./connection.js";
 import { FrameRepository } from "./frames.js";
 import { migrate } from "./migrate.js";
 import { PostgresRetention } from "./retention.js";
@@ -37,6 +38,11 @@ export interface PostgresStorageOptions {
   schema?: string;
   /** Connections per storage (per replica). Default 10. */
   poolSize?: number;
+  /**
+   * Write groups in flight at once, each on a connection of the pool (group-commit.ts). Default
+   * half the pool: the rest serves reads.
+   */
+  writeGroups?: number;
 }
 
 interface Repositories {
@@ -62,6 +68,7 @@ export class PostgresStorage implements Storage {
   appliedMigrations: string[] = [];
   readonly #target: ReturnType<typeof connectionTarget>;
   readonly #poolSize: number;
+  readonly #writeGroups: number;
   #repos: Repositories | null = null;
   #opening: Promise<void> | null = null;
 
@@ -71,6 +78,12 @@ export class PostgresStorage implements Storage {
     this.#poolSize = options.poolSize ?? 10;
     if (!Number.isInteger(this.#poolSize) || this.#poolSize < 1) {
       throw new Error(`PostgreSQL pool size must be a positive integer, got ${options.poolSize}`);
+    }
+    this.#writeGroups = options.writeGroups ?? Math.max(1, Math.floor(this.#poolSize / 2));
+    if (!Number.isInteger(this.#writeGroups) || this.#writeGroups < 1) {
+      throw new Error(
+        `PostgreSQL write groups must be a positive integer, got ${options.writeGroups}`,
+      );
     }
   }
 
@@ -83,7 +96,7 @@ export class PostgresStorage implements Storage {
   }
 
   async #open(): Promise<void> {
-    const db = new Database(await createPool(this.#target, this.#poolSize));
+    const db = new Database(await createPool(this.#target, this.#poolSize), this.#writeGroups);
     try {
       this.appliedMigrations = await db.transaction((client) => migrate(client, this.schema));
     } catch (err) {
@@ -106,6 +119,8 @@ export class PostgresStorage implements Storage {
     const repos = this.#repos;
     if (repos === null) return;
     this.#repos = null;
+    // Every write accepted before close() is committed (or fails) before the pool goes.
+    await repos.db.drain();
     await repos.db.pool.end();
   }
 
@@ -116,6 +131,11 @@ export class PostgresStorage implements Storage {
     } catch {
       return false;
     }
+  }
+
+  /** Commits and statements since open (see write-counts.ts); zeros when not open. */
+  writeCounts(): WriteCounts {
+    return this.#repos?.db.counter.snapshot() ?? new WriteCounter().snapshot();
   }
 
   /** The open pool's query access, for tests and maintenance scripts. */
@@ -280,7 +300,7 @@ export class PostgresStorage implements Storage {
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
-    return this.#require().db.transaction(async (db) => {
+    return this.#require().db.write(async (db) => {
       const threads = await db.query("UPDATE threads SET principal = $1 WHERE principal IS NULL", [
         principal,
       ]);
@@ -288,7 +308,7 @@ export class PostgresStorage implements Storage {
         principal,
       ]);
       return { threads: threads.rowCount ?? 0, runs: runs.rowCount ?? 0 };
-    });
+    }, TRANSACTION);
   }
 
   retention(): RetentionStore {

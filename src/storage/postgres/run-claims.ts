@@ -1,5 +1,6 @@
 import type { RunRecord } from "../types.js";
 import type { Database } from "./connection.js";
+import type { WriteOptions } from "./group-commit.js";
 import { addMs, RUN_COLUMNS, type RunRow, toRun } from "./mapping.js";
 
 /**
@@ -36,6 +37,9 @@ const CLAIMABLE = `
  */
 const CLAIM_PLAN =
   "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off";
+/** Back to the defaults for the writes that follow a claim in the same group transaction. */
+const DEFAULT_PLAN =
+  "SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL enable_bitmapscan TO DEFAULT; SET LOCAL enable_sort TO DEFAULT";
 
 /**
  * Step 1: the oldest claimable run whose thread row nobody else holds, locking that thread row.
@@ -58,6 +62,12 @@ const CLAIM_SQL = `
   WHERE r.seq = $5 AND ${CLAIMABLE}
   RETURNING ${RUN_COLUMNS}`;
 
+const CLAIM_OPTIONS: WriteOptions = {
+  transaction: true,
+  setup: CLAIM_PLAN,
+  teardown: DEFAULT_PLAN,
+};
+
 /** Candidates looked at per claim before answering null (each one lost to a concurrent change). */
 const ATTEMPTS = 3;
 
@@ -79,7 +89,7 @@ export class RunClaims {
     const nowIso = now.toISOString();
     const agents = agentIds ?? null;
     const lease = addMs(now, leaseMs);
-    return this.#db.transaction(async (db) => {
+    return this.#db.write(async (db) => {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const candidate = await db.query<{ seq: number }>(CANDIDATE_SQL, [nowIso, agents]);
         const seq = candidate.rows[0]?.seq;
@@ -89,7 +99,7 @@ export class RunClaims {
         if (row !== undefined) return toRun(row);
       }
       return null;
-    }, CLAIM_PLAN);
+    }, CLAIM_OPTIONS);
   }
 
   /**
@@ -102,22 +112,27 @@ export class RunClaims {
     leaseMs: number,
     now: Date,
   ): Promise<RunRecord | null> {
-    const result = await this.#db.query<RunRow>(
-      `UPDATE runs SET owner = $2, lease_expires_at = $3
+    const result = await this.#db.write((db) =>
+      db.query<RunRow>(
+        `UPDATE runs SET owner = $2, lease_expires_at = $3
        WHERE run_id = $1 AND status IN ('pending', 'interrupted')
          AND (owner IS NULL OR lease_expires_at <= $4)
        RETURNING ${RUN_COLUMNS}`,
-      [runId, owner, addMs(now, leaseMs), now.toISOString()],
+        [runId, owner, addMs(now, leaseMs), now.toISOString()],
+      ),
     );
     const row = result.rows[0];
     return row === undefined ? null : toRun(row);
   }
 
   async renewLeases(owner: string, leaseMs: number, now: Date): Promise<string[]> {
-    const result = await this.#db.query<{ run_id: string }>(
-      `UPDATE runs SET lease_expires_at = $1 WHERE owner = $2 AND status = 'pending'
-       RETURNING run_id`,
-      [addMs(now, leaseMs), owner],
+    // One statement for every run the replica holds, in the next group.
+    const result = await this.#db.write((db) =>
+      db.query<{ run_id: string }>(
+        `UPDATE runs SET lease_expires_at = $1 WHERE owner = $2 AND status = 'pending'
+         RETURNING run_id`,
+        [addMs(now, leaseMs), owner],
+      ),
     );
     return result.rows.map((row) => row.run_id);
   }

@@ -8,7 +8,7 @@ import type {
   RunSearch,
   ThreadOnFinish,
 } from "../types.js";
-import { type Database, pgCode, type Queryable } from "./connection.js";
+import { type Database, pgCode, type Queryable, TRANSACTION } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import {
   isoTimestamp,
@@ -35,6 +35,24 @@ const PATCH_COLUMNS: Record<keyof RunPatch, [cast: string, encode: (value: never
   cancel_requested: ["text", (v: string | null) => v],
 };
 
+/**
+ * The run row, its checkpoint_before read from the (locked) thread, unless `$11` asks for the
+ * busy check and the thread has a pending run: then nothing is inserted.
+ */
+const INSERT_RUN = `
+  INSERT INTO runs
+    (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
+     metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
+     principal)
+  SELECT $1, t.thread_id, $3, $4, 'pending', $5::timestamptz, $5::timestamptz, $6::json, $7::json,
+         $8::text[], 'null'::json, '[]'::json, 'null'::json, '[]'::json, $9::timestamptz,
+         t.checkpoint_id, $10
+  FROM threads t
+  WHERE t.thread_id = $2
+    AND NOT ($11::boolean
+             AND EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending'))
+  RETURNING ${RUN_COLUMNS}`;
+
 /** Runs: insertion with the busy check, search, updates and deletion. Claims: run-claims.ts. */
 export class RunRepository {
   readonly #db: Database;
@@ -44,14 +62,20 @@ export class RunRepository {
   }
 
   /**
-   * Locks the thread row, then checks and inserts in the same transaction: a second insert on the
-   * thread (this replica or another) waits on the lock and then sees this run as pending.
+   * Locks the thread row, then inserts with the busy check in the same transaction: a second
+   * insert on the thread (this replica or another) waits on the lock and then sees this run as
+   * pending. The INSERT is a statement after the lock, so its snapshot sees every run committed
+   * before the lock was granted.
+   *
+   * A stateless run creates its hidden thread first, in the same transaction: that row is new,
+   * held by the insert and seen by nobody else, so it needs no lock and has no pending run.
    */
   async insert(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
     assertObject(run.creation, "run creation");
     assertObject(run.metadata, "run metadata");
     const startAfter = isoTimestamp(run.start_after, "start_after");
-    return this.#db.transaction(async (db) => {
+    return this.#db.write(async (db) => {
+      let checkBusy = options.reject_if_busy;
       if (options.create_hidden_thread) {
         const created = await db.query(`${INSERT_THREAD} ON CONFLICT (thread_id) DO NOTHING`, [
           run.thread_id,
@@ -63,53 +87,39 @@ export class RunRepository {
           run.principal ?? null,
         ]);
         if (created.rowCount === 0) throw conflict(`thread ${run.thread_id} already exists`);
-      }
-      const thread = await db.query<{ checkpoint_id: string | null }>(
-        "SELECT checkpoint_id FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE",
-        [run.thread_id],
-      );
-      const threadRow = thread.rows[0];
-      if (threadRow === undefined) throw notFound("thread", run.thread_id);
-      const checks = await db.query<{ taken: boolean; busy: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM runs WHERE run_id = $1) AS taken,
-                EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending') AS busy`,
-        [run.run_id, run.thread_id],
-      );
-      if (checks.rows[0]?.taken === true) throw conflict(`run ${run.run_id} already exists`);
-      if (options.reject_if_busy && checks.rows[0]?.busy === true) {
-        throw conflict(`thread ${run.thread_id} is busy`);
-      }
-      const now = nowIso();
-      try {
-        const inserted = await db.query<RunRow>(
-          `INSERT INTO runs
-             (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation,
-              metadata, metadata_digest, output, interrupts, resume, segments, start_after,
-              checkpoint_before, principal)
-           VALUES ($1, $2, $3, $4, 'pending', $5, $5, $6, $7, $8, 'null', '[]', 'null', '[]', $9,
-                   $10, $11)
-           RETURNING ${RUN_COLUMNS}`,
-          [
-            run.run_id,
-            run.thread_id,
-            run.agent_id,
-            run.kind,
-            now,
-            toJson(run.creation),
-            toJson(run.metadata),
-            entryDigests(run.metadata),
-            startAfter,
-            threadRow.checkpoint_id,
-            run.principal ?? null,
-          ],
+        checkBusy = false;
+      } else {
+        const thread = await db.query(
+          "SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE",
+          [run.thread_id],
         );
-        return toRun(inserted.rows[0] as RunRow);
+        if (thread.rowCount === 0) throw notFound("thread", run.thread_id);
+      }
+      let inserted: Awaited<ReturnType<Queryable["query"]>>;
+      try {
+        inserted = await db.query<RunRow>(INSERT_RUN, [
+          run.run_id,
+          run.thread_id,
+          run.agent_id,
+          run.kind,
+          nowIso(),
+          toJson(run.creation),
+          toJson(run.metadata),
+          entryDigests(run.metadata),
+          startAfter,
+          run.principal ?? null,
+          checkBusy,
+        ]);
       } catch (err) {
-        // A run id taken by a concurrent insert on another thread.
+        // The run id is taken (by an earlier run, or a concurrent insert on another thread).
         if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
         rethrowInvalid(err, "run");
       }
-    });
+      const row = inserted.rows[0] as RunRow | undefined;
+      // The thread is locked and exists: no row means the busy check said no.
+      if (row === undefined) throw conflict(`thread ${run.thread_id} is busy`);
+      return toRun(row);
+    }, TRANSACTION);
   }
 
   async get(runId: string, db: Queryable = this.#db): Promise<RunRecord | null> {
@@ -183,7 +193,7 @@ export class RunRepository {
   /** The run's outcome and its thread's status or deletion, in one transaction. */
   async finish(runId: string, patch: RunPatch, thread: ThreadOnFinish): Promise<RunRecord> {
     if ("delete" in thread) return this.#finishDeletingThread(runId, patch);
-    return this.#db.transaction(async (db) => {
+    return this.#db.write(async (db) => {
       // The thread is locked before the run, in the order insertRun and claimRun take them.
       const locked = await db.query<{ thread_id: string }>(
         `SELECT thread_id FROM threads
@@ -205,7 +215,7 @@ export class RunRepository {
         rethrowInvalid(err, "thread status");
       }
       return updated;
-    });
+    }, TRANSACTION);
   }
 
   /**
@@ -214,7 +224,7 @@ export class RunRepository {
    * waits and then finds it gone, or is seen pending here and the deletion is refused.
    */
   async #finishDeletingThread(runId: string, patch: RunPatch): Promise<RunRecord> {
-    return this.#db.transaction(async (db) => {
+    return this.#db.write(async (db) => {
       const locked = await db.query<{ thread_id: string }>(
         `SELECT thread_id FROM threads
          WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
@@ -227,15 +237,16 @@ export class RunRepository {
         throw exists.rowCount === 0 ? notFound("run", runId) : notFound("thread of run", runId);
       }
       const updated = await this.#updateWith(db, runId, patch);
-      const pending = await db.query(
-        "SELECT 1 FROM runs WHERE thread_id = $1 AND status = 'pending' LIMIT 1",
+      // The pending check rides in the DELETE (a statement after the lock, so it sees every run
+      // committed before): cascades to checkpoints; runs keep existing with thread_id NULL.
+      const deleted = await db.query(
+        `DELETE FROM threads WHERE thread_id = $1
+           AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status = 'pending')`,
         [threadId],
       );
-      if (pending.rowCount !== 0) throw conflict(`thread ${threadId} has a pending run`);
-      // Cascades to checkpoints; runs keep existing with thread_id NULL.
-      await db.query("DELETE FROM threads WHERE thread_id = $1", [threadId]);
+      if (deleted.rowCount === 0) throw conflict(`thread ${threadId} has a pending run`);
       return { ...updated, thread_id: null };
-    });
+    }, TRANSACTION);
   }
 
   /**
@@ -243,8 +254,10 @@ export class RunRepository {
    * like insertRun and claimRun, so "busy" and "one run per thread" see it atomically.
    */
   async update(runId: string, patch: RunPatch): Promise<RunRecord> {
-    if (patch.status !== "pending") return this.#updateWith(this.#db, runId, patch);
-    return this.#db.transaction(async (db) => {
+    if (patch.status !== "pending") {
+      return this.#db.write((db) => this.#updateWith(db, runId, patch));
+    }
+    return this.#db.write(async (db) => {
       await db.query(
         `SELECT 1 FROM threads
          WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
@@ -252,7 +265,7 @@ export class RunRepository {
         [runId],
       );
       return this.#updateWith(db, runId, patch);
-    });
+    }, TRANSACTION);
   }
 
   /** One UPDATE of the given fields on `db`. */
@@ -280,12 +293,13 @@ export class RunRepository {
 
   async delete(runId: string): Promise<void> {
     // Frames and webhook deliveries go with it (ON DELETE CASCADE).
-    const deleted = await this.#db.query(
-      "DELETE FROM runs WHERE run_id = $1 AND status <> 'pending'",
-      [runId],
-    );
-    if (deleted.rowCount !== 0) return;
-    if ((await this.get(runId)) === null) throw notFound("run", runId);
-    throw conflict(`run ${runId} is pending`);
+    await this.#db.write(async (db) => {
+      const deleted = await db.query("DELETE FROM runs WHERE run_id = $1 AND status <> 'pending'", [
+        runId,
+      ]);
+      if (deleted.rowCount !== 0) return;
+      if ((await this.get(runId, db)) === null) throw notFound("run", runId);
+      throw conflict(`run ${runId} is pending`);
+    });
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { conflict, notFound } from "../../errors.js";
 import type { CreateThreadInput, ThreadRecord, ThreadSearch, ThreadStatus } from "../types.js";
-import { type Database, pgCode, type Queryable } from "./connection.js";
+import { type Database, pgCode, type Queryable, TRANSACTION } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import { nowIso, rethrowInvalid, THREAD_COLUMNS, type ThreadRow, toThread } from "./mapping.js";
 
@@ -32,22 +32,28 @@ export class ThreadRepository {
       input.principal ?? null,
     ];
     // Insert-or-read, looping only if the existing thread is deleted between the two statements.
-    for (;;) {
-      let inserted: pg.QueryResult<ThreadRow>;
-      try {
-        inserted = await this.#db.query<ThreadRow>(
-          `${INSERT_THREAD} ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD_COLUMNS}`,
-          params,
-        );
-      } catch (err) {
-        rethrowInvalid(err, "thread");
+    // The read goes to the write's own connection: in a group, the thread may be an earlier
+    // write's, not committed yet.
+    return this.#db.write(async (db) => {
+      for (;;) {
+        let inserted: pg.QueryResult<ThreadRow>;
+        try {
+          inserted = await db.query<ThreadRow>(
+            `${INSERT_THREAD} ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD_COLUMNS}`,
+            params,
+          );
+        } catch (err) {
+          rethrowInvalid(err, "thread");
+        }
+        const row = inserted.rows[0];
+        if (row !== undefined) return { thread: toThread(row), created: true };
+        if (input.if_exists === "raise") {
+          throw conflict(`thread ${input.thread_id} already exists`);
+        }
+        const existing = await this.get(input.thread_id, db);
+        if (existing !== null) return { thread: existing, created: false };
       }
-      const row = inserted.rows[0];
-      if (row !== undefined) return { thread: toThread(row), created: true };
-      if (input.if_exists === "raise") throw conflict(`thread ${input.thread_id} already exists`);
-      const existing = await this.get(input.thread_id);
-      if (existing !== null) return { thread: existing, created: false };
-    }
+    });
   }
 
   async get(threadId: string, db: Queryable = this.#db): Promise<ThreadRecord | null> {
@@ -62,7 +68,7 @@ export class ThreadRepository {
   /** Shallow merge in JS: `json` has no merge operator, and jsonb's `||` would reorder keys. */
   async mergeMetadata(threadId: string, patch: Record<string, unknown>): Promise<ThreadRecord> {
     assertObject(patch, "thread metadata");
-    return this.#db.transaction(async (db) => {
+    return this.#db.write(async (db) => {
       const current = await db.query<{ metadata: Record<string, unknown> }>(
         "SELECT metadata FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE",
         [threadId],
@@ -80,20 +86,22 @@ export class ThreadRepository {
       } catch (err) {
         rethrowInvalid(err, "thread metadata");
       }
-    });
+    }, TRANSACTION);
   }
 
   async setStatus(threadId: string, status: ThreadStatus): Promise<void> {
-    let result: pg.QueryResult;
-    try {
-      result = await this.#db.query(
-        "UPDATE threads SET status = $2, updated_at = $3 WHERE thread_id = $1",
-        [threadId, status, nowIso()],
-      );
-    } catch (err) {
-      rethrowInvalid(err, "thread status");
-    }
-    if (result.rowCount === 0) throw notFound("thread", threadId);
+    await this.#db.write(async (db) => {
+      let result: pg.QueryResult;
+      try {
+        result = await db.query(
+          "UPDATE threads SET status = $2, updated_at = $3 WHERE thread_id = $1",
+          [threadId, status, nowIso()],
+        );
+      } catch (err) {
+        rethrowInvalid(err, "thread status");
+      }
+      if (result.rowCount === 0) throw notFound("thread", threadId);
+    });
   }
 
   /**
@@ -101,7 +109,7 @@ export class ThreadRepository {
    * between the busy check and the delete.
    */
   async delete(threadId: string): Promise<void> {
-    await this.#db.transaction(async (db) => {
+    await this.#db.write(async (db) => {
       const locked = await db.query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", [
         threadId,
       ]);
@@ -113,7 +121,7 @@ export class ThreadRepository {
       if (pending.rowCount !== 0) throw conflict(`thread ${threadId} has a pending run`);
       // Cascades to checkpoints; runs keep existing with thread_id NULL.
       await db.query("DELETE FROM threads WHERE thread_id = $1", [threadId]);
-    });
+    }, TRANSACTION);
   }
 
   /** A visible, idle copy with the same metadata, values, messages and remapped checkpoints. */
@@ -122,7 +130,7 @@ export class ThreadRepository {
     newThreadId: string,
     principal: string | null,
   ): Promise<ThreadRecord> {
-    return this.#db.transaction(async (db) => {
+    return this.#db.write(async (db) => {
       // FOR SHARE holds off checkpoint writers (they update the thread row) until the copy is done.
       const source = await db.query<{ checkpoint_id: string | null }>(
         "SELECT checkpoint_id FROM threads WHERE thread_id = $1 FOR SHARE",
@@ -150,7 +158,7 @@ export class ThreadRepository {
         [newThreadId, current],
       );
       return toThread(copied.rows[0] as ThreadRow);
-    });
+    }, TRANSACTION);
   }
 
   async search(search: ThreadSearch): Promise<ThreadRecord[]> {

@@ -1,6 +1,6 @@
 import { conflict, notFound } from "../../errors.js";
 import type { WebhookDelivery } from "../types.js";
-import { type Database, pgCode } from "./connection.js";
+import { type Database, pgCode, type Queryable } from "./connection.js";
 import {
   addMs,
   isoTimestamp,
@@ -31,8 +31,12 @@ export class WebhookRepository {
   }
 
   async enqueue(delivery: WebhookDelivery): Promise<void> {
+    await this.#db.write((db) => this.#enqueue(db, delivery));
+  }
+
+  async #enqueue(db: Queryable, delivery: WebhookDelivery): Promise<void> {
     try {
-      await this.#db.query(
+      await db.query(
         `INSERT INTO webhook_deliveries
            (delivery_id, run_id, url, body, attempts, next_attempt_at, state, last_error,
             created_at)
@@ -64,8 +68,9 @@ export class WebhookRepository {
    * push it out, so two replicas never share a delivery.
    */
   async claimDue(now: Date, leaseMs: number, limit: number): Promise<WebhookDelivery[]> {
-    const result = await this.#db.query<WebhookRow & { seq: number }>(
-      `UPDATE webhook_deliveries SET next_attempt_at = $1
+    const result = await this.#db.write((db) =>
+      db.query<WebhookRow & { seq: number }>(
+        `UPDATE webhook_deliveries SET next_attempt_at = $1
        WHERE seq = ANY (ARRAY(
          SELECT seq FROM webhook_deliveries
          WHERE state = 'pending' AND next_attempt_at <= $2
@@ -73,7 +78,8 @@ export class WebhookRepository {
          LIMIT $3
          FOR UPDATE SKIP LOCKED))
        RETURNING seq, ${WEBHOOK_COLUMNS}`,
-      [addMs(now, leaseMs), now.toISOString(), limit],
+        [addMs(now, leaseMs), now.toISOString(), limit],
+      ),
     );
     // RETURNING gives no order guarantee; hand them out in insertion order.
     return result.rows.sort((a, b) => a.seq - b.seq).map(toWebhook);
@@ -93,13 +99,15 @@ export class WebhookRepository {
       sets.length === 0
         ? "SELECT 1 FROM webhook_deliveries WHERE delivery_id = $1"
         : `UPDATE webhook_deliveries SET ${sets.join(", ")} WHERE delivery_id = $1`;
-    let rowCount: number | null;
-    try {
-      ({ rowCount } = await this.#db.query(sql, params));
-    } catch (err) {
-      rethrowInvalid(err, "webhook patch");
-    }
-    if (rowCount === 0) throw notFound("webhook delivery", deliveryId);
+    await this.#db.write(async (db) => {
+      let rowCount: number | null;
+      try {
+        ({ rowCount } = await db.query(sql, params));
+      } catch (err) {
+        rethrowInvalid(err, "webhook patch");
+      }
+      if (rowCount === 0) throw notFound("webhook delivery", deliveryId);
+    });
   }
 
   async ofRun(runId: string): Promise<WebhookDelivery[]> {

@@ -1,5 +1,11 @@
 import type Database from "better-sqlite3";
 
+/** Told whether the transactions it opens commit (for the write counters, write-counting.ts). */
+export interface CommitObserver {
+  committed(): void;
+  rolledBack(): void;
+}
+
 interface QueuedWrite {
   write: () => unknown;
   resolve: (value: unknown) => void;
@@ -27,7 +33,10 @@ export class GroupCommit {
   readonly #inSavepoint: Database.Transaction<(write: () => unknown) => unknown>;
   readonly #group: Database.Transaction<(writes: QueuedWrite[]) => PromiseSettledResult<unknown>[]>;
 
-  constructor(db: Database.Database) {
+  readonly #observer: CommitObserver | undefined;
+
+  constructor(db: Database.Database, observer?: CommitObserver) {
+    this.#observer = observer;
     // Called inside the group's transaction, better-sqlite3 makes this a SAVEPOINT/RELEASE pair
     // (ROLLBACK TO on a throw), so each write is atomic on its own.
     this.#inSavepoint = db.transaction((write: () => unknown) => write());
@@ -69,17 +78,24 @@ export class GroupCommit {
     if (writes.length === 1) {
       // Alone: its own transaction (the repositories open one where they need it).
       const [only] = writes as [QueuedWrite];
+      let value: unknown;
       try {
-        only.resolve(only.write());
+        value = only.write();
       } catch (err) {
+        this.#observer?.rolledBack();
         only.reject(err);
+        return;
       }
+      this.#observer?.committed();
+      only.resolve(value);
       return;
     }
     let results: PromiseSettledResult<unknown>[];
     try {
       results = this.#group.immediate(writes);
+      this.#observer?.committed();
     } catch (err) {
+      this.#observer?.rolledBack();
       // BEGIN or COMMIT failed (another process held the lock past busy_timeout, disk full…):
       // nothing of the group was kept.
       for (const queued of writes) queued.reject(err);

@@ -21,6 +21,7 @@ import type {
   ThreadStatus,
   WebhookDelivery,
 } from "../types.js";
+import { WriteCounter, type WriteCounts } from "../write-counts.js";
 import { WalCheckpointer } from "./checkpointer.js";
 import { CheckpointRepository } from "./checkpoints.js";
 import { FrameRepository } from "./frames.js";
@@ -32,6 +33,7 @@ import { SqliteRetention } from "./retention.js";
 import { RunRepository } from "./runs.js";
 import { ThreadRepository } from "./threads.js";
 import { type WebhookPatch, WebhookRepository } from "./webhooks.js";
+import { SqliteWriteCounting } from "./write-counting.js";
 
 export interface SqliteStorageOptions {
   /** A file path (parent directories are created) or `:memory:`. */
@@ -70,6 +72,8 @@ export class SqliteStorage implements Storage {
   /** Names of the migrations the last `open()` applied (empty when the schema was current). */
   appliedMigrations: string[] = [];
   #repos: Repositories | null = null;
+  /** Commits and statements of this storage (see write-counts.ts), kept across reopenings. */
+  readonly #counter = new WriteCounter();
 
   constructor(options: SqliteStorageOptions) {
     this.path = options.path;
@@ -80,6 +84,8 @@ export class SqliteStorage implements Storage {
     const inMemory = this.path === ":memory:";
     if (!inMemory) mkdirSync(dirname(resolve(this.path)), { recursive: true });
     const db = new Database(this.path);
+    // Before any statement is prepared: every one of them is counted from the start.
+    const counting = new SqliteWriteCounting(db, this.#counter);
     let ownerLock: OwnerLock | null = null;
     try {
       // Set before anything else touches the file: another process may hold its lock right now.
@@ -113,7 +119,7 @@ export class SqliteStorage implements Storage {
         runs,
         frames: new FrameRepository(db),
         webhooks: new WebhookRepository(db),
-        writes: new GroupCommit(db),
+        writes: new GroupCommit(db, counting),
         checkpointer: inMemory
           ? null
           : new WalCheckpointer(this.path, (message) =>
@@ -160,6 +166,11 @@ export class SqliteStorage implements Storage {
       repos.db.close();
       repos.ownerLock?.release();
     }
+  }
+
+  /** Commits and statements since this storage was made (see write-counts.ts). */
+  writeCounts(): WriteCounts {
+    return this.#counter.snapshot();
   }
 
   async ping(): Promise<boolean> {

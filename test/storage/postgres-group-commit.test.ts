@@ -1,0 +1,210 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { GroupCommitError } from "../../src/storage/postgres/group-commit.js";
+import type { RunFrame } from "../../src/storage/types.js";
+import { expectDomainError, id, makeRun, makeThread, PAST } from "./contract/helpers.js";
+import {
+  type DisposablePostgresStorage,
+  dropLeftoverSchemas,
+  openDisposable,
+  requirePostgres,
+} from "./pg-helpers.js";
+
+// PostgreSQL group commit (src/storage/postgres/group-commit.ts), beyond what the contract suite
+// can see: the writes of one event-loop turn share one transaction, each in its own savepoint.
+// Every write below is issued within one turn (no await between them), so they form one group.
+
+await requirePostgres();
+afterAll(dropLeftoverSchemas);
+
+const open: DisposablePostgresStorage[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((storage) => storage.close()));
+});
+
+async function storage(poolSize = 4): Promise<DisposablePostgresStorage> {
+  const opened = await openDisposable(poolSize);
+  open.push(opened);
+  return opened;
+}
+
+const frame = (runId: string, seq: number): RunFrame => ({
+  run_id: runId,
+  seq,
+  mode: "custom",
+  data: `{"n":${seq}}`,
+});
+
+describe("PostgreSQL group commit", () => {
+  it("commits the writes of one turn in one transaction and fails only the one that broke", async () => {
+    const db = await storage();
+    const thread = await makeThread(db);
+    const run = await makeRun(db, thread.thread_id);
+    const before = db.writeCounts().commits;
+    const results = await Promise.allSettled([
+      db.appendFrames([frame(run.run_id, 1), frame(run.run_id, 2)]),
+      // Repeats seq 1 of the write before it: this write fails as a whole, and alone.
+      db.appendFrames([frame(run.run_id, 3), frame(run.run_id, 1)]),
+      db.setThreadStatus(thread.thread_id, "busy"),
+      db.appendFrames([frame(run.run_id, 4)]),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    await expectDomainError(
+      Promise.reject((results[1] as PromiseRejectedResult).reason),
+      "conflict",
+    );
+    expect((await db.readFrames(run.run_id, 0)).map((f) => f.seq)).toEqual([1, 2, 4]);
+    expect((await db.getThread(thread.thread_id))?.status).toBe("busy");
+    expect((await db.getRun(run.run_id))?.last_seq).toBe(4);
+    // One commit for the three writes that succeeded.
+    expect(db.writeCounts().commits - before).toBe(1);
+  });
+
+  it("runs the writes of a group in the order they were requested, each seeing the ones before", async () => {
+    const db = await storage();
+    const threadId = id();
+    const runId = id();
+    const [created, inserted, , merged] = await Promise.all([
+      db.createThread({ thread_id: threadId, metadata: { a: 1 }, if_exists: "raise" }),
+      // Needs the thread created just before, not committed yet: same transaction.
+      db.insertRun(
+        {
+          run_id: runId,
+          thread_id: threadId,
+          agent_id: "agent-a",
+          kind: "stateful",
+          creation: {},
+          metadata: {},
+          start_after: PAST,
+        },
+        { reject_if_busy: true },
+      ),
+      db.setThreadStatus(threadId, "busy"),
+      db.mergeThreadMetadata(threadId, { b: 2 }),
+      db.setThreadStatus(threadId, "interrupted"),
+    ]);
+    expect(created.created).toBe(true);
+    expect(inserted.thread_id).toBe(threadId);
+    expect(merged.metadata).toEqual({ a: 1, b: 2 });
+    expect(merged.status).toBe("busy");
+    const thread = await db.getThread(threadId);
+    expect(thread?.status).toBe("interrupted");
+    expect(thread?.metadata).toEqual({ a: 1, b: 2 });
+  });
+
+  it("settles a write only after its commit: a read issued after it resolves sees it", async () => {
+    const db = await storage();
+    const thread = await makeThread(db);
+    const run = await makeRun(db, thread.thread_id);
+    let committedFrames: number | undefined;
+    const writes = [1, 2, 3].map((seq) =>
+      db.appendFrames([frame(run.run_id, seq)]).then(async () => {
+        // A read on another pooled connection, issued in the resolution of the write.
+        committedFrames ??= (await db.readFrames(run.run_id, 0)).length;
+      }),
+    );
+    await Promise.all(writes);
+    // The whole group committed before the first promise resolved.
+    expect(committedFrames).toBe(3);
+  });
+
+  it("keeps a claim's plan settings to the claim: the writes after it in the group plan as usual", async () => {
+    const db = await storage();
+    const thread = await makeThread(db);
+    await makeRun(db, thread.thread_id);
+    const [claimed, setting] = await Promise.all([
+      db.claimRun("replica-a", 30_000, new Date()),
+      db.database.write(async (tx) => (await tx.query("SHOW enable_seqscan")).rows[0]),
+      db.setThreadStatus(thread.thread_id, "busy"),
+    ]);
+    expect(claimed?.owner).toBe("replica-a");
+    expect(setting).toEqual({ enable_seqscan: "on" });
+  });
+
+  it("fails every write of the group, and nothing of it is kept, when the transaction is lost", async () => {
+    const db = await storage();
+    const thread = await makeThread(db);
+    const run = await makeRun(db, thread.thread_id);
+    const results = await Promise.allSettled([
+      db.appendFrames([frame(run.run_id, 1)]),
+      // The connection of the group's transaction dies under it.
+      db.database.write((tx) => tx.query("SELECT pg_terminate_backend(pg_backend_pid())")),
+      db.setThreadStatus(thread.thread_id, "busy"),
+    ]);
+    for (const result of results) {
+      expect(result.status).toBe("rejected");
+      const reason = (result as PromiseRejectedResult).reason;
+      expect(reason).toBeInstanceOf(GroupCommitError);
+      expect((reason as Error).message).toMatch(/3 grouped writes .*none of them was kept/);
+    }
+    expect(await db.readFrames(run.run_id, 0)).toEqual([]);
+    expect((await db.getThread(thread.thread_id))?.status).toBe("idle");
+    // The broken connection was discarded: the storage goes on working.
+    await db.appendFrames([frame(run.run_id, 1)]);
+    expect((await db.readFrames(run.run_id, 0)).map((f) => f.seq)).toEqual([1]);
+  });
+
+  it("takes many concurrent writes in a few transactions, every one of them committed", async () => {
+    const db = await storage(10);
+    const threads = await Promise.all(Array.from({ length: 300 }, () => makeThread(db)));
+    const runs = await Promise.all(threads.map((t) => makeRun(db, t.thread_id)));
+    const before = db.writeCounts().commits;
+    await Promise.all(
+      runs.map((run) => db.appendFrames([frame(run.run_id, 1), frame(run.run_id, 2)])),
+    );
+    for (const run of runs) {
+      expect((await db.readFrames(run.run_id, 0)).map((f) => f.seq)).toEqual([1, 2]);
+    }
+    // Issued in one turn: groups of at most 64 writes, so 5 commits, not 300.
+    expect(db.writeCounts().commits - before).toBe(Math.ceil(runs.length / 64));
+  });
+
+  it("gets through two groups in flight that deadlock on the same rows, by running one again", async () => {
+    const db = await storage(10);
+    const thread = await makeThread(db);
+    const [a, b] = [await makeRun(db, thread.thread_id), await makeRun(db, thread.thread_id)];
+    const touch =
+      (runId: string) => (tx: { query(text: string, values: unknown[]): Promise<unknown> }) =>
+        tx.query("UPDATE runs SET last_seq = last_seq + 1 WHERE run_id = $1", [runId]);
+    let bTaken!: () => void;
+    const bIsTaken = new Promise<void>((resolve) => {
+      bTaken = resolve;
+    });
+    // First group: a, then (once the second group holds b) b. Second group, in flight at the
+    // same time: b, then a. A certain deadlock: PostgreSQL aborts one group, which starts over.
+    const first = [
+      db.database.write(touch(a.run_id)),
+      db.database.write(async (tx) => {
+        await bIsTaken;
+        return touch(b.run_id)(tx);
+      }),
+    ];
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = [
+      db.database.write(async (tx) => {
+        const result = await touch(b.run_id)(tx);
+        bTaken();
+        return result;
+      }),
+      db.database.write(touch(a.run_id)),
+    ];
+    await Promise.all([...first, ...second]);
+    expect((await db.getRun(a.run_id))?.last_seq).toBe(2);
+    expect((await db.getRun(b.run_id))?.last_seq).toBe(2);
+  });
+
+  it("runs a write alone in the turn as before: one statement, one commit, no savepoint", async () => {
+    const db = await storage();
+    const thread = await makeThread(db);
+    const before = db.writeCounts();
+    await db.setThreadStatus(thread.thread_id, "busy");
+    const after = db.writeCounts();
+    expect(after.commits - before.commits).toBe(1);
+    expect(after.statements.update - before.statements.update).toBe(1);
+    await expectDomainError(db.setThreadStatus(id(), "busy"), "not_found");
+  });
+});
