@@ -72,11 +72,15 @@ export class DisposablePostgresStorage extends PostgresStorage {
   }
 }
 
-export async function openDisposable(poolSize = 4): Promise<DisposablePostgresStorage> {
+export async function openDisposable(
+  poolSize = 4,
+  options: { writesPerGroup?: number } = {},
+): Promise<DisposablePostgresStorage> {
   const storage = new DisposablePostgresStorage({
     url: TEST_DATABASE_URL,
     schema: newSchemaName(),
     poolSize,
+    ...options,
   });
   await storage.open();
   return storage;

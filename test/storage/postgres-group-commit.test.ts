@@ -21,8 +21,9 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((storage) => storage.close()));
 });
 
+/** Grouping is off by default (see group-commit.ts); these tests turn it on. */
 async function storage(poolSize = 4): Promise<DisposablePostgresStorage> {
-  const opened = await openDisposable(poolSize);
+  const opened = await openDisposable(poolSize, { writesPerGroup: 64 });
   open.push(opened);
   return opened;
 }

@@ -111,7 +111,7 @@ export class Database implements Queryable {
   readonly counter = new WriteCounter();
   readonly #groups: PgGroupCommit;
 
-  constructor(pool: pg.Pool, maxGroups = 1) {
+  constructor(pool: pg.Pool, maxGroups = 1, writesPerGroup?: number) {
     this.pool = pool;
     const connection: GroupConnection = {
       pool,
@@ -121,7 +121,7 @@ export class Database implements Queryable {
       on: (client, wrote) => this.#counted(client, wrote),
       retryable: (err) => RETRYABLE.has(pgCode(err) ?? ""),
     };
-    this.#groups = new PgGroupCommit(connection, maxGroups);
+    this.#groups = new PgGroupCommit(connection, maxGroups, writesPerGroup);
   }
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(

@@ -43,6 +43,11 @@ export interface PostgresStorageOptions {
    * half the pool: the rest serves reads.
    */
   writeGroups?: number;
+  /**
+   * The most writes one group may hold (default 1: no grouping; see group-commit.ts for why).
+   * Larger groups share commits and suit one replica on its own.
+   */
+  writesPerGroup?: number;
 }
 
 interface Repositories {
@@ -69,6 +74,7 @@ export class PostgresStorage implements Storage {
   readonly #target: ReturnType<typeof connectionTarget>;
   readonly #poolSize: number;
   readonly #writeGroups: number;
+  readonly #writesPerGroup: number | undefined;
   #repos: Repositories | null = null;
   #opening: Promise<void> | null = null;
 
@@ -79,6 +85,7 @@ export class PostgresStorage implements Storage {
     if (!Number.isInteger(this.#poolSize) || this.#poolSize < 1) {
       throw new Error(`PostgreSQL pool size must be a positive integer, got ${options.poolSize}`);
     }
+    this.#writesPerGroup = options.writesPerGroup;
     this.#writeGroups = options.writeGroups ?? Math.max(1, Math.floor(this.#poolSize / 2));
     if (!Number.isInteger(this.#writeGroups) || this.#writeGroups < 1) {
       throw new Error(
@@ -96,7 +103,11 @@ export class PostgresStorage implements Storage {
   }
 
   async #open(): Promise<void> {
-    const db = new Database(await createPool(this.#target, this.#poolSize), this.#writeGroups);
+    const db = new Database(
+      await createPool(this.#target, this.#poolSize),
+      this.#writeGroups,
+      this.#writesPerGroup,
+    );
     try {
       this.appliedMigrations = await db.transaction((client) => migrate(client, this.schema));
     } catch (err) {
