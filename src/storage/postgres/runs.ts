@@ -15,6 +15,7 @@ import {
   nowIso,
   nullableIso,
   RUN_COLUMNS,
+  RUN_COLUMNS_BUT_OUTPUT,
   type RunRow,
   rethrowInvalid,
   toRun,
@@ -279,7 +280,10 @@ export class RunRepository {
       params.push(encode(value as never));
       sets.push(`${key} = $${params.length}::${cast}`);
     }
-    const sql = `UPDATE runs SET ${sets.join(", ")} WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`;
+    // A run's output can be megabytes (a long answer): the one just written is the patch's,
+    // so it is not sent back and parsed again.
+    const returning = patch.output === undefined ? RUN_COLUMNS : RUN_COLUMNS_BUT_OUTPUT;
+    const sql = `UPDATE runs SET ${sets.join(", ")} WHERE run_id = $1 RETURNING ${returning}`;
     let result: Awaited<ReturnType<Queryable["query"]>>;
     try {
       result = await db.query<RunRow>(sql, params);
@@ -288,7 +292,7 @@ export class RunRepository {
     }
     const row = result.rows[0] as RunRow | undefined;
     if (row === undefined) throw notFound("run", runId);
-    return toRun(row);
+    return patch.output === undefined ? toRun(row) : { ...toRun(row), output: patch.output };
   }
 
   async delete(runId: string): Promise<void> {

@@ -313,8 +313,11 @@ export class RunRepository {
       params[column] = patchValue(column, value);
     }
     const assignments = columns.map((column) => `${column} = @${column}`).join(", ");
+    // A run's output can be megabytes (a long answer): the one just written is the patch's,
+    // so it is not read back and parsed again.
+    const returning = patch.output === undefined ? "*" : RETURNING_ALL_BUT_OUTPUT;
     const sql = `UPDATE runs SET ${assignments}${assignments ? ", " : ""}updated_at = @updated_at
-       WHERE run_id = @run_id RETURNING *`;
+       WHERE run_id = @run_id RETURNING ${returning}`;
     let row: RunRow | undefined;
     try {
       row = this.#cache.get(sql).get(params) as RunRow | undefined;
@@ -322,7 +325,7 @@ export class RunRepository {
       rethrowCheck(err, "run patch");
     }
     if (row === undefined) throw notFound("run", runId);
-    return toRun(row);
+    return patch.output === undefined ? toRun(row) : { ...toRun(row), output: patch.output };
   }
 
   #deleteRun(runId: string): void {
@@ -347,6 +350,31 @@ export class RunRepository {
 }
 
 /** The columns a RunPatch may set, in a fixed order (one cached statement per combination). */
+/** Every column `toRun` reads but `output`, which is returned as the literal "null". */
+const RETURNING_ALL_BUT_OUTPUT = [
+  "seq",
+  "run_id",
+  "thread_id",
+  "agent_id",
+  "kind",
+  "status",
+  "created_at",
+  "updated_at",
+  "creation",
+  "metadata",
+  "'null' AS output",
+  "interrupts",
+  "resume",
+  "segments",
+  "start_after",
+  "checkpoint_before",
+  "owner",
+  "lease_expires_at",
+  "cancel_requested",
+  "last_seq",
+  "principal",
+].join(", ");
+
 const PATCH_COLUMNS = [
   "status",
   "output",

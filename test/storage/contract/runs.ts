@@ -126,6 +126,18 @@ export function describeRuns(factory: StorageFactory): void {
     });
   });
 
+  describe("updateRun with an output", () => {
+    it("returns the record as stored, output included, without reading the output back", async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id);
+      const output = { type: "result", values: { text: "x".repeat(100_000) }, messages: [] };
+      const updated = await context.storage.updateRun(run.run_id, { status: "success", output });
+      expect(updated.output).toEqual(output);
+      expect(updated.status).toBe("success");
+      expect(await context.storage.getRun(run.run_id)).toEqual(updated);
+    });
+  });
+
   describe("insertRun", () => {
     it("creates a stateless run's hidden thread in the same write", async () => {
       const threadId = id();
