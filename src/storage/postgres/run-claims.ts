@@ -58,7 +58,7 @@ const CANDIDATE_SQL = `
  * this re-check sees all of them and the claim is decided as if the thread were serialized.
  */
 const CLAIM_SQL = `
-  UPDATE runs r SET owner = $3, lease_expires_at = $4
+  UPDATE runs r SET owner = $3, lease_expires_at = $4, lease_epoch = r.lease_epoch + 1
   WHERE r.seq = $5 AND ${CLAIMABLE}
   RETURNING ${RUN_COLUMNS}`;
 
@@ -114,7 +114,7 @@ export class RunClaims {
   ): Promise<RunRecord | null> {
     const result = await this.#db.write((db) =>
       db.query<RunRow>(
-        `UPDATE runs SET owner = $2, lease_expires_at = $3
+        `UPDATE runs SET owner = $2, lease_expires_at = $3, lease_epoch = lease_epoch + 1
        WHERE run_id = $1 AND status IN ('pending', 'interrupted')
          AND (owner IS NULL OR lease_expires_at <= $4)
        RETURNING ${RUN_COLUMNS}`,
