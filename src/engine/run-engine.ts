@@ -191,6 +191,7 @@ export class RunEngine {
           // Our own lease lapsed before its renewal (a long synchronous stretch, or a lease
           // shorter than the renewal interval) and the claim just took it back: the run is
           // executing here already and must not start a second time.
+          // Its fence stays good: the same owner's claim keeps the lease epoch.
           if (this.executing.has(run.run_id)) continue;
           this.launch(run);
         }

@@ -52,6 +52,14 @@ const CLAIM_SQL = `
   ORDER BY r.created_at, r.seq
   LIMIT 1`;
 
+/**
+ * A claim by another owner starts a new epoch, so that the previous owner's fenced writes are
+ * refused. The same owner taking its own run back (its lease lapsed under it, and it executes
+ * the run still) keeps the epoch: its execution goes on under the claim it holds.
+ */
+const NEXT_EPOCH =
+  "lease_epoch = CASE WHEN owner IS @owner THEN lease_epoch ELSE lease_epoch + 1 END";
+
 /** Runs: insertion with the busy check, search, updates, and the claim/lease protocol. */
 export class RunRepository {
   readonly #cache: StatementCache;
@@ -66,7 +74,7 @@ export class RunRepository {
   readonly #delete: Database.Statement;
   readonly #pendingOfThread: Database.Statement<[string], RunRow>;
   readonly #claimCandidate: Database.Statement<[{ now: string; agents: string | null }], RunRow>;
-  readonly #setLease: Database.Statement<[string, string, number], RunRow>;
+  readonly #setLease: Database.Statement<[{ owner: string; lease: string; seq: number }], RunRow>;
   readonly #claimById: Database.Statement<
     [{ run_id: string; owner: string; lease: string; now: string }],
     RunRow
@@ -113,11 +121,12 @@ export class RunRepository {
     );
     this.#claimCandidate = db.prepare(CLAIM_SQL);
     this.#setLease = db.prepare(
-      "UPDATE runs SET owner = ?, lease_expires_at = ?, lease_epoch = lease_epoch + 1 WHERE seq = ? RETURNING *",
+      `UPDATE runs SET owner = @owner, lease_expires_at = @lease, ${NEXT_EPOCH}
+       WHERE seq = @seq RETURNING *`,
     );
     // One statement, so the check and the claim are atomic without a transaction.
     this.#claimById = db.prepare(
-      `UPDATE runs SET owner = @owner, lease_expires_at = @lease, lease_epoch = lease_epoch + 1
+      `UPDATE runs SET owner = @owner, lease_expires_at = @lease, ${NEXT_EPOCH}
        WHERE run_id = @run_id AND status IN ('pending', 'interrupted')
          AND (owner IS NULL OR lease_expires_at <= @now)
        RETURNING *`,
@@ -353,7 +362,7 @@ export class RunRepository {
   #claim(owner: string, leaseMs: number, now: Date, agents: string | null): RunRecord | null {
     const row = this.#claimCandidate.get({ now: now.toISOString(), agents });
     if (row === undefined) return null;
-    const claimed = this.#setLease.get(owner, addMs(now, leaseMs), row.seq);
+    const claimed = this.#setLease.get({ owner, lease: addMs(now, leaseMs), seq: row.seq });
     return claimed === undefined ? null : toRun(claimed);
   }
 

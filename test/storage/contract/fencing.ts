@@ -47,16 +47,31 @@ export function describeFencing(factory: StorageFactory): void {
   const context = useStorage(factory);
 
   describe("claims", () => {
-    it("every claim, by queue or by id, bumps the run's lease epoch", async () => {
+    it("a claim by a new owner, by queue or by id, bumps the run's lease epoch", async () => {
       const thread = await makeThread(context.storage);
       const run = await makeRun(context.storage, thread.thread_id);
       expect(run.lease_epoch).toBe(0);
-      const first = await context.storage.claimRun("r", SHORT_LEASE, new Date());
+      const first = await context.storage.claimRun("r1", SHORT_LEASE, new Date());
       expect(first?.lease_epoch).toBe(1);
       await sleep(SHORT_LEASE + 20);
-      const second = await context.storage.claimRunById(run.run_id, "r", 30_000, new Date());
+      const second = await context.storage.claimRunById(run.run_id, "r2", SHORT_LEASE, new Date());
       expect(second?.lease_epoch).toBe(2);
       expect((await context.storage.getRun(run.run_id))?.lease_epoch).toBe(2);
+    });
+
+    it("the same owner taking its own lapsed run back keeps the epoch (its execution goes on)", async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id);
+      const first = await context.storage.claimRun("r", SHORT_LEASE, new Date());
+      await sleep(SHORT_LEASE + 20);
+      const again = await context.storage.claimRun("r", 30_000, new Date());
+      expect(again?.run_id).toBe(run.run_id);
+      expect(again?.lease_epoch).toBe(first?.lease_epoch);
+      const fence = { owner: "r", epoch: first!.lease_epoch };
+      await context.storage.appendFrames([frame(run.run_id, 1)], fence);
+      expect((await context.storage.updateRun(run.run_id, { resume: null }, fence)).owner).toBe(
+        "r",
+      );
     });
   });
 
