@@ -31,6 +31,19 @@ export const conflict = (message: string) => new DomainError("conflict", message
 export const invalid = (message: string, details?: Record<string, unknown>) =>
   new DomainError("invalid", message, details);
 
+/**
+ * A fenced write refused: the run's claim (owner and lease epoch) passed to another replica, which
+ * now owns the run's record. The writer stops quietly; nothing it tried was written.
+ */
+export const claimLost = (runId: string) =>
+  new DomainError("conflict", `run ${runId}: its claim passed to another replica`, {
+    reason: "claim_lost",
+  });
+
+export function isClaimLost(err: unknown): err is DomainError {
+  return isDomainError(err, "conflict") && err.details?.reason === "claim_lost";
+}
+
 export function isDomainError(err: unknown, code?: DomainErrorCode): err is DomainError {
   return err instanceof DomainError && (code === undefined || err.code === code);
 }

@@ -6,10 +6,11 @@ import { ERRCODE, type SegmentEnd, storageFailureEnd, terminalEnd } from "../bri
 import type { RunCommand } from "../bridge/run-command.js";
 import { buildRunInput } from "../bridge/run-input.js";
 import { asValues } from "../bridge/values.js";
+import { isClaimLost } from "../errors.js";
 import { newId } from "../ids.js";
 import { SegmentPipeline } from "../pipeline/index.js";
 import type { TerminalInfo } from "../pipeline/types.js";
-import type { RunRecord, Storage, ThreadRecord } from "../storage/types.js";
+import type { Fence, RunRecord, Storage, ThreadRecord } from "../storage/types.js";
 import { untilAborted } from "./abortable.js";
 import type { FrameBus } from "./frame-bus.js";
 import { customFrameData, VALUES_DELTA_DATA, valuesKeyframeData } from "./frames/codec.js";
@@ -54,6 +55,8 @@ export interface ExecuteSegmentOptions {
   thread: ThreadRecord;
   signal: AbortSignal;
   logger: Logger;
+  /** The claim this replica executes the run under: its frames are written fenced by it. */
+  fence?: Fence;
   /** Events the adapter may yield in this segment; 0 or absent = no limit. */
   maxEvents?: number;
   /** Drop RAW events and `rawEvent` fields (the agent's `events.dropRaw`). */
@@ -86,7 +89,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     first: run.segments.length <= 1,
     resume: run.resume,
   });
-  const writer = new FrameWriter(storage, bus, run.run_id, run.last_seq);
+  const writer = new FrameWriter(storage, bus, run.run_id, run.last_seq, undefined, options.fence);
   const pipeline = new SegmentPipeline({
     threadId: input.threadId,
     runId: input.runId,
@@ -105,7 +108,9 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
   const failStorage = (err: unknown, what: string) => {
     if (storageFailure) return;
     storageFailure = { err: err instanceof Error ? err : new Error(String(err)), what };
-    logger.error({ err }, `could not store the run's ${what}; the run fails`);
+    // Taken over: not a failure of this run, whose record is now the other replica's.
+    if (isClaimLost(err)) logger.warn("lost the claim on the run to another replica; stopping it");
+    else logger.error({ err }, `could not store the run's ${what}; the run fails`);
     adapterAbort.abort(storageFailure.err);
   };
   writer.onFailure((err) => failStorage(err, "events"));

@@ -2,8 +2,9 @@ import type { Logger } from "pino";
 import type { AgentAdapter } from "../adapters/types.js";
 import { ERRCODE, type SegmentEnd } from "../bridge/outcomes.js";
 import { parseRunCommand } from "../bridge/run-command.js";
+import { claimLost, isClaimLost } from "../errors.js";
 import { newId } from "../ids.js";
-import type { RunPatch, RunRecord, Storage } from "../storage/types.js";
+import type { Fence, RunPatch, RunRecord, Storage } from "../storage/types.js";
 import { type EventRejection, executeSegment, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
 import { RunRecorder } from "./run-recorder.js";
@@ -58,7 +59,7 @@ export class RunEngine {
   private readonly recorder: RunRecorder;
   private readonly activeByAgent = new Map<string, number>();
   /** Runs that failed but whose failure could not be stored yet (see failAfterError). */
-  private readonly unrecorded = new Map<string, SegmentEnd>();
+  private readonly unrecorded = new Map<string, { end: SegmentEnd; fence: Fence }>();
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private pumping = false;
@@ -190,6 +191,7 @@ export class RunEngine {
           // Our own lease lapsed before its renewal (a long synchronous stretch, or a lease
           // shorter than the renewal interval) and the claim just took it back: the run is
           // executing here already and must not start a second time.
+          // Its fence stays good: the same owner's claim keeps the lease epoch.
           if (this.executing.has(run.run_id)) continue;
           this.launch(run);
         }
@@ -229,8 +231,9 @@ export class RunEngine {
     const controller = new AbortController();
     const agentId = run.agent_id;
     this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 0) + 1);
-    const done = this.runSegment(run, controller)
-      .catch((err) => this.failAfterError(run.run_id, err))
+    const fence: Fence = { owner: this.owner, epoch: run.lease_epoch };
+    const done = this.runSegment(run, controller, fence)
+      .catch((err) => this.failAfterError(run.run_id, err, fence))
       .finally(() => {
         this.executing.delete(run.run_id);
         this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 1) - 1);
@@ -239,7 +242,12 @@ export class RunEngine {
     this.executing.set(run.run_id, { controller, done, agentId });
   }
 
-  private async runSegment(claimedRun: RunRecord, controller: AbortController): Promise<void> {
+  /** Every write for the run goes under `fence`, the claim it was launched with. */
+  private async runSegment(
+    claimedRun: RunRecord,
+    controller: AbortController,
+    fence: Fence,
+  ): Promise<void> {
     let claimed = claimedRun;
     const { storage } = this;
     const agent = this.agents.get(claimed.agent_id);
@@ -253,7 +261,7 @@ export class RunEngine {
     // A segment still open means the replica executing it died (its lease ran out).
     if (claimed.segments.at(-1)?.ended_at === null) {
       if (!agent?.retryOnRestart) {
-        await this.finishWithoutSegment(claimed, RESTART_END);
+        await this.finishWithoutSegment(claimed, RESTART_END, fence);
         logger.warn("failed a run whose executor died");
         return;
       }
@@ -262,18 +270,18 @@ export class RunEngine {
       logger.info("retrying a run whose executor died");
     }
     if (claimed.cancel_requested) {
-      await this.finishWithoutSegment(claimed, cancelledEnd(claimed.cancel_requested));
+      await this.finishWithoutSegment(claimed, cancelledEnd(claimed.cancel_requested), fence);
       return;
     }
     if (!agent || !thread) {
       const description = !agent
         ? `agent ${claimed.agent_id} is no longer configured on this server`
         : "the run's thread no longer exists";
-      await this.finishWithoutSegment(claimed, {
-        kind: "error",
-        errcode: ERRCODE.agentError,
-        description,
-      });
+      await this.finishWithoutSegment(
+        claimed,
+        { kind: "error", errcode: ERRCODE.agentError, description },
+        fence,
+      );
       return;
     }
 
@@ -283,7 +291,7 @@ export class RunEngine {
     ];
     const patch: RunPatch = { segments, resume: claimed.resume };
     if (claimed.segments.length === 0) patch.checkpoint_before = thread.checkpoint_id;
-    const run = await storage.updateRun(claimed.run_id, patch);
+    const run = await storage.updateRun(claimed.run_id, patch, fence);
     // Creating or resuming the run made its thread busy already (the usual case): no write then.
     if (thread.status !== "busy") await storage.setThreadStatus(thread.thread_id, "busy");
     logger.debug({ segment: segments.length - 1, agent: agent.name }, "segment started");
@@ -299,20 +307,23 @@ export class RunEngine {
         thread,
         signal: controller.signal,
         logger,
+        fence,
         maxEvents: this.options.maxEventsPerRun,
         dropRaw: agent.dropRaw,
         onEvent:
           this.options.onEvent && ((rejected) => this.options.onEvent!(agent.name, rejected)),
       });
       const reason: unknown = controller.signal.reason;
+      // Stopped because another replica took the run over (see renewLeases): nothing to record.
+      if (isClaimLost(reason)) throw reason;
       if (agent.retryOnRestart && reason instanceof StopReason && reason.kind === "shutdown") {
         // Safe to retry: back to the queue for the next server to start over, as after a crash.
         await outcome.writer.flush();
-        await storage.updateRun(run.run_id, {
-          owner: null,
-          lease_expires_at: null,
-          segments: claimed.segments,
-        });
+        await storage.updateRun(
+          run.run_id,
+          { owner: null, lease_expires_at: null, segments: claimed.segments },
+          fence,
+        );
         logger.info("re-queued a run stopped by shutdown");
         return;
       }
@@ -328,8 +339,18 @@ export class RunEngine {
    * that no longer executes it. If even that cannot be stored, its followers are still told
    * how it ended, and recording it is tried again with each lease renewal. Never throws: one
    * run's failure is not the server's.
+   *
+   * A write refused because the claim passed to another replica is no failure of the run: the
+   * survivor owns its record, so nothing is written or published from here.
    */
-  private async failAfterError(runId: string, err: unknown): Promise<void> {
+  private async failAfterError(runId: string, err: unknown, fence: Fence): Promise<void> {
+    if (isClaimLost(err)) {
+      this.options.logger.warn(
+        { run_id: runId },
+        "lost the claim on a run to another replica; stopped executing it without recording an outcome",
+      );
+      return;
+    }
     this.options.logger.error({ err, run_id: runId }, "run execution failed");
     const message = err instanceof Error ? err.message : String(err);
     const end: SegmentEnd = {
@@ -337,8 +358,8 @@ export class RunEngine {
       errcode: ERRCODE.storageFailure,
       description: `the server could not complete the run: ${message}`,
     };
-    this.unrecorded.set(runId, end);
-    const lastSeq = await this.recordFailure(runId, end);
+    this.unrecorded.set(runId, { end, fence });
+    const lastSeq = await this.recordFailure(runId, end, fence);
     if (lastSeq === null) return;
     const output = {
       type: "error",
@@ -355,17 +376,25 @@ export class RunEngine {
    * longer this replica's. Returns the run's last seq when it could not be recorded (null when
    * it was, or when not even the run could be read).
    */
-  private async recordFailure(runId: string, end: SegmentEnd): Promise<number | null> {
+  private async recordFailure(
+    runId: string,
+    end: SegmentEnd,
+    fence: Fence,
+  ): Promise<number | null> {
     let current: RunRecord | null = null;
     try {
       current = await this.storage.getRun(runId);
       // Gone, ended after all, or taken over: nothing here to record.
       if (current?.status === "pending" && current.owner === this.owner) {
-        await this.finishWithoutSegment(current, end);
+        await this.finishWithoutSegment(current, end, fence);
       }
       this.unrecorded.delete(runId);
       return null;
     } catch (err) {
+      if (isClaimLost(err)) {
+        this.unrecorded.delete(runId);
+        return null;
+      }
       this.options.logger.error(
         { err, run_id: runId },
         "could not record that the run failed; trying again later",
@@ -404,8 +433,8 @@ export class RunEngine {
     return this.recorder.finishSegment(...args);
   }
 
-  finishWithoutSegment(run: RunRecord, end: SegmentEnd): Promise<void> {
-    return this.recorder.finishWithoutSegment(run, end);
+  finishWithoutSegment(run: RunRecord, end: SegmentEnd, fence?: Fence): Promise<void> {
+    return this.recorder.finishWithoutSegment(run, end, fence);
   }
 
   notify(run: RunRecord): void {
@@ -445,7 +474,9 @@ export class RunEngine {
   private async renewLeases(): Promise<void> {
     if (this.executing.size === 0 && this.unrecorded.size === 0) return;
     try {
-      for (const [runId, end] of [...this.unrecorded]) await this.recordFailure(runId, end);
+      for (const [runId, { end, fence }] of [...this.unrecorded]) {
+        await this.recordFailure(runId, end, fence);
+      }
       const held = new Set(await this.storage.renewLeases(this.owner, this.leaseMs, new Date()));
       for (const runId of [...this.executing.keys()]) {
         if (!held.has(runId)) {
@@ -455,8 +486,10 @@ export class RunEngine {
           if (current?.status !== "pending" || current.owner === this.owner) continue;
           // Our lease lapsed (this process stalled longer than the lease) and another replica
           // may have taken the run over. Recording an outcome from here could overwrite its
-          // work, so only say so; the run's record belongs to whoever holds the claim.
+          // work (its writes are fenced and would be refused anyway), so only say so and stop
+          // executing it: the run's record belongs to whoever holds the claim.
           this.options.logger.warn({ run_id: runId }, "lost the claim on a run to another replica");
+          this.executing.get(runId)?.controller.abort(claimLost(runId));
           continue;
         }
         const run = await this.storage.getRun(runId);

@@ -3,9 +3,9 @@ import { aguiToAcpMessages as toAcpMessages } from "../bridge/messages.js";
 import { runOutput, type SegmentEnd, statusesFor, storageFailureEnd } from "../bridge/outcomes.js";
 import { parseRunCommand } from "../bridge/run-command.js";
 import { asValues, storedValues } from "../bridge/values.js";
-import { notFound } from "../errors.js";
+import { isClaimLost, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import type { RunRecord, Storage } from "../storage/types.js";
+import type { Fence, RunRecord, Storage } from "../storage/types.js";
 import type { FrameBus } from "./frame-bus.js";
 import { finalFrameData } from "./frames/codec.js";
 import { FrameWriter } from "./frames/writer.js";
@@ -27,6 +27,10 @@ export interface RunRecorderOptions {
  * logged and the rest still goes out (the final frame is published regardless), so nobody
  * following the run is left waiting. Only the run's own outcome failing is thrown, for the
  * engine to record the failure in its place.
+ *
+ * The outcome of a run this replica executes is written under the writer's fence: once another
+ * replica took the run over, the write is refused and `claimLost` is thrown before anything else
+ * (thread status, final frame, hooks) goes out; the run's end is the other replica's to record.
  */
 export class RunRecorder {
   constructor(private readonly options: RunRecorderOptions) {}
@@ -52,6 +56,8 @@ export class RunRecorder {
   ): Promise<void> {
     const { storage } = this;
     await writer.flush();
+    // Taken over while executing: not even the checkpoint is ours to write.
+    if (writer.claimLost) throw writer.failure;
     const acpValues = asValues(values);
     const acpMessages = toAcpMessages(messages as never);
     const threadId = run.thread_id;
@@ -88,10 +94,20 @@ export class RunRecorder {
     await this.record(run, recorded, acpValues, acpMessages, writer);
   }
 
-  /** Ends a run that never got to execute a segment (cancelled while queued, agent gone…). */
-  async finishWithoutSegment(run: RunRecord, end: SegmentEnd): Promise<void> {
+  /**
+   * Ends a run that never got to execute a segment (cancelled while queued, agent gone…).
+   * `fence`: the claim it was taken under, when it is this replica's execution that ends it.
+   */
+  async finishWithoutSegment(run: RunRecord, end: SegmentEnd, fence?: Fence): Promise<void> {
     const thread = run.thread_id ? await this.storage.getThread(run.thread_id) : null;
-    const writer = new FrameWriter(this.storage, this.bus, run.run_id, run.last_seq);
+    const writer = new FrameWriter(
+      this.storage,
+      this.bus,
+      run.run_id,
+      run.last_seq,
+      undefined,
+      fence,
+    );
     await this.record(
       run,
       end,
@@ -111,6 +127,7 @@ export class RunRecorder {
     heldCheckpoint?: () => Promise<void>,
   ): Promise<void> {
     const { storage } = this;
+    const { fence } = writer;
     const statuses = statusesFor(end);
     const output = runOutput(run.run_id, end, values, messages);
     const segments = run.segments.map((segment, index) =>
@@ -138,27 +155,28 @@ export class RunRecorder {
     if (run.thread_id && deletesHiddenThread(run, end)) {
       try {
         // The usual end of a stateless run: one write for the outcome and the clean-up.
-        finished = await storage.finishRun(run.run_id, patch, { delete: true });
+        finished = await storage.finishRun(run.run_id, patch, { delete: true }, fence);
         threadToUpdate = false;
       } catch (err) {
+        if (isClaimLost(err)) throw err;
         this.options.logger.warn(
           { err, run_id: run.run_id },
           "could not delete the stateless run's thread",
         );
         // Nothing was written: record the outcome alone, and keep the thread if it is there.
-        finished = await storage.updateRun(run.run_id, patch);
+        finished = await storage.updateRun(run.run_id, patch, fence);
         threadToUpdate = finished.thread_id !== null;
       }
     } else if (run.thread_id && !rollback) {
       // The outcome and the thread's status in one transaction, so a client that sees the run
       // ended does not then find its thread still busy.
       const threadStatus = (await this.othersPending(run)) ? "busy" : statuses.thread;
-      finished = await storage.finishRun(run.run_id, patch, { status: threadStatus });
+      finished = await storage.finishRun(run.run_id, patch, { status: threadStatus }, fence);
       // Its thread was deleted meanwhile: the outcome stands, there was no status to set.
       if (finished.thread_id === null) this.warnThread(run, notFound("thread", run.thread_id));
       threadToUpdate = false;
     } else {
-      finished = await storage.updateRun(run.run_id, patch);
+      finished = await storage.updateRun(run.run_id, patch, fence);
     }
     if (run.thread_id && threadToUpdate) {
       const threadId = run.thread_id;

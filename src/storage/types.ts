@@ -124,12 +124,28 @@ export interface RunRecord {
   /** Replica currently executing the run and until when its lease holds. Null when not executing. */
   owner: string | null;
   lease_expires_at: string | null;
+  /** Bumped by every claim: with `owner`, names the claim a fenced write must still hold. */
+  lease_epoch: number;
   /** Set by cancel from any replica; the executing replica notices and stops. */
   cancel_requested: "interrupt" | "rollback" | null;
   /** Sequence number of the last stored frame (0 = none). */
   last_seq: number;
   /** The principal the run belongs to (see `ThreadRecord.principal`); not the replica `owner`. */
   principal: string | null;
+}
+
+/**
+ * The claim an executing replica writes under (`owner` and `lease_epoch` of the run it claimed).
+ * A write given a fence is refused with `claimLost` (src/errors.ts) once another claim took the
+ * run, and then writes nothing: a replica that stalled past its lease cannot overwrite the
+ * survivor's outcome or append frames after it. Every claim bumps the epoch, so a claim taken
+ * and released since is caught too. Run updates need the run still owned by the fence's owner;
+ * frames are also accepted once the run ended under that same claim (owner cleared, not pending,
+ * epoch unchanged), since a run's final frame is stored after its outcome.
+ */
+export interface Fence {
+  owner: string;
+  epoch: number;
 }
 
 export interface NewRun {
@@ -290,7 +306,8 @@ export interface Storage {
   countRuns(filter: RunCountFilter, limit: number): Promise<number>;
   /** Pending runs of a thread, oldest first. */
   pendingRunsOfThread(threadId: string): Promise<RunRecord[]>;
-  updateRun(runId: string, patch: RunPatch): Promise<RunRecord>;
+  /** `fence`: only while the run is still held by that claim (see `Fence`). */
+  updateRun(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord>;
   /**
    * How a run ends: applies `patch` (its outcome) to the run and, in the same transaction,
    * settles its thread, so no reader sees the run ended and its thread still busy, or the
@@ -304,7 +321,12 @@ export interface Storage {
    *
    * `not_found` when the run is missing. Whenever it fails, nothing is written.
    */
-  finishRun(runId: string, patch: RunPatch, thread: ThreadOnFinish): Promise<RunRecord>;
+  finishRun(
+    runId: string,
+    patch: RunPatch,
+    thread: ThreadOnFinish,
+    fence?: Fence,
+  ): Promise<RunRecord>;
   /** Deletes the run and its frames. Conflict when pending. */
   deleteRun(runId: string): Promise<void>;
   /**
@@ -335,7 +357,8 @@ export interface Storage {
   nextStartAfter(): Promise<string | null>;
 
   // Frames (the per-run event log behind stream, wait, replay)
-  appendFrames(frames: RunFrame[]): Promise<void>;
+  /** With a `fence`, every frame belongs to the fenced run; all or none are written. */
+  appendFrames(frames: RunFrame[], fence?: Fence): Promise<void>;
   /** Frames with seq > afterSeq, ascending. */
   readFrames(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]>;
 

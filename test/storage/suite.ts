@@ -7,6 +7,7 @@ import { describe } from "vitest";
 import type { Storage } from "../../src/storage/types.js";
 import { describeCheckpoints } from "./contract/checkpoints.js";
 import { describeClaims } from "./contract/claims.js";
+import { describeFencing } from "./contract/fencing.js";
 import { describeFramesAndWebhooks } from "./contract/frames-webhooks.js";
 import { describeRetention } from "./contract/retention.js";
 import { describeRuns } from "./contract/runs.js";
@@ -18,6 +19,7 @@ export function describeStorageContract(name: string, factory: () => Promise<Sto
     describe("checkpoints", () => describeCheckpoints(factory));
     describe("runs", () => describeRuns(factory));
     describe("run claims and leases", () => describeClaims(factory));
+    describe("fenced writes", () => describeFencing(factory));
     describe("frames and webhooks", () => describeFramesAndWebhooks(factory));
     describe("retention", () => describeRetention(factory));
   });

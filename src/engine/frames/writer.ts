@@ -1,4 +1,5 @@
-import type { RunFrame, Storage } from "../../storage/types.js";
+import { isClaimLost } from "../../errors.js";
+import type { Fence, RunFrame, Storage } from "../../storage/types.js";
 import type { FrameBus } from "../frame-bus.js";
 
 /**
@@ -29,6 +30,8 @@ export class FrameWriter {
     private readonly runId: string,
     lastSeq: number,
     private readonly maxBatch = 512,
+    /** The claim the frames are written under (see `Fence`); none for a run not executing here. */
+    readonly fence?: Fence,
   ) {
     this.seq = lastSeq;
     this.storedSeq = lastSeq;
@@ -38,7 +41,9 @@ export class FrameWriter {
    * The first write that failed, if one did. From then on frames are neither stored nor
    * published (they would leave a hole in the run's log); only the final frame is still tried,
    * numbered right after the last one stored, and published even if it cannot be stored, so
-   * that clients following the run learn how it ended.
+   * that clients following the run learn how it ended. A write refused because the run's claim
+   * passed to another replica (`isClaimLost`) stops everything, the final frame included: the
+   * run's log and its end are the other replica's to write and publish.
    */
   get failure(): Error | undefined {
     return this.failed;
@@ -122,11 +127,17 @@ export class FrameWriter {
     return this.flushing;
   }
 
+  /** True once a write was refused because another replica took the run over. */
+  get claimLost(): boolean {
+    return isClaimLost(this.failed);
+  }
+
   private async store(frames: RunFrame[]): Promise<void> {
+    if (this.claimLost) return;
     let batch = this.failed ? this.finalOnly(frames) : frames;
     if (batch.length === 0) return;
     try {
-      await this.storage.appendFrames(batch);
+      await this.storage.appendFrames(batch, this.fence);
       this.storedSeq = batch[batch.length - 1]!.seq;
       if (batch[batch.length - 1]!.mode === "final") this.finalStored = true;
     } catch (err) {
@@ -134,6 +145,7 @@ export class FrameWriter {
       this.failed ??= err instanceof Error ? err : new Error(String(err));
       this.seq = this.storedSeq;
       if (first) this.failureListener?.(this.failed);
+      if (this.claimLost) return;
       batch = this.finalOnly(batch);
       if (batch.length === 0) return;
     }

@@ -1,5 +1,5 @@
-import { conflict, notFound } from "../../errors.js";
-import type { RunFrame } from "../types.js";
+import { claimLost, conflict, notFound } from "../../errors.js";
+import type { Fence, RunFrame } from "../types.js";
 import { type Database, pgCode } from "./connection.js";
 import { rethrowInvalid, toFrame } from "./mapping.js";
 
@@ -16,6 +16,22 @@ const APPEND_SQL = `
   FROM unnest($5::text[], $6::integer[]) AS top(run_id, seq)
   WHERE runs.run_id = top.run_id`;
 
+/**
+ * APPEND_SQL for one run under a claim: the insert happens only while the run is held by the
+ * fence's owner and epoch, and the last_seq bump re-checks it on the locked row (a claim that
+ * committed meanwhile makes it match nothing). No row updated means refused: the caller throws,
+ * and its savepoint takes back any frames inserted.
+ */
+const HOLDS_CLAIM = `lease_epoch = $8 AND (owner = $7 OR (owner IS NULL AND status <> 'pending'))`;
+const FENCED_APPEND_SQL = `
+  WITH inserted AS (
+    INSERT INTO run_frames (run_id, seq, mode, data)
+    SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[])
+    WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = $5 AND ${HOLDS_CLAIM})
+  )
+  UPDATE runs SET last_seq = GREATEST(runs.last_seq, $6::integer)
+  WHERE run_id = $5 AND ${HOLDS_CLAIM}`;
+
 /** The per-run frame log behind stream, wait and Last-Event-ID replay. */
 export class FrameRepository {
   readonly #db: Database;
@@ -24,8 +40,9 @@ export class FrameRepository {
     this.#db = db;
   }
 
-  async append(frames: RunFrame[]): Promise<void> {
+  async append(frames: RunFrame[], fence?: Fence): Promise<void> {
     if (frames.length === 0) return;
+    if (fence !== undefined) return this.#appendFenced(frames, fence);
     const lastSeq = new Map<string, number>();
     for (const frame of frames) {
       lastSeq.set(frame.run_id, Math.max(lastSeq.get(frame.run_id) ?? 0, frame.seq));
@@ -46,6 +63,37 @@ export class FrameRepository {
         if (code === "23505") throw conflict(duplicateMessage(err));
         rethrowInvalid(err, "frame");
       }
+    });
+  }
+
+  async #appendFenced(frames: RunFrame[], fence: Fence): Promise<void> {
+    const runId = frames[0]!.run_id;
+    if (frames.some((frame) => frame.run_id !== runId)) {
+      throw conflict("a fenced append holds frames of one run only");
+    }
+    const lastSeq = Math.max(...frames.map((f) => f.seq));
+    await this.#db.write(async (db) => {
+      let updated: number | null;
+      try {
+        const result = await db.query(FENCED_APPEND_SQL, [
+          frames.map((f) => f.run_id),
+          frames.map((f) => f.seq),
+          frames.map((f) => f.mode),
+          frames.map((f) => f.data),
+          runId,
+          lastSeq,
+          fence.owner,
+          fence.epoch,
+        ]);
+        updated = result.rowCount;
+      } catch (err) {
+        const code = pgCode(err);
+        if (code === "23505") throw conflict(duplicateMessage(err));
+        rethrowInvalid(err, "frame");
+      }
+      if (updated !== 0) return;
+      const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
+      throw exists.rowCount === 0 ? notFound("run", runId) : claimLost(runId);
     });
   }
 

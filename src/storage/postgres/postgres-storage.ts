@@ -2,6 +2,7 @@ import type { RetentionStore } from "../retention.js";
 import type {
   CheckpointRecord,
   CreateThreadInput,
+  Fence,
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
@@ -240,12 +241,17 @@ export class PostgresStorage implements Storage {
     return this.#require().runs.pendingOfThread(threadId);
   }
 
-  async updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
-    return this.#require().runs.update(runId, patch);
+  async updateRun(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
+    return this.#require().runs.update(runId, patch, fence);
   }
 
-  async finishRun(runId: string, patch: RunPatch, thread: ThreadOnFinish): Promise<RunRecord> {
-    return this.#require().runs.finish(runId, patch, thread);
+  async finishRun(
+    runId: string,
+    patch: RunPatch,
+    thread: ThreadOnFinish,
+    fence?: Fence,
+  ): Promise<RunRecord> {
+    return this.#require().runs.finish(runId, patch, thread, fence);
   }
 
   async deleteRun(runId: string): Promise<void> {
@@ -284,8 +290,8 @@ export class PostgresStorage implements Storage {
 
   // Frames
 
-  async appendFrames(frames: RunFrame[]): Promise<void> {
-    await this.#require().frames.append(frames);
+  async appendFrames(frames: RunFrame[], fence?: Fence): Promise<void> {
+    await this.#require().frames.append(frames, fence);
   }
 
   async readFrames(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]> {

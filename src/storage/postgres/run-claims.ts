@@ -58,7 +58,8 @@ const CANDIDATE_SQL = `
  * this re-check sees all of them and the claim is decided as if the thread were serialized.
  */
 const CLAIM_SQL = `
-  UPDATE runs r SET owner = $3, lease_expires_at = $4
+  UPDATE runs r SET owner = $3, lease_expires_at = $4,
+    lease_epoch = CASE WHEN r.owner IS NOT DISTINCT FROM $3 THEN r.lease_epoch ELSE r.lease_epoch + 1 END
   WHERE r.seq = $5 AND ${CLAIMABLE}
   RETURNING ${RUN_COLUMNS}`;
 
@@ -114,7 +115,9 @@ export class RunClaims {
   ): Promise<RunRecord | null> {
     const result = await this.#db.write((db) =>
       db.query<RunRow>(
-        `UPDATE runs SET owner = $2, lease_expires_at = $3
+        // A new owner starts a new epoch; the same owner taking its own run back keeps it.
+        `UPDATE runs SET owner = $2, lease_expires_at = $3,
+         lease_epoch = CASE WHEN owner IS NOT DISTINCT FROM $2 THEN lease_epoch ELSE lease_epoch + 1 END
        WHERE run_id = $1 AND status IN ('pending', 'interrupted')
          AND (owner IS NULL OR lease_expires_at <= $4)
        RETURNING ${RUN_COLUMNS}`,

@@ -1,5 +1,6 @@
-import { conflict, notFound } from "../../errors.js";
+import { claimLost, conflict, notFound } from "../../errors.js";
 import type {
+  Fence,
   InsertRunOptions,
   NewRun,
   RunCountFilter,
@@ -192,8 +193,13 @@ export class RunRepository {
   }
 
   /** The run's outcome and its thread's status or deletion, in one transaction. */
-  async finish(runId: string, patch: RunPatch, thread: ThreadOnFinish): Promise<RunRecord> {
-    if ("delete" in thread) return this.#finishDeletingThread(runId, patch);
+  async finish(
+    runId: string,
+    patch: RunPatch,
+    thread: ThreadOnFinish,
+    fence?: Fence,
+  ): Promise<RunRecord> {
+    if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence);
     return this.#db.write(async (db) => {
       // The thread is locked before the run, in the order insertRun and claimRun take them.
       const locked = await db.query<{ thread_id: string }>(
@@ -202,7 +208,7 @@ export class RunRepository {
          FOR NO KEY UPDATE`,
         [runId],
       );
-      const updated = await this.#updateWith(db, runId, patch);
+      const updated = await this.#updateWith(db, runId, patch, fence);
       const threadId = locked.rows[0]?.thread_id;
       // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
       if (threadId === undefined) return updated;
@@ -224,7 +230,11 @@ export class RunRepository {
    * does (the thread first, FOR UPDATE), so a run inserted on the thread meanwhile either
    * waits and then finds it gone, or is seen pending here and the deletion is refused.
    */
-  async #finishDeletingThread(runId: string, patch: RunPatch): Promise<RunRecord> {
+  async #finishDeletingThread(
+    runId: string,
+    patch: RunPatch,
+    fence: Fence | undefined,
+  ): Promise<RunRecord> {
     return this.#db.write(async (db) => {
       const locked = await db.query<{ thread_id: string }>(
         `SELECT thread_id FROM threads
@@ -237,7 +247,7 @@ export class RunRepository {
         const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
         throw exists.rowCount === 0 ? notFound("run", runId) : notFound("thread of run", runId);
       }
-      const updated = await this.#updateWith(db, runId, patch);
+      const updated = await this.#updateWith(db, runId, patch, fence);
       // The pending check rides in the DELETE (a statement after the lock, so it sees every run
       // committed before): cascades to checkpoints; runs keep existing with thread_id NULL.
       const deleted = await db.query(
@@ -254,9 +264,9 @@ export class RunRepository {
    * One UPDATE of the given fields. Making a run pending (a resume) takes the thread lock first,
    * like insertRun and claimRun, so "busy" and "one run per thread" see it atomically.
    */
-  async update(runId: string, patch: RunPatch): Promise<RunRecord> {
+  async update(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
     if (patch.status !== "pending") {
-      return this.#db.write((db) => this.#updateWith(db, runId, patch));
+      return this.#db.write((db) => this.#updateWith(db, runId, patch, fence));
     }
     return this.#db.write(async (db) => {
       await db.query(
@@ -265,12 +275,20 @@ export class RunRepository {
          FOR NO KEY UPDATE`,
         [runId],
       );
-      return this.#updateWith(db, runId, patch);
+      return this.#updateWith(db, runId, patch, fence);
     }, TRANSACTION);
   }
 
-  /** One UPDATE of the given fields on `db`. */
-  async #updateWith(db: Queryable, runId: string, patch: RunPatch): Promise<RunRecord> {
+  /**
+   * One UPDATE of the given fields on `db`. A fence rides in its WHERE: a claim committed
+   * meanwhile makes the UPDATE wait on the row and re-check, so it then matches nothing.
+   */
+  async #updateWith(
+    db: Queryable,
+    runId: string,
+    patch: RunPatch,
+    fence?: Fence,
+  ): Promise<RunRecord> {
     const sets = ["updated_at = $2"];
     const params: unknown[] = [runId, nowIso()];
     for (const [key, value] of Object.entries(patch)) {
@@ -283,7 +301,12 @@ export class RunRepository {
     // A run's output can be megabytes (a long answer): the one just written is the patch's,
     // so it is not sent back and parsed again.
     const returning = patch.output === undefined ? RUN_COLUMNS : RUN_COLUMNS_BUT_OUTPUT;
-    const sql = `UPDATE runs SET ${sets.join(", ")} WHERE run_id = $1 RETURNING ${returning}`;
+    let where = "run_id = $1";
+    if (fence !== undefined) {
+      params.push(fence.owner, fence.epoch);
+      where += ` AND owner = $${params.length - 1} AND lease_epoch = $${params.length}`;
+    }
+    const sql = `UPDATE runs SET ${sets.join(", ")} WHERE ${where} RETURNING ${returning}`;
     let result: Awaited<ReturnType<Queryable["query"]>>;
     try {
       result = await db.query<RunRow>(sql, params);
@@ -291,7 +314,13 @@ export class RunRepository {
       rethrowInvalid(err, "run patch");
     }
     const row = result.rows[0] as RunRow | undefined;
-    if (row === undefined) throw notFound("run", runId);
+    if (row === undefined) {
+      if (fence !== undefined) {
+        const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
+        if (exists.rowCount !== 0) throw claimLost(runId);
+      }
+      throw notFound("run", runId);
+    }
     return patch.output === undefined ? toRun(row) : { ...toRun(row), output: patch.output };
   }
 

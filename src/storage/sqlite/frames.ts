@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import { conflict, notFound } from "../../errors.js";
-import type { RunFrame } from "../types.js";
+import { claimLost, conflict, notFound } from "../../errors.js";
+import type { Fence, RunFrame } from "../types.js";
 import { rethrowCheck, sqliteCode, toFrame } from "./mapping.js";
 
 /**
@@ -17,7 +17,9 @@ export class FrameRepository {
   readonly #insertRows = new Map<number, Database.Statement<unknown[]>>();
   readonly #bumpLastSeq: Database.Statement<[number, string]>;
   readonly #read: Database.Statement<[string, number, number], RunFrame>;
-  readonly #appendTx: Database.Transaction<(frames: RunFrame[]) => void>;
+  readonly #holdsClaim: Database.Statement<[string, number, string], { one: number }>;
+  readonly #exists: Database.Statement<[string], { one: number }>;
+  readonly #appendTx: Database.Transaction<(frames: RunFrame[], fence: Fence | undefined) => void>;
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -29,12 +31,20 @@ export class FrameRepository {
     this.#read = db.prepare(
       "SELECT run_id, seq, mode, data FROM run_frames WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
     );
-    this.#appendTx = db.transaction((frames) => this.#append(frames));
+    this.#holdsClaim = db.prepare(
+      `SELECT 1 AS one FROM runs WHERE run_id = ? AND lease_epoch = ?
+         AND (owner = ? OR (owner IS NULL AND status <> 'pending'))`,
+    );
+    this.#exists = db.prepare("SELECT 1 AS one FROM runs WHERE run_id = ?");
+    this.#appendTx = db.transaction((frames, fence) => {
+      if (fence !== undefined) this.#checkFence(frames, fence);
+      this.#append(frames);
+    });
   }
 
   /** One transaction per call: many small frames cost one commit, not one each. */
-  append(frames: RunFrame[]): void {
-    if (frames.length > 0) this.#appendTx.immediate(frames);
+  append(frames: RunFrame[], fence?: Fence): void {
+    if (frames.length > 0) this.#appendTx.immediate(frames, fence);
   }
 
   read(runId: string, afterSeq: number, limit?: number): RunFrame[] {
@@ -66,6 +76,17 @@ export class FrameRepository {
       lastSeq.set(frame.run_id, Math.max(lastSeq.get(frame.run_id) ?? 0, frame.seq));
     }
     for (const [runId, seq] of lastSeq) this.#bumpLastSeq.run(seq, runId);
+  }
+
+  /** Inside the append's transaction, so no claim can move between the check and the insert. */
+  #checkFence(frames: RunFrame[], fence: Fence): void {
+    const runId = frames[0]!.run_id;
+    if (frames.some((frame) => frame.run_id !== runId)) {
+      throw conflict("a fenced append holds frames of one run only");
+    }
+    if (this.#holdsClaim.get(runId, fence.epoch, fence.owner) !== undefined) return;
+    if (this.#exists.get(runId) === undefined) throw notFound("run", runId);
+    throw claimLost(runId);
   }
 
   #insertRowsStatement(rows: number): Database.Statement<unknown[]> {

@@ -56,6 +56,7 @@ export interface RunRow {
   checkpoint_before: string | null;
   owner: string | null;
   lease_expires_at: string | null;
+  lease_epoch: number;
   cancel_requested: string | null;
   last_seq: number;
   principal: string | null;
@@ -111,6 +112,7 @@ export function toRun(row: RunRow): RunRecord {
     checkpoint_before: row.checkpoint_before,
     owner: row.owner,
     lease_expires_at: row.lease_expires_at,
+    lease_epoch: row.lease_epoch,
     cancel_requested: row.cancel_requested as RunRecord["cancel_requested"],
     last_seq: row.last_seq,
     principal: row.principal,

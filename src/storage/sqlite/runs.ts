@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
-import { conflict, notFound } from "../../errors.js";
+import { claimLost, conflict, notFound } from "../../errors.js";
 import type {
+  Fence,
   InsertRunOptions,
   NewRun,
   RunCountFilter,
@@ -51,6 +52,14 @@ const CLAIM_SQL = `
   ORDER BY r.created_at, r.seq
   LIMIT 1`;
 
+/**
+ * A claim by another owner starts a new epoch, so that the previous owner's fenced writes are
+ * refused. The same owner taking its own run back (its lease lapsed under it, and it executes
+ * the run still) keeps the epoch: its execution goes on under the claim it holds.
+ */
+const NEXT_EPOCH =
+  "lease_epoch = CASE WHEN owner IS @owner THEN lease_epoch ELSE lease_epoch + 1 END";
+
 /** Runs: insertion with the busy check, search, updates, and the claim/lease protocol. */
 export class RunRepository {
   readonly #cache: StatementCache;
@@ -65,7 +74,7 @@ export class RunRepository {
   readonly #delete: Database.Statement;
   readonly #pendingOfThread: Database.Statement<[string], RunRow>;
   readonly #claimCandidate: Database.Statement<[{ now: string; agents: string | null }], RunRow>;
-  readonly #setLease: Database.Statement<[string, string, number], RunRow>;
+  readonly #setLease: Database.Statement<[{ owner: string; lease: string; seq: number }], RunRow>;
   readonly #claimById: Database.Statement<
     [{ run_id: string; owner: string; lease: string; now: string }],
     RunRow
@@ -74,7 +83,10 @@ export class RunRepository {
   readonly #expired: Database.Statement<[string], RunRow>;
   readonly #nextStart: Database.Statement<[], { next: string | null }>;
   readonly #insertTx: Database.Transaction<(run: NewRun, options: InsertRunOptions) => RunRecord>;
-  readonly #updateTx: Database.Transaction<(runId: string, patch: RunPatch) => RunRecord>;
+  readonly #exists: Database.Statement<[string], { one: number }>;
+  readonly #updateTx: Database.Transaction<
+    (runId: string, patch: RunPatch, fence: Fence | undefined) => RunRecord
+  >;
   readonly #deleteTx: Database.Transaction<(runId: string) => void>;
   readonly #claimTx: Database.Transaction<
     (owner: string, leaseMs: number, now: Date, agents: string | null) => RunRecord | null
@@ -109,11 +121,12 @@ export class RunRepository {
     );
     this.#claimCandidate = db.prepare(CLAIM_SQL);
     this.#setLease = db.prepare(
-      "UPDATE runs SET owner = ?, lease_expires_at = ? WHERE seq = ? RETURNING *",
+      `UPDATE runs SET owner = @owner, lease_expires_at = @lease, ${NEXT_EPOCH}
+       WHERE seq = @seq RETURNING *`,
     );
     // One statement, so the check and the claim are atomic without a transaction.
     this.#claimById = db.prepare(
-      `UPDATE runs SET owner = @owner, lease_expires_at = @lease
+      `UPDATE runs SET owner = @owner, lease_expires_at = @lease, ${NEXT_EPOCH}
        WHERE run_id = @run_id AND status IN ('pending', 'interrupted')
          AND (owner IS NULL OR lease_expires_at <= @now)
        RETURNING *`,
@@ -134,7 +147,8 @@ export class RunRepository {
        WHERE status = 'pending' AND owner IS NULL`,
     );
     this.#insertTx = db.transaction((run, options) => this.#insertRun(run, options));
-    this.#updateTx = db.transaction((runId, patch) => this.#updateRun(runId, patch));
+    this.#exists = db.prepare("SELECT 1 AS one FROM runs WHERE run_id = ?");
+    this.#updateTx = db.transaction((runId, patch, fence) => this.#updateRun(runId, patch, fence));
     this.#deleteTx = db.transaction((runId) => this.#deleteRun(runId));
     this.#claimTx = db.transaction((owner, leaseMs, now, agents) =>
       this.#claim(owner, leaseMs, now, agents),
@@ -212,8 +226,8 @@ export class RunRepository {
     return this.#pendingOfThread.all(threadId).map(toRun);
   }
 
-  update(runId: string, patch: RunPatch): RunRecord {
-    return this.#updateTx.immediate(runId, patch);
+  update(runId: string, patch: RunPatch, fence?: Fence): RunRecord {
+    return this.#updateTx.immediate(runId, patch, fence);
   }
 
   delete(runId: string): void {
@@ -303,9 +317,16 @@ export class RunRepository {
    * One statement: only the patched columns are written (no read of the row first, no
    * re-serializing what did not change), and RETURNING gives the updated record.
    */
-  #updateRun(runId: string, patch: RunPatch): RunRecord {
+  #updateRun(runId: string, patch: RunPatch, fence: Fence | undefined): RunRecord {
     const columns: string[] = [];
     const params: Record<string, unknown> = { run_id: runId, updated_at: nowIso() };
+    // The fence is part of the statement's WHERE: checked and written in one step.
+    let fenced = "";
+    if (fence !== undefined) {
+      fenced = " AND owner = @fence_owner AND lease_epoch = @fence_epoch";
+      params.fence_owner = fence.owner;
+      params.fence_epoch = fence.epoch;
+    }
     for (const column of PATCH_COLUMNS) {
       const value = patch[column];
       if (value === undefined) continue;
@@ -317,14 +338,17 @@ export class RunRepository {
     // so it is not read back and parsed again.
     const returning = patch.output === undefined ? "*" : RETURNING_ALL_BUT_OUTPUT;
     const sql = `UPDATE runs SET ${assignments}${assignments ? ", " : ""}updated_at = @updated_at
-       WHERE run_id = @run_id RETURNING ${returning}`;
+       WHERE run_id = @run_id${fenced} RETURNING ${returning}`;
     let row: RunRow | undefined;
     try {
       row = this.#cache.get(sql).get(params) as RunRow | undefined;
     } catch (err) {
       rethrowCheck(err, "run patch");
     }
-    if (row === undefined) throw notFound("run", runId);
+    if (row === undefined) {
+      if (fence !== undefined && this.#exists.get(runId) !== undefined) throw claimLost(runId);
+      throw notFound("run", runId);
+    }
     return patch.output === undefined ? toRun(row) : { ...toRun(row), output: patch.output };
   }
 
@@ -338,7 +362,7 @@ export class RunRepository {
   #claim(owner: string, leaseMs: number, now: Date, agents: string | null): RunRecord | null {
     const row = this.#claimCandidate.get({ now: now.toISOString(), agents });
     if (row === undefined) return null;
-    const claimed = this.#setLease.get(owner, addMs(now, leaseMs), row.seq);
+    const claimed = this.#setLease.get({ owner, lease: addMs(now, leaseMs), seq: row.seq });
     return claimed === undefined ? null : toRun(claimed);
   }
 
@@ -370,6 +394,7 @@ const RETURNING_ALL_BUT_OUTPUT = [
   "checkpoint_before",
   "owner",
   "lease_expires_at",
+  "lease_epoch",
   "cancel_requested",
   "last_seq",
   "principal",

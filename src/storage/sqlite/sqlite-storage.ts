@@ -6,6 +6,7 @@ import type { RetentionStore } from "../retention.js";
 import type {
   CheckpointRecord,
   CreateThreadInput,
+  Fence,
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
@@ -55,7 +56,7 @@ interface Repositories {
   ownerLock: OwnerLock | null;
   retention: SqliteRetention;
   finishRunTx: Database.Transaction<
-    (runId: string, patch: RunPatch, thread: ThreadOnFinish) => RunRecord
+    (runId: string, patch: RunPatch, thread: ThreadOnFinish, fence: Fence | undefined) => RunRecord
   >;
 }
 
@@ -128,17 +129,19 @@ export class SqliteStorage implements Storage {
         ownerLock,
         retention: new SqliteRetention(db, (work) => this.#write(work)),
         // One transaction for the run's outcome and its thread: a throw from either undoes both.
-        finishRunTx: db.transaction((runId: string, patch: RunPatch, thread: ThreadOnFinish) => {
-          const updated = runs.update(runId, patch);
-          if ("delete" in thread) {
-            if (updated.thread_id === null) throw notFound("thread of run", runId);
-            threads.delete(updated.thread_id);
-            return { ...updated, thread_id: null };
-          }
-          // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
-          if (updated.thread_id !== null) threads.setStatus(updated.thread_id, thread.status);
-          return updated;
-        }),
+        finishRunTx: db.transaction(
+          (runId: string, patch: RunPatch, thread: ThreadOnFinish, fence: Fence | undefined) => {
+            const updated = runs.update(runId, patch, fence);
+            if ("delete" in thread) {
+              if (updated.thread_id === null) throw notFound("thread of run", runId);
+              threads.delete(updated.thread_id);
+              return { ...updated, thread_id: null };
+            }
+            // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
+            if (updated.thread_id !== null) threads.setStatus(updated.thread_id, thread.status);
+            return updated;
+          },
+        ),
       };
     } catch (err) {
       db.close();
@@ -275,12 +278,17 @@ export class SqliteStorage implements Storage {
     return this.#open().runs.pendingOfThread(threadId);
   }
 
-  async updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
-    return this.#write((repos) => repos.runs.update(runId, patch));
+  async updateRun(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
+    return this.#write((repos) => repos.runs.update(runId, patch, fence));
   }
 
-  async finishRun(runId: string, patch: RunPatch, thread: ThreadOnFinish): Promise<RunRecord> {
-    return this.#write((repos) => repos.finishRunTx(runId, patch, thread));
+  async finishRun(
+    runId: string,
+    patch: RunPatch,
+    thread: ThreadOnFinish,
+    fence?: Fence,
+  ): Promise<RunRecord> {
+    return this.#write((repos) => repos.finishRunTx(runId, patch, thread, fence));
   }
 
   async deleteRun(runId: string): Promise<void> {
@@ -319,8 +327,8 @@ export class SqliteStorage implements Storage {
 
   // Frames
 
-  async appendFrames(frames: RunFrame[]): Promise<void> {
-    return this.#write((repos) => repos.frames.append(frames));
+  async appendFrames(frames: RunFrame[], fence?: Fence): Promise<void> {
+    return this.#write((repos) => repos.frames.append(frames, fence));
   }
 
   async readFrames(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]> {

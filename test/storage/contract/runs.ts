@@ -226,6 +226,7 @@ export function describeRuns(factory: StorageFactory): void {
         checkpoint_before: cp.checkpoint_id,
         owner: null,
         lease_expires_at: null,
+        lease_epoch: 0,
         cancel_requested: null,
         last_seq: 0,
         principal: null,
