@@ -77,3 +77,23 @@ export interface RetentionStore {
 export function noneRemoved(): RetentionRemoved {
   return { runs: 0, threads: 0, checkpoints: 0, frames: 0, bytes: 0 };
 }
+
+/**
+ * The idle-thread sweep's cursor: where the last batch stopped, in the order both backends walk
+ * idle threads (updated_at, then thread_id). Opaque to the sweeper.
+ */
+export function idleThreadCursor(last: { updated_at: string; thread_id: string }): string {
+  return JSON.stringify([last.updated_at, last.thread_id]);
+}
+
+export function parseIdleThreadCursor(cursor: string): [string, string] {
+  const parsed = JSON.parse(cursor) as unknown;
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 2 ||
+    !parsed.every((v) => typeof v === "string")
+  ) {
+    throw new Error(`not a retention cursor: ${cursor}`);
+  }
+  return parsed as [string, string];
+}

@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import {
   type IdleThreadStrategy,
+  idleThreadCursor,
   noneRemoved,
+  parseIdleThreadCursor,
   RETENTION_OPT_OUT,
   type RetentionBatch,
   type RetentionRemoved,
@@ -131,7 +133,7 @@ export class PostgresRetention implements RetentionStore {
       const removed = noneRemoved();
       // The first batch of a sweep starts at the oldest thread, each next one after the last
       // thread the previous one looked at (a row comparison the index range can use).
-      const after = cursor === undefined ? null : parseCursor(cursor);
+      const after = cursor === undefined ? null : parseIdleThreadCursor(cursor);
       // Locked like deleteThread, so no run can become pending on them from here on.
       const candidates = await db.query<{ thread_id: string; updated_at: string }>(
         `SELECT thread_id, updated_at FROM threads
@@ -179,7 +181,7 @@ export class PostgresRetention implements RetentionStore {
       return {
         handled: candidates.rows.length,
         removed,
-        cursor: last && JSON.stringify([last.updated_at, last.thread_id]),
+        cursor: last && idleThreadCursor(last),
       };
     });
   }
@@ -280,16 +282,4 @@ async function checkpointsOf(db: Queryable, threadIds: string[]): Promise<Tally>
 function add(removed: RetentionRemoved, kind: "frames" | "checkpoints", tally: Tally): void {
   removed[kind] += tally.count;
   removed.bytes += tally.bytes;
-}
-
-function parseCursor(cursor: string): [string, string] {
-  const parsed = JSON.parse(cursor) as unknown;
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length !== 2 ||
-    !parsed.every((v) => typeof v === "string")
-  ) {
-    throw new Error(`not a retention cursor: ${cursor}`);
-  }
-  return parsed as [string, string];
 }

@@ -1,7 +1,9 @@
 import type Database from "better-sqlite3";
 import {
   type IdleThreadStrategy,
+  idleThreadCursor,
   noneRemoved,
+  parseIdleThreadCursor,
   RETENTION_OPT_OUT,
   type RetentionBatch,
   type RetentionRemoved,
@@ -143,7 +145,7 @@ export class SqliteRetention implements RetentionStore {
   ): RetentionBatch {
     const s = this.#statements;
     const removed = noneRemoved();
-    const [afterAt, afterId] = cursor === undefined ? ["", ""] : parseCursor(cursor);
+    const [afterAt, afterId] = cursor === undefined ? ["", ""] : parseIdleThreadCursor(cursor);
     const threads = s.idleCandidates.all({ before, limit, afterAt, afterId, ...OPT_OUT });
     for (const thread of threads) {
       if (thread.busy === 1 || thread.opted_out === 1) continue;
@@ -166,21 +168,9 @@ export class SqliteRetention implements RetentionStore {
     return {
       handled: threads.length,
       removed,
-      cursor: last && JSON.stringify([last.updated_at, last.thread_id]),
+      cursor: last && idleThreadCursor(last),
     };
   }
-}
-
-function parseCursor(cursor: string): [string, string] {
-  const parsed = JSON.parse(cursor) as unknown;
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length !== 2 ||
-    !parsed.every((v) => typeof v === "string")
-  ) {
-    throw new Error(`not a retention cursor: ${cursor}`);
-  }
-  return parsed as [string, string];
 }
 
 const OPT_OUT = {
