@@ -14,6 +14,7 @@ import {
   query,
   type Replica,
   requirePostgres,
+  slowEvents,
   startReplica,
   until,
   writeConfig,
@@ -21,17 +22,7 @@ import {
 
 const LEASE_SECONDS = 1;
 const STEPS = 30;
-const events = [
-  { type: "RUN_STARTED", threadId: "t", runId: "r" },
-  { type: "TEXT_MESSAGE_START", messageId: "m", role: "assistant" },
-  ...Array.from({ length: STEPS }, (_, i) => ({
-    type: "TEXT_MESSAGE_CONTENT",
-    messageId: "m",
-    delta: `w${i} `,
-  })),
-  { type: "TEXT_MESSAGE_END", messageId: "m" },
-  { type: "RUN_FINISHED", threadId: "t", runId: "r" },
-];
+const events = slowEvents(STEPS);
 // retryOnRestart: the replica taking the run over runs it again from the start.
 const CONFIG = `
 server:

@@ -13,23 +13,13 @@ import {
   query,
   type Replica,
   requirePostgres,
+  slowEvents,
   startReplica,
   until,
   writeConfig,
 } from "./replicas.js";
 
 const LEASE_SECONDS = 2;
-const slowEvents = (steps: number) => [
-  { type: "RUN_STARTED", threadId: "t", runId: "r" },
-  { type: "TEXT_MESSAGE_START", messageId: "m", role: "assistant" },
-  ...Array.from({ length: steps }, (_, i) => ({
-    type: "TEXT_MESSAGE_CONTENT",
-    messageId: "m",
-    delta: `w${i} `,
-  })),
-  { type: "TEXT_MESSAGE_END", messageId: "m" },
-  { type: "RUN_FINISHED", threadId: "t", runId: "r" },
-];
 const CONFIG = `
 server:
   keepAliveSeconds: 0

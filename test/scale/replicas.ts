@@ -135,3 +135,16 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** A scripted run of `steps` text deltas: slow with the adapter's `delayMs`. */
+export const slowEvents = (steps: number) => [
+  { type: "RUN_STARTED", threadId: "t", runId: "r" },
+  { type: "TEXT_MESSAGE_START", messageId: "m", role: "assistant" },
+  ...Array.from({ length: steps }, (_, i) => ({
+    type: "TEXT_MESSAGE_CONTENT",
+    messageId: "m",
+    delta: `w${i} `,
+  })),
+  { type: "TEXT_MESSAGE_END", messageId: "m" },
+  { type: "RUN_FINISHED", threadId: "t", runId: "r" },
+];

@@ -105,6 +105,14 @@ const CEILINGS: Record<string, Record<"stateless" | "stateful", Ceiling>> = {
   },
 };
 
+/** The run wrote something, and no more commits, inserts or deletes than its ceiling. */
+function expectWithin(cost: Cost, ceiling: Ceiling): void {
+  expect(cost.commits).toBeGreaterThan(0);
+  expect(cost.commits).toBeLessThanOrEqual(ceiling.commits);
+  expect(cost.insert).toBeLessThanOrEqual(ceiling.insert);
+  expect(cost.delete).toBeLessThanOrEqual(ceiling.delete);
+}
+
 const backends: Array<[string, () => Promise<Storage>]> = [
   ["sqlite", async () => createStorage(":memory:")],
   ["postgres", () => openDisposable()],
@@ -119,10 +127,7 @@ describe.each(backends)("writes of one run on %s", (backend, open) => {
       const cost = await costOf(t, () => statelessRun(t));
       console.info(`${backend} stateless run:`, cost);
       const ceiling = CEILINGS[backend]!.stateless;
-      expect(cost.commits).toBeGreaterThan(0);
-      expect(cost.commits).toBeLessThanOrEqual(ceiling.commits);
-      expect(cost.insert).toBeLessThanOrEqual(ceiling.insert);
-      expect(cost.delete).toBeLessThanOrEqual(ceiling.delete);
+      expectWithin(cost, ceiling);
     } finally {
       await t.close();
       await storage.close();
@@ -139,10 +144,7 @@ describe.each(backends)("writes of one run on %s", (backend, open) => {
       const cost = await costOf(t, () => statefulRun(t, threadId));
       console.info(`${backend} stateful run:`, cost);
       const ceiling = CEILINGS[backend]!.stateful;
-      expect(cost.commits).toBeGreaterThan(0);
-      expect(cost.commits).toBeLessThanOrEqual(ceiling.commits);
-      expect(cost.insert).toBeLessThanOrEqual(ceiling.insert);
-      expect(cost.delete).toBeLessThanOrEqual(ceiling.delete);
+      expectWithin(cost, ceiling);
     } finally {
       await t.close();
       await storage.close();
