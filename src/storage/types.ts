@@ -171,6 +171,38 @@ export interface InsertRunOptions {
    * stateless run gets). `conflict` when a thread with that id exists; nothing is written then.
    */
   create_hidden_thread?: boolean;
+  /**
+   * Sets the (existing) thread's status to `busy` in the same transaction: a stateful run's
+   * thread is busy from the moment the run exists.
+   */
+  mark_thread_busy?: boolean;
+  /**
+   * Claims the run in the same transaction when it can start at once: due (`start_after` no
+   * later than `claim.now`) and alone on its thread (no other pending run). The run then comes
+   * back owned by `claim.owner` under a new lease epoch, with `claim.segment` as its first,
+   * open segment, as if `claimRun` had taken it and the engine had started it. Otherwise the
+   * run is inserted unclaimed, for `claimRun` later; either way the insert itself stands.
+   */
+  claim?: InsertClaim;
+}
+
+/** A replica's claim on a run it is about to insert (see `InsertRunOptions.claim`). */
+export interface InsertClaim {
+  owner: string;
+  leaseMs: number;
+  now: Date;
+  segment: SegmentRecord;
+}
+
+/**
+ * What a run's end stores besides its outcome, in the same transaction (see `finishRun`): the
+ * frames not stored yet (its final frame among them) and the checkpoint of the segment.
+ */
+export interface FinishRunWrites {
+  /** Appended as `appendFrames` does, under the same fence. */
+  frames?: RunFrame[];
+  /** Added to the run's thread as `addCheckpoint` does (not with `{ delete: true }`). */
+  checkpoint?: NewCheckpoint;
 }
 
 export interface RunSearch {
@@ -319,6 +351,9 @@ export interface Storage {
    *   thread); the run comes back with `thread_id: null`. `not_found` when the run has no
    *   thread, `conflict` when another run on the thread is still pending.
    *
+   * `writes`: the run's remaining frames and its checkpoint, stored first in the same
+   * transaction, so that a run's whole end is one commit.
+   *
    * `not_found` when the run is missing. Whenever it fails, nothing is written.
    */
   finishRun(
@@ -326,6 +361,7 @@ export interface Storage {
     patch: RunPatch,
     thread: ThreadOnFinish,
     fence?: Fence,
+    writes?: FinishRunWrites,
   ): Promise<RunRecord>;
   /** Deletes the run and its frames. Conflict when pending. */
   deleteRun(runId: string): Promise<void>;

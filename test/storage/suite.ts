@@ -10,6 +10,7 @@ import { describeClaims } from "./contract/claims.js";
 import { describeFencing } from "./contract/fencing.js";
 import { describeFramesAndWebhooks } from "./contract/frames-webhooks.js";
 import { describeRetention } from "./contract/retention.js";
+import { describeRunEnds } from "./contract/run-ends.js";
 import { describeRuns } from "./contract/runs.js";
 import { describeThreads } from "./contract/threads.js";
 
@@ -20,6 +21,7 @@ export function describeStorageContract(name: string, factory: () => Promise<Sto
     describe("runs", () => describeRuns(factory));
     describe("run claims and leases", () => describeClaims(factory));
     describe("fenced writes", () => describeFencing(factory));
+    describe("a run in two commits", () => describeRunEnds(factory));
     describe("frames and webhooks", () => describeFramesAndWebhooks(factory));
     describe("retention", () => describeRetention(factory));
   });

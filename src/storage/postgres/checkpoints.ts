@@ -20,52 +20,59 @@ export class CheckpointRepository {
   }
 
   async add(threadId: string, checkpoint: NewCheckpoint): Promise<CheckpointRecord> {
+    return this.#db.write((db) => this.addIn(db, threadId, checkpoint), TRANSACTION);
+  }
+
+  /** `add` inside the caller's transaction (a run's end: checkpoint and outcome in one commit). */
+  async addIn(
+    db: Queryable,
+    threadId: string,
+    checkpoint: NewCheckpoint,
+  ): Promise<CheckpointRecord> {
     assertObject(checkpoint.metadata, "checkpoint metadata");
     const values = toJson(checkpoint.values);
     const valuesDigest = entryDigests(checkpoint.values);
     const messages = toJson(checkpoint.messages);
     const runId = checkpoint.metadata.run_id;
-    return this.#db.write(async (db) => {
-      // Locking the thread serializes writers, so "parent = current checkpoint" stays linear.
-      const pointer = await lockThread(db, threadId);
-      const parent =
-        checkpoint.parent_checkpoint_id === undefined ? pointer : checkpoint.parent_checkpoint_id;
-      if (parent !== null) await requireCheckpoint(db, threadId, parent);
-      const now = nowIso();
-      let inserted: pg.QueryResult<CheckpointRow>;
-      try {
-        inserted = await db.query<CheckpointRow>(
-          `INSERT INTO checkpoints
-             (checkpoint_id, thread_id, parent_checkpoint_id, created_at, "values", values_digest,
-              messages, metadata, run_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-           RETURNING ${CHECKPOINT_COLUMNS}`,
-          [
-            checkpoint.checkpoint_id,
-            threadId,
-            parent,
-            now,
-            values,
-            valuesDigest,
-            messages,
-            toJson(checkpoint.metadata),
-            typeof runId === "string" && !runId.includes("\u0000") ? runId : null,
-          ],
-        );
-      } catch (err) {
-        if (pgCode(err) === "23505") {
-          throw conflict(`checkpoint ${checkpoint.checkpoint_id} already exists`);
-        }
-        rethrowInvalid(err, "checkpoint");
-      }
-      await db.query(
-        `UPDATE threads SET "values" = $2, values_digest = $3, messages = $4, checkpoint_id = $5,
-           updated_at = $6
-         WHERE thread_id = $1`,
-        [threadId, values, valuesDigest, messages, checkpoint.checkpoint_id, now],
+    // Locking the thread serializes writers, so "parent = current checkpoint" stays linear.
+    const pointer = await lockThread(db, threadId);
+    const parent =
+      checkpoint.parent_checkpoint_id === undefined ? pointer : checkpoint.parent_checkpoint_id;
+    if (parent !== null) await requireCheckpoint(db, threadId, parent);
+    const now = nowIso();
+    let inserted: pg.QueryResult<CheckpointRow>;
+    try {
+      inserted = await db.query<CheckpointRow>(
+        `INSERT INTO checkpoints
+           (checkpoint_id, thread_id, parent_checkpoint_id, created_at, "values", values_digest,
+            messages, metadata, run_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         RETURNING ${CHECKPOINT_COLUMNS}`,
+        [
+          checkpoint.checkpoint_id,
+          threadId,
+          parent,
+          now,
+          values,
+          valuesDigest,
+          messages,
+          toJson(checkpoint.metadata),
+          typeof runId === "string" && !runId.includes("\u0000") ? runId : null,
+        ],
       );
-      return toCheckpoint(inserted.rows[0] as CheckpointRow);
-    }, TRANSACTION);
+    } catch (err) {
+      if (pgCode(err) === "23505") {
+        throw conflict(`checkpoint ${checkpoint.checkpoint_id} already exists`);
+      }
+      rethrowInvalid(err, "checkpoint");
+    }
+    await db.query(
+      `UPDATE threads SET "values" = $2, values_digest = $3, messages = $4, checkpoint_id = $5,
+         updated_at = $6
+       WHERE thread_id = $1`,
+      [threadId, values, valuesDigest, messages, checkpoint.checkpoint_id, now],
+    );
+    return toCheckpoint(inserted.rows[0] as CheckpointRow);
   }
 
   async get(threadId: string, checkpointId: string): Promise<CheckpointRecord | null> {

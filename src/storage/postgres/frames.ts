@@ -1,6 +1,6 @@
 import { claimLost, conflict, notFound } from "../../errors.js";
 import type { Fence, RunFrame } from "../types.js";
-import { type Database, pgCode } from "./connection.js";
+import { type Database, pgCode, type Queryable } from "./connection.js";
 import { rethrowInvalid, toFrame } from "./mapping.js";
 
 /**
@@ -42,59 +42,61 @@ export class FrameRepository {
 
   async append(frames: RunFrame[], fence?: Fence): Promise<void> {
     if (frames.length === 0) return;
-    if (fence !== undefined) return this.#appendFenced(frames, fence);
+    await this.#db.write((db) => this.appendIn(db, frames, fence));
+  }
+
+  /** `append` inside the caller's transaction (a run's end: frames and outcome in one commit). */
+  async appendIn(db: Queryable, frames: RunFrame[], fence?: Fence): Promise<void> {
+    if (frames.length === 0) return;
+    if (fence !== undefined) return this.#appendFenced(db, frames, fence);
     const lastSeq = new Map<string, number>();
     for (const frame of frames) {
       lastSeq.set(frame.run_id, Math.max(lastSeq.get(frame.run_id) ?? 0, frame.seq));
     }
-    await this.#db.write(async (db) => {
-      try {
-        await db.query(APPEND_SQL, [
-          frames.map((f) => f.run_id),
-          frames.map((f) => f.seq),
-          frames.map((f) => f.mode),
-          frames.map((f) => f.data),
-          [...lastSeq.keys()],
-          [...lastSeq.values()],
-        ]);
-      } catch (err) {
-        const code = pgCode(err);
-        if (code === "23503") throw notFound("run", missingRunId(err, frames));
-        if (code === "23505") throw conflict(duplicateMessage(err));
-        rethrowInvalid(err, "frame");
-      }
-    });
+    try {
+      await db.query(APPEND_SQL, [
+        frames.map((f) => f.run_id),
+        frames.map((f) => f.seq),
+        frames.map((f) => f.mode),
+        frames.map((f) => f.data),
+        [...lastSeq.keys()],
+        [...lastSeq.values()],
+      ]);
+    } catch (err) {
+      const code = pgCode(err);
+      if (code === "23503") throw notFound("run", missingRunId(err, frames));
+      if (code === "23505") throw conflict(duplicateMessage(err));
+      rethrowInvalid(err, "frame");
+    }
   }
 
-  async #appendFenced(frames: RunFrame[], fence: Fence): Promise<void> {
+  async #appendFenced(db: Queryable, frames: RunFrame[], fence: Fence): Promise<void> {
     const runId = frames[0]!.run_id;
     if (frames.some((frame) => frame.run_id !== runId)) {
       throw conflict("a fenced append holds frames of one run only");
     }
     const lastSeq = Math.max(...frames.map((f) => f.seq));
-    await this.#db.write(async (db) => {
-      let updated: number | null;
-      try {
-        const result = await db.query(FENCED_APPEND_SQL, [
-          frames.map((f) => f.run_id),
-          frames.map((f) => f.seq),
-          frames.map((f) => f.mode),
-          frames.map((f) => f.data),
-          runId,
-          lastSeq,
-          fence.owner,
-          fence.epoch,
-        ]);
-        updated = result.rowCount;
-      } catch (err) {
-        const code = pgCode(err);
-        if (code === "23505") throw conflict(duplicateMessage(err));
-        rethrowInvalid(err, "frame");
-      }
-      if (updated !== 0) return;
-      const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
-      throw exists.rowCount === 0 ? notFound("run", runId) : claimLost(runId);
-    });
+    let updated: number | null;
+    try {
+      const result = await db.query(FENCED_APPEND_SQL, [
+        frames.map((f) => f.run_id),
+        frames.map((f) => f.seq),
+        frames.map((f) => f.mode),
+        frames.map((f) => f.data),
+        runId,
+        lastSeq,
+        fence.owner,
+        fence.epoch,
+      ]);
+      updated = result.rowCount;
+    } catch (err) {
+      const code = pgCode(err);
+      if (code === "23505") throw conflict(duplicateMessage(err));
+      rethrowInvalid(err, "frame");
+    }
+    if (updated !== 0) return;
+    const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
+    throw exists.rowCount === 0 ? notFound("run", runId) : claimLost(runId);
   }
 
   async read(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]> {

@@ -3,6 +3,7 @@ import type {
   CheckpointRecord,
   CreateThreadInput,
   Fence,
+  FinishRunWrites,
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
@@ -115,13 +116,15 @@ export class PostgresStorage implements Storage {
       await db.pool.end();
       throw err;
     }
+    const checkpoints = new CheckpointRepository(db);
+    const frames = new FrameRepository(db);
     this.#repos = {
       db,
       threads: new ThreadRepository(db),
-      checkpoints: new CheckpointRepository(db),
-      runs: new RunRepository(db),
+      checkpoints,
+      runs: new RunRepository(db, frames, checkpoints),
       claims: new RunClaims(db),
-      frames: new FrameRepository(db),
+      frames,
       webhooks: new WebhookRepository(db),
       retention: new PostgresRetention(db, this.schema),
     };
@@ -250,8 +253,9 @@ export class PostgresStorage implements Storage {
     patch: RunPatch,
     thread: ThreadOnFinish,
     fence?: Fence,
+    writes?: FinishRunWrites,
   ): Promise<RunRecord> {
-    return this.#require().runs.finish(runId, patch, thread, fence);
+    return this.#require().runs.finish(runId, patch, thread, fence, writes);
   }
 
   async deleteRun(runId: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { claimLost, conflict, notFound } from "../../errors.js";
 import type {
   Fence,
+  FinishRunWrites,
   InsertRunOptions,
   NewRun,
   RunCountFilter,
@@ -9,9 +10,12 @@ import type {
   RunSearch,
   ThreadOnFinish,
 } from "../types.js";
+import type { CheckpointRepository } from "./checkpoints.js";
 import { type Database, pgCode, type Queryable, TRANSACTION } from "./connection.js";
+import type { FrameRepository } from "./frames.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import {
+  addMs,
   isoTimestamp,
   nowIso,
   nullableIso,
@@ -39,28 +43,42 @@ const PATCH_COLUMNS: Record<keyof RunPatch, [cast: string, encode: (value: never
 
 /**
  * The run row, its checkpoint_before read from the (locked) thread, unless `$11` asks for the
- * busy check and the thread has a pending run: then nothing is inserted.
+ * busy check and the thread has a pending run: then nothing is inserted. With a claim (`$12`
+ * the owner, `$13` the lease's end, `$14` the open segment, `$15` now) it is inserted claimed
+ * when it is due and alone on its thread, as a first claim leaves it (epoch 1).
  */
 const INSERT_RUN = `
   INSERT INTO runs
     (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
      metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
-     principal)
+     principal, owner, lease_expires_at, lease_epoch)
   SELECT $1, t.thread_id, $3, $4, 'pending', $5::timestamptz, $5::timestamptz, $6::json, $7::json,
-         $8::text[], 'null'::json, '[]'::json, 'null'::json, '[]'::json, $9::timestamptz,
-         t.checkpoint_id, $10
+         $8::text[], 'null'::json, '[]'::json, 'null'::json,
+         CASE WHEN c.claimed THEN $14::json ELSE '[]'::json END, $9::timestamptz,
+         t.checkpoint_id, $10,
+         CASE WHEN c.claimed THEN $12::text END,
+         CASE WHEN c.claimed THEN $13::timestamptz END,
+         CASE WHEN c.claimed THEN 1 ELSE 0 END
   FROM threads t
-  WHERE t.thread_id = $2
-    AND NOT ($11::boolean
-             AND EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending'))
+  CROSS JOIN LATERAL (
+    SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending') AS busy
+  ) b
+  CROSS JOIN LATERAL (
+    SELECT $12::text IS NOT NULL AND $9::timestamptz <= $15::timestamptz AND NOT b.busy AS claimed
+  ) c
+  WHERE t.thread_id = $2 AND NOT ($11::boolean AND b.busy)
   RETURNING ${RUN_COLUMNS}`;
 
 /** Runs: insertion with the busy check, search, updates and deletion. Claims: run-claims.ts. */
 export class RunRepository {
   readonly #db: Database;
+  readonly #frames: FrameRepository;
+  readonly #checkpoints: CheckpointRepository;
 
-  constructor(db: Database) {
+  constructor(db: Database, frames: FrameRepository, checkpoints: CheckpointRepository) {
     this.#db = db;
+    this.#frames = frames;
+    this.#checkpoints = checkpoints;
   }
 
   /**
@@ -91,12 +109,17 @@ export class RunRepository {
         if (created.rowCount === 0) throw conflict(`thread ${run.thread_id} already exists`);
         checkBusy = false;
       } else {
+        // Marking the thread busy locks its row as the SELECT … FOR NO KEY UPDATE does; the
+        // mark is undone with the rest when the busy check refuses the run.
         const thread = await db.query(
-          "SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE",
-          [run.thread_id],
+          options.mark_thread_busy
+            ? "UPDATE threads SET status = 'busy', updated_at = $2 WHERE thread_id = $1"
+            : "SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE",
+          options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
         );
         if (thread.rowCount === 0) throw notFound("thread", run.thread_id);
       }
+      const { claim } = options;
       let inserted: Awaited<ReturnType<Queryable["query"]>>;
       try {
         inserted = await db.query<RunRow>(INSERT_RUN, [
@@ -111,6 +134,10 @@ export class RunRepository {
           startAfter,
           run.principal ?? null,
           checkBusy,
+          claim?.owner ?? null,
+          claim === undefined ? null : addMs(claim.now, claim.leaseMs),
+          claim === undefined ? null : toJson([claim.segment]),
+          claim?.now.toISOString() ?? null,
         ]);
       } catch (err) {
         // The run id is taken (by an earlier run, or a concurrent insert on another thread).
@@ -192,14 +219,18 @@ export class RunRepository {
     return result.rows.map(toRun);
   }
 
-  /** The run's outcome and its thread's status or deletion, in one transaction. */
+  /**
+   * The run's last frames and checkpoint (`writes`), its outcome and its thread's status or
+   * deletion, in one transaction.
+   */
   async finish(
     runId: string,
     patch: RunPatch,
     thread: ThreadOnFinish,
     fence?: Fence,
+    writes?: FinishRunWrites,
   ): Promise<RunRecord> {
-    if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence);
+    if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence, writes);
     return this.#db.write(async (db) => {
       // The thread is locked before the run, in the order insertRun and claimRun take them.
       const locked = await db.query<{ thread_id: string }>(
@@ -208,8 +239,14 @@ export class RunRepository {
          FOR NO KEY UPDATE`,
         [runId],
       );
-      const updated = await this.#updateWith(db, runId, patch, fence);
       const threadId = locked.rows[0]?.thread_id;
+      // Frames before the outcome: under a fence they need the run still held by it.
+      if (writes?.frames !== undefined) await this.#frames.appendIn(db, writes.frames, fence);
+      const updated = await this.#updateWith(db, runId, patch, fence);
+      if (writes?.checkpoint !== undefined) {
+        if (threadId === undefined) throw notFound("thread of run", runId);
+        await this.#checkpoints.addIn(db, threadId, writes.checkpoint);
+      }
       // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
       if (threadId === undefined) return updated;
       try {
@@ -234,6 +271,7 @@ export class RunRepository {
     runId: string,
     patch: RunPatch,
     fence: Fence | undefined,
+    writes: FinishRunWrites | undefined,
   ): Promise<RunRecord> {
     return this.#db.write(async (db) => {
       const locked = await db.query<{ thread_id: string }>(
@@ -247,6 +285,7 @@ export class RunRepository {
         const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
         throw exists.rowCount === 0 ? notFound("run", runId) : notFound("thread of run", runId);
       }
+      if (writes?.frames !== undefined) await this.#frames.appendIn(db, writes.frames, fence);
       const updated = await this.#updateWith(db, runId, patch, fence);
       // The pending check rides in the DELETE (a statement after the lock, so it sees every run
       // committed before): cascades to checkpoints; runs keep existing with thread_id NULL.

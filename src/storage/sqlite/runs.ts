@@ -70,6 +70,7 @@ export class RunRepository {
     [{ id: string; now: string; principal: string | null }]
   >;
   readonly #hasPending: Database.Statement<[string], { one: number }>;
+  readonly #markBusy: Database.Statement<[string, string]>;
   readonly #insert: Database.Statement<[Record<string, unknown>], RunRow>;
   readonly #delete: Database.Statement;
   readonly #pendingOfThread: Database.Statement<[string], RunRow>;
@@ -109,11 +110,16 @@ export class RunRepository {
     this.#insert = db.prepare(
       `INSERT INTO runs
          (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
-          output, interrupts, resume, segments, start_after, checkpoint_before, principal)
+          output, interrupts, resume, segments, start_after, checkpoint_before, principal,
+          owner, lease_expires_at, lease_epoch)
        VALUES
          (@run_id, @thread_id, @agent_id, @kind, 'pending', @now, @now, @creation, @metadata,
-          'null', '[]', 'null', '[]', @start_after, @checkpoint_before, @principal)
+          'null', '[]', 'null', @segments, @start_after, @checkpoint_before, @principal,
+          @owner, @lease_expires_at, @lease_epoch)
        RETURNING *`,
+    );
+    this.#markBusy = db.prepare(
+      "UPDATE threads SET status = 'busy', updated_at = ? WHERE thread_id = ?",
     );
     this.#delete = db.prepare("DELETE FROM runs WHERE run_id = ?");
     this.#pendingOfThread = db.prepare(
@@ -283,11 +289,22 @@ export class RunRepository {
     }
     const thread = this.#threadCheckpoint.get(run.thread_id);
     if (thread === undefined) throw notFound("thread", run.thread_id);
-    if (options.reject_if_busy && this.#hasPending.get(run.thread_id) !== undefined) {
+    // A hidden thread was created just now: nothing else can be pending on it. (Only looked up
+    // when something depends on it.)
+    const threadFree =
+      options.create_hidden_thread === true ||
+      (!options.reject_if_busy && options.claim === undefined) ||
+      this.#hasPending.get(run.thread_id) === undefined;
+    if (options.reject_if_busy && !threadFree) {
       throw conflict(`thread ${run.thread_id} is busy`);
     }
     assertObject(run.creation, "run creation");
     assertObject(run.metadata, "run metadata");
+    const startAfter = isoTimestamp(run.start_after, "start_after");
+    const { claim } = options;
+    const claimed =
+      claim !== undefined && threadFree && Date.parse(startAfter) <= claim.now.getTime();
+    if (options.mark_thread_busy) this.#markBusy.run(nowIso(), run.thread_id);
     let row: RunRow | undefined;
     try {
       row = this.#insert.get({
@@ -298,9 +315,14 @@ export class RunRepository {
         now: nowIso(),
         creation: toJson(run.creation),
         metadata: toJson(run.metadata),
-        start_after: isoTimestamp(run.start_after, "start_after"),
+        start_after: startAfter,
         checkpoint_before: thread.checkpoint_id,
         principal: run.principal ?? null,
+        // Claimed at once: as `claim` would leave it (a first claim is epoch 1).
+        segments: claimed ? toJson([claim.segment]) : "[]",
+        owner: claimed ? claim.owner : null,
+        lease_expires_at: claimed ? addMs(claim.now, claim.leaseMs) : null,
+        lease_epoch: claimed ? 1 : 0,
       });
     } catch (err) {
       // The run_id UNIQUE index decides, rather than a read before every insert.

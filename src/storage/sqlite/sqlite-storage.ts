@@ -7,6 +7,7 @@ import type {
   CheckpointRecord,
   CreateThreadInput,
   Fence,
+  FinishRunWrites,
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
@@ -56,7 +57,13 @@ interface Repositories {
   ownerLock: OwnerLock | null;
   retention: SqliteRetention;
   finishRunTx: Database.Transaction<
-    (runId: string, patch: RunPatch, thread: ThreadOnFinish, fence: Fence | undefined) => RunRecord
+    (
+      runId: string,
+      patch: RunPatch,
+      thread: ThreadOnFinish,
+      fence: Fence | undefined,
+      writes: FinishRunWrites | undefined,
+    ) => RunRecord
   >;
 }
 
@@ -113,12 +120,13 @@ export class SqliteStorage implements Storage {
       const checkpoints = new CheckpointRepository(db);
       const threads = new ThreadRepository(db, checkpoints);
       const runs = new RunRepository(db);
+      const frames = new FrameRepository(db);
       this.#repos = {
         db,
         checkpoints,
         threads,
         runs,
-        frames: new FrameRepository(db),
+        frames,
         webhooks: new WebhookRepository(db),
         writes: new GroupCommit(db, counting),
         checkpointer: inMemory
@@ -128,14 +136,27 @@ export class SqliteStorage implements Storage {
             ),
         ownerLock,
         retention: new SqliteRetention(db, (work) => this.#write(work)),
-        // One transaction for the run's outcome and its thread: a throw from either undoes both.
+        // One transaction for the run's last frames, checkpoint, outcome and thread: a throw from
+        // any of them undoes them all.
         finishRunTx: db.transaction(
-          (runId: string, patch: RunPatch, thread: ThreadOnFinish, fence: Fence | undefined) => {
+          (
+            runId: string,
+            patch: RunPatch,
+            thread: ThreadOnFinish,
+            fence: Fence | undefined,
+            writes: FinishRunWrites | undefined,
+          ) => {
+            // Frames first: under a fence they need the run still held by it.
+            if (writes?.frames !== undefined) frames.append(writes.frames, fence);
             const updated = runs.update(runId, patch, fence);
             if ("delete" in thread) {
               if (updated.thread_id === null) throw notFound("thread of run", runId);
               threads.delete(updated.thread_id);
               return { ...updated, thread_id: null };
+            }
+            if (writes?.checkpoint !== undefined) {
+              if (updated.thread_id === null) throw notFound("thread of run", runId);
+              checkpoints.add(updated.thread_id, writes.checkpoint);
             }
             // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
             if (updated.thread_id !== null) threads.setStatus(updated.thread_id, thread.status);
@@ -287,8 +308,9 @@ export class SqliteStorage implements Storage {
     patch: RunPatch,
     thread: ThreadOnFinish,
     fence?: Fence,
+    writes?: FinishRunWrites,
   ): Promise<RunRecord> {
-    return this.#write((repos) => repos.finishRunTx(runId, patch, thread, fence));
+    return this.#write((repos) => repos.finishRunTx(runId, patch, thread, fence, writes));
   }
 
   async deleteRun(runId: string): Promise<void> {
