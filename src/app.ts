@@ -143,7 +143,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     engine,
     runs,
     webhooks,
-    ops: new OpsService(storage),
+    ops: new OpsService(storage, engine.tails),
     threads: new ThreadService(storage),
     runHandlers: new RunHandlers(runs, settings.keepAliveSeconds),
   };

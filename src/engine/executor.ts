@@ -14,6 +14,7 @@ import type { Fence, RunRecord, Storage, ThreadRecord } from "../storage/types.j
 import { untilAborted } from "./abortable.js";
 import type { FrameBus } from "./frame-bus.js";
 import { customFrameData, VALUES_DELTA_DATA, valuesKeyframeData } from "./frames/codec.js";
+import type { LiveTails } from "./frames/live-tails.js";
 import { FrameWriter } from "./frames/writer.js";
 
 /** How long an agent may keep its stream open after RUN_FINISHED or RUN_ERROR. */
@@ -55,6 +56,8 @@ export interface ExecuteSegmentOptions {
   thread: ThreadRecord;
   signal: AbortSignal;
   logger: Logger;
+  /** Where this replica's readers find the run's frames that are not stored yet. */
+  tails?: LiveTails;
   /** The claim this replica executes the run under: its frames are written fenced by it. */
   fence?: Fence;
   /** Events the adapter may yield in this segment; 0 or absent = no limit. */
@@ -89,7 +92,10 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     first: run.segments.length <= 1,
     resume: run.resume,
   });
-  const writer = new FrameWriter(storage, bus, run.run_id, run.last_seq, undefined, options.fence);
+  const writer = new FrameWriter(storage, bus, run.run_id, run.last_seq, {
+    fence: options.fence,
+    tails: options.tails,
+  });
   const pipeline = new SegmentPipeline({
     threadId: input.threadId,
     runId: input.runId,
@@ -220,10 +226,11 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
       end = terminalEnd(ended.terminal ?? terminal);
     }
   }
-  // Every frame is stored (or has failed) before the end is decided. A run whose writes failed
+  // Every frame is published, and the stores under way have committed or failed, before the end
+  // is decided (what still waits for storage goes with the run's end). A run whose writes failed
   // ends as that failure, whatever the agent said: its record is not what the agent produced.
   // Only a rollback stands, since the run and its frames are deleted anyway.
-  await writer.flush();
+  await writer.settle();
   const rolledBack = end.kind === "cancelled" && end.rollback;
   if (storageFailure && !rolledBack)
     end = storageFailureEnd(storageFailure.what, storageFailure.err);

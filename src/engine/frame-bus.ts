@@ -4,16 +4,20 @@ export type FrameListener = (frames: RunFrame[]) => void;
 export type CancelListener = (runId: string, action: "interrupt" | "rollback") => void;
 
 /**
- * Live fan-out between the parts of the server that produce and watch runs. Frames are stored
- * first and published after, so a listener that misses something can always read it back from
- * storage: a listener may be handed an empty list, which means "this run has new frames in
- * storage" (how frames written on another replica announce themselves).
+ * Live fan-out between the parts of the server that produce and watch runs. Frames are
+ * published to this replica's listeners as they are made, and stored soon after; a listener
+ * that misses something reads it back from storage and the run's live tail
+ * (frames/live-tails.ts). A listener may be handed an empty list, which means "this run has new
+ * frames in storage" (how frames written on another replica announce themselves, once stored).
  *
  * Besides frames the bus carries two signals every replica must hear: a cancel for a run that
  * may be executing elsewhere, and "there is new work" so idle replicas claim it promptly.
  */
 export interface FrameBus {
+  /** Hands frames to this replica's listeners of the run. */
   publish(runId: string, frames: RunFrame[]): void;
+  /** Tells the other replicas' listeners that the run has new frames in storage. */
+  announceStored(runId: string): void;
   /** Returns the unsubscribe function. */
   subscribe(runId: string, listener: FrameListener): () => void;
   /** Number of live frame listeners (for metrics and tests). */
@@ -39,6 +43,9 @@ export class LocalFrameBus implements FrameBus {
     if (!set) return;
     for (const listener of set) listener(frames);
   }
+
+  /** A single process has no other replica to tell. */
+  announceStored(_runId: string): void {}
 
   subscribe(runId: string, listener: FrameListener): () => void {
     let set = this.listeners.get(runId);

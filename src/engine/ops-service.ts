@@ -2,13 +2,18 @@ import { type Principal, reaches } from "../auth/principal.js";
 import { notFound } from "../errors.js";
 import type { RunFrame, RunRecord, Storage } from "../storage/types.js";
 import { readFullFrames } from "./frames/follow.js";
+import type { LiveTails } from "./frames/live-tails.js";
 
 /**
  * What operators see beyond the ACP API: whether storage answers (readiness), which backend it
  * is, and a run's stored frames whatever their stream mode (the inspector's replay).
  */
 export class OpsService {
-  constructor(private readonly storage: Storage) {}
+  constructor(
+    private readonly storage: Storage,
+    /** This replica's live tails: a run executing here has frames not stored yet. */
+    private readonly tails?: LiveTails,
+  ) {}
 
   get storageKind(): Storage["kind"] {
     return this.storage.kind;
@@ -33,6 +38,9 @@ export class OpsService {
     const reachable =
       run && reaches(who, run.principal) && (!who.agentIds || who.agentIds.has(run.agent_id));
     if (!run || !reachable) throw notFound("run", runId);
-    return { run, frames: await readFullFrames(this.storage, run.run_id, afterSeq, limit) };
+    return {
+      run,
+      frames: await readFullFrames(this.storage, run.run_id, afterSeq, limit, this.tails),
+    };
   }
 }

@@ -4,9 +4,17 @@ import { ERRCODE, type SegmentEnd } from "../bridge/outcomes.js";
 import { parseRunCommand } from "../bridge/run-command.js";
 import { claimLost, isClaimLost } from "../errors.js";
 import { newId } from "../ids.js";
-import type { Fence, RunPatch, RunRecord, Storage } from "../storage/types.js";
+import type {
+  Fence,
+  InsertClaim,
+  RunPatch,
+  RunRecord,
+  Storage,
+  ThreadRecord,
+} from "../storage/types.js";
 import { type EventRejection, executeSegment, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
+import { LiveTails } from "./frames/live-tails.js";
 import { RunRecorder } from "./run-recorder.js";
 
 /** What the engine needs to know of each configured agent. */
@@ -58,6 +66,10 @@ export class RunEngine {
   private readonly executing = new Map<string, Execution>();
   private readonly recorder: RunRecorder;
   private readonly activeByAgent = new Map<string, number>();
+  /** Slots promised to runs being inserted claimed (see `offerClaim`); counted as executing. */
+  private reserved = 0;
+  /** Frames of the runs executing here that are published and not stored yet. */
+  readonly tails = new LiveTails();
   /** Runs that failed but whose failure could not be stored yet (see failAfterError). */
   private readonly unrecorded = new Map<string, { end: SegmentEnd; fence: Fence }>();
   private readonly leaseMs: number;
@@ -160,6 +172,55 @@ export class RunEngine {
     return merged;
   }
 
+  /**
+   * A claim for a run about to be inserted, when this replica has a free slot for its agent:
+   * the insert then claims the run itself if it can start at once (storage decides: due, alone
+   * on its thread), and the run starts without a claim or a start of its own to write. The slot
+   * is held until `launchInserted` or `releaseClaim`; undefined when there is none.
+   */
+  offerClaim(agentId: string): InsertClaim | undefined {
+    const agent = this.agents.get(agentId);
+    if (
+      this.stopped ||
+      agent === undefined ||
+      this.executing.size + this.reserved >= this.options.maxConcurrentRuns ||
+      (this.activeByAgent.get(agentId) ?? 0) >= agent.maxConcurrentRuns
+    ) {
+      return undefined;
+    }
+    this.reserved++;
+    this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 0) + 1);
+    const now = new Date();
+    return {
+      owner: this.owner,
+      leaseMs: this.leaseMs,
+      now,
+      segment: { agui_run_id: newId(), started_at: now.toISOString(), ended_at: null },
+    };
+  }
+
+  /** Frees a slot `offerClaim` held; the run, if inserted, waits for a claim. */
+  releaseClaim(agentId: string): void {
+    this.reserved--;
+    this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 1) - 1);
+    this.wake();
+  }
+
+  /**
+   * Starts a run its insert claimed with `offerClaim`'s claim (its first segment is open
+   * already); a run the insert left unclaimed frees the slot instead. True when it started.
+   */
+  launchInserted(run: RunRecord, claim: InsertClaim): boolean {
+    if (run.owner !== claim.owner || this.stopped) {
+      this.releaseClaim(run.agent_id);
+      return false;
+    }
+    this.reserved--;
+    this.activeByAgent.set(run.agent_id, (this.activeByAgent.get(run.agent_id) ?? 1) - 1);
+    this.launch(run, true);
+    return true;
+  }
+
   isExecutingHere(runId: string): boolean {
     return this.executing.has(runId);
   }
@@ -183,7 +244,10 @@ export class RunEngine {
     try {
       do {
         this.pumpAgain = false;
-        while (!this.stopped && this.executing.size < this.options.maxConcurrentRuns) {
+        while (
+          !this.stopped &&
+          this.executing.size + this.reserved < this.options.maxConcurrentRuns
+        ) {
           const eligible = this.eligibleAgents();
           if (eligible.length === 0) break;
           const run = await this.storage.claimRun(this.owner, this.leaseMs, new Date(), eligible);
@@ -227,12 +291,13 @@ export class RunEngine {
     this.wakeTimer.unref();
   }
 
-  private launch(run: RunRecord): void {
+  /** `opened`: the run's insert claimed it and opened its segment (see `offerClaim`). */
+  private launch(run: RunRecord, opened = false): void {
     const controller = new AbortController();
     const agentId = run.agent_id;
     this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 0) + 1);
     const fence: Fence = { owner: this.owner, epoch: run.lease_epoch };
-    const done = this.runSegment(run, controller, fence)
+    const done = this.runSegment(run, controller, fence, opened)
       .catch((err) => this.failAfterError(run.run_id, err, fence))
       .finally(() => {
         this.executing.delete(run.run_id);
@@ -247,6 +312,7 @@ export class RunEngine {
     claimedRun: RunRecord,
     controller: AbortController,
     fence: Fence,
+    opened: boolean,
   ): Promise<void> {
     let claimed = claimedRun;
     const { storage } = this;
@@ -258,8 +324,9 @@ export class RunEngine {
     });
     const thread = claimed.thread_id ? await storage.getThread(claimed.thread_id) : null;
 
-    // A segment still open means the replica executing it died (its lease ran out).
-    if (claimed.segments.at(-1)?.ended_at === null) {
+    // A segment still open means the replica executing it died (its lease ran out), unless
+    // the run's own insert opened it just now.
+    if (!opened && claimed.segments.at(-1)?.ended_at === null) {
       if (!agent?.retryOnRestart) {
         await this.finishWithoutSegment(claimed, RESTART_END, fence);
         logger.warn("failed a run whose executor died");
@@ -285,16 +352,8 @@ export class RunEngine {
       return;
     }
 
-    const segments = [
-      ...claimed.segments,
-      { agui_run_id: newId(), started_at: now(), ended_at: null },
-    ];
-    const patch: RunPatch = { segments, resume: claimed.resume };
-    if (claimed.segments.length === 0) patch.checkpoint_before = thread.checkpoint_id;
-    const run = await storage.updateRun(claimed.run_id, patch, fence);
-    // Creating or resuming the run made its thread busy already (the usual case): no write then.
-    if (thread.status !== "busy") await storage.setThreadStatus(thread.thread_id, "busy");
-    logger.debug({ segment: segments.length - 1, agent: agent.name }, "segment started");
+    const run = opened ? claimed : await this.openSegment(claimed, thread, fence);
+    logger.debug({ segment: run.segments.length - 1, agent: agent.name }, "segment started");
 
     const timeout = this.armTimeout(agent, claimed, controller);
     try {
@@ -308,6 +367,7 @@ export class RunEngine {
         signal: controller.signal,
         logger,
         fence,
+        tails: this.tails,
         maxEvents: this.options.maxEventsPerRun,
         dropRaw: agent.dropRaw,
         onEvent:
@@ -331,6 +391,27 @@ export class RunEngine {
     } finally {
       clearTimeout(timeout);
     }
+  }
+
+  /**
+   * Writes a claimed run's new segment (its start, or a resume's): the segment, and the
+   * checkpoint the run started from. (A run its insert claimed has it already.)
+   */
+  private async openSegment(
+    claimed: RunRecord,
+    thread: ThreadRecord,
+    fence: Fence,
+  ): Promise<RunRecord> {
+    const segments = [
+      ...claimed.segments,
+      { agui_run_id: newId(), started_at: now(), ended_at: null },
+    ];
+    const patch: RunPatch = { segments, resume: claimed.resume };
+    if (claimed.segments.length === 0) patch.checkpoint_before = thread.checkpoint_id;
+    const run = await this.storage.updateRun(claimed.run_id, patch, fence);
+    // Creating or resuming the run made its thread busy already (the usual case): no write then.
+    if (thread.status !== "busy") await this.storage.setThreadStatus(thread.thread_id, "busy");
+    return run;
   }
 
   /**

@@ -6,8 +6,9 @@ import type { RunEngine } from "./run-engine.js";
 /** Run counters and the duration of the segment that just ended, on each status change. */
 export function observeRun(metrics: Metrics, agent: string, run: RunRecord): void {
   if (run.status === "pending") {
-    // Pending again after a resume is no new run.
-    if (run.segments.length === 0) metrics.runCreated(agent);
+    // Pending again after a resume is no new run (a segment ended); a new run has none yet, or
+    // the one its insert opened when it claimed the run.
+    if (run.segments.every((segment) => segment.ended_at === null)) metrics.runCreated(agent);
     return;
   }
   const last = run.segments.at(-1);

@@ -5,7 +5,14 @@ import { parseRunCommand } from "../bridge/run-command.js";
 import { asValues, storedValues } from "../bridge/values.js";
 import { isClaimLost, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import type { Fence, RunRecord, Storage } from "../storage/types.js";
+import type {
+  Fence,
+  NewCheckpoint,
+  RunPatch,
+  RunRecord,
+  Storage,
+  ThreadOnFinish,
+} from "../storage/types.js";
 import type { FrameBus } from "./frame-bus.js";
 import { finalFrameData } from "./frames/codec.js";
 import { FrameWriter } from "./frames/writer.js";
@@ -55,30 +62,49 @@ export class RunRecorder {
     writer: FrameWriter,
   ): Promise<void> {
     const { storage } = this;
-    await writer.flush();
+    await writer.settle();
     // Taken over while executing: not even the checkpoint is ours to write.
     if (writer.claimLost) throw writer.failure;
     const acpValues = asValues(values);
     const acpMessages = toAcpMessages(messages as never);
     const threadId = run.thread_id;
     const rollback = end.kind === "cancelled" && end.rollback;
+    const checkpointOfSegment: NewCheckpoint | undefined =
+      threadId && !rollback
+        ? {
+            checkpoint_id: newId(),
+            values: acpValues,
+            messages: acpMessages,
+            metadata: {
+              run_id: run.run_id,
+              step: `segment-${run.segments.length - 1}`,
+              source: "run",
+            },
+          }
+        : undefined;
+    // The usual end: frames, checkpoint, outcome and thread in one commit.
+    if (
+      !rollback &&
+      (await this.recordAtOnce(run, end, acpValues, acpMessages, writer, checkpointOfSegment))
+    ) {
+      return;
+    }
 
+    // Step by step (a rollback, or the one transaction failed): each write that fails fails
+    // only what it concerns.
+    await writer.flush();
+    if (writer.claimLost) throw writer.failure;
+    let recorded = end;
+    if (writer.failure && !rollback) recorded = storageFailureEnd("events", writer.failure);
     const checkpoint = async () => {
-      if (!threadId || rollback) return;
-      await storage.addCheckpoint(threadId, {
-        checkpoint_id: newId(),
-        values: acpValues,
-        messages: acpMessages,
-        metadata: { run_id: run.run_id, step: `segment-${run.segments.length - 1}`, source: "run" },
-      });
+      if (checkpointOfSegment) await storage.addCheckpoint(threadId!, checkpointOfSegment);
     };
     // A stateless run's hidden thread that is deleted at the end would take the checkpoint
     // with it: it is written only if that deletion fails (nothing can read a hidden thread).
-    if (deletesHiddenThread(run, end)) {
-      await this.record(run, end, acpValues, acpMessages, writer, checkpoint);
+    if (deletesHiddenThread(run, recorded)) {
+      await this.record(run, recorded, acpValues, acpMessages, writer, checkpoint);
       return;
     }
-    let recorded = end;
     try {
       await checkpoint();
     } catch (err) {
@@ -95,19 +121,57 @@ export class RunRecorder {
   }
 
   /**
+   * Records a segment's end as one storage call: the frames not stored yet and the final frame,
+   * the checkpoint, the outcome and the thread's status (or a stateless run's hidden thread
+   * deleted). False when that could not be written, which then wrote nothing: the caller writes
+   * the end step by step instead, where each failure is handled on its own.
+   */
+  private async recordAtOnce(
+    run: RunRecord,
+    end: SegmentEnd,
+    values: Record<string, unknown>,
+    messages: unknown[],
+    writer: FrameWriter,
+    checkpoint: NewCheckpoint | undefined,
+  ): Promise<boolean> {
+    if (run.thread_id === null) return false;
+    const statuses = statusesFor(end);
+    const deleting = deletesHiddenThread(run, end);
+    const thread: ThreadOnFinish = deleting
+      ? { delete: true }
+      : { status: (await this.othersPending(run)) ? "busy" : statuses.thread };
+    const output = runOutput(run.run_id, end, values, messages);
+    const patch = endPatch(run, end, output);
+    const frames = await writer.endFrames(
+      finalFrameData(run.run_id, statuses.run, values, messages, output),
+    );
+    if (frames === null) throw writer.failure;
+    let finished: RunRecord;
+    try {
+      finished = await this.storage.finishRun(run.run_id, patch, thread, writer.fence, {
+        frames,
+        checkpoint: deleting ? undefined : checkpoint,
+      });
+    } catch (err) {
+      if (isClaimLost(err)) throw err;
+      this.options.logger.warn(
+        { err, run_id: run.run_id },
+        "could not store the run's end in one transaction; storing it step by step",
+      );
+      return false;
+    }
+    writer.endStored();
+    this.notify(finished);
+    return true;
+  }
+
+  /**
    * Ends a run that never got to execute a segment (cancelled while queued, agent gone…).
    * `fence`: the claim it was taken under, when it is this replica's execution that ends it.
    */
   async finishWithoutSegment(run: RunRecord, end: SegmentEnd, fence?: Fence): Promise<void> {
     const thread = run.thread_id ? await this.storage.getThread(run.thread_id) : null;
-    const writer = new FrameWriter(
-      this.storage,
-      this.bus,
-      run.run_id,
-      run.last_seq,
-      undefined,
-      fence,
-    );
+    const writer = new FrameWriter(this.storage, this.bus, run.run_id, run.last_seq, { fence });
     await this.record(
       run,
       end,
@@ -130,22 +194,8 @@ export class RunRecorder {
     const { fence } = writer;
     const statuses = statusesFor(end);
     const output = runOutput(run.run_id, end, values, messages);
-    const segments = run.segments.map((segment, index) =>
-      index === run.segments.length - 1 && segment.ended_at === null
-        ? { ...segment, ended_at: now() }
-        : segment,
-    );
     const rollback = end.kind === "cancelled" && end.rollback;
-    const patch = {
-      status: statuses.run,
-      output,
-      interrupts: end.kind === "interrupt" ? end.interrupts : [],
-      resume: null,
-      segments,
-      owner: null,
-      lease_expires_at: null,
-      cancel_requested: null,
-    };
+    const patch = endPatch(run, end, output);
     // The hidden thread goes before the final frame and the webhook, so `wait`, a late GET and
     // the webhook all show the same run (without `thread_id`). Its status and checkpoint would
     // go with it: they are written only when it could not be deleted.
@@ -256,6 +306,25 @@ export class RunRecorder {
         this.options.logger.warn({ err, run_id: run.run_id }, "status change hook failed"),
       );
   }
+}
+
+/** The run's record at the end of a segment: its outcome, its segment closed, no owner. */
+function endPatch(run: RunRecord, end: SegmentEnd, output: Record<string, unknown>): RunPatch {
+  const segments = run.segments.map((segment, index) =>
+    index === run.segments.length - 1 && segment.ended_at === null
+      ? { ...segment, ended_at: now() }
+      : segment,
+  );
+  return {
+    status: statusesFor(end).run,
+    output,
+    interrupts: end.kind === "interrupt" ? end.interrupts : [],
+    resume: null,
+    segments,
+    owner: null,
+    lease_expires_at: null,
+    cancel_requested: null,
+  };
 }
 
 function deletesHiddenThread(run: RunRecord, end: SegmentEnd): boolean {

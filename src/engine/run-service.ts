@@ -75,7 +75,8 @@ export class RunService {
    * run ends or the signal aborts (see frames/follow.ts).
    */
   follow(runId: string, options: RunStreamOptions): AsyncGenerator<RunFrame> {
-    return followRun(this.options.engine.storage, this.options.engine.bus, runId, options);
+    const { engine } = this.options;
+    return followRun(engine.storage, engine.bus, runId, options, engine.tails);
   }
 
   async create(
@@ -118,26 +119,38 @@ export class RunService {
       await this.stopPendingRuns(targetThread, strategy === "rollback" ? "rollback" : "cancel");
     }
 
-    const run = await this.storage.insertRun(
-      {
-        run_id: newId(),
-        thread_id: targetThread,
-        agent_id: agent.agentId,
-        kind,
-        creation: command.creation,
-        metadata: command.metadata,
-        start_after: new Date(startAfter).toISOString(),
-        principal: target.principal,
-      },
-      {
-        reject_if_busy: kind === "stateful" && strategy === "reject",
-        create_hidden_thread: kind === "stateless",
-      },
-    );
-    // A hidden thread is created busy already (it exists for this run only).
-    if (kind === "stateful") await this.storage.setThreadStatus(targetThread, "busy");
-    this.options.engine.notify(run);
-    this.options.engine.workAvailable();
+    const { engine } = this.options;
+    // A run that can start at once is claimed by its own insert when this replica has room
+    // for it: its creation is then the only write before it executes.
+    const claim = engine.offerClaim(agent.agentId);
+    let run: RunRecord;
+    try {
+      run = await this.storage.insertRun(
+        {
+          run_id: newId(),
+          thread_id: targetThread,
+          agent_id: agent.agentId,
+          kind,
+          creation: command.creation,
+          metadata: command.metadata,
+          start_after: new Date(startAfter).toISOString(),
+          principal: target.principal,
+        },
+        {
+          reject_if_busy: kind === "stateful" && strategy === "reject",
+          create_hidden_thread: kind === "stateless",
+          // A hidden thread is created busy already (it exists for this run only).
+          mark_thread_busy: kind === "stateful",
+          claim,
+        },
+      );
+    } catch (err) {
+      if (claim) engine.releaseClaim(agent.agentId);
+      throw err;
+    }
+    engine.notify(run);
+    // Claimed here: no replica needs to look for it.
+    if (!(claim && engine.launchInserted(run, claim))) engine.workAvailable();
     return run;
   }
 

@@ -1,6 +1,7 @@
 import type { RunFrame, Storage } from "../../storage/types.js";
 import type { FrameBus } from "../frame-bus.js";
 import { endsForGood, finalNeedsRunOutput, fullFinalData, ValuesRebuilder } from "./codec.js";
+import { type LiveTails, readLog } from "./live-tails.js";
 
 export interface RunStreamOptions {
   /** Frames with a larger seq are delivered (Last-Event-ID, or 0 for everything). */
@@ -27,11 +28,13 @@ export async function* followRun(
   bus: FrameBus,
   runId: string,
   options: RunStreamOptions,
+  /** This replica's live tails: the frames of a run executing here that are not stored yet. */
+  tails?: LiveTails,
 ): AsyncGenerator<RunFrame> {
   const read = options.read ?? "all";
   if (read !== "all") {
     let runOutput: Record<string, unknown> | null | undefined;
-    for await (const frame of followStored(storage, bus, runId, options)) {
+    for await (const frame of followStored(storage, bus, runId, options, tails)) {
       if (frame.mode === "values") continue;
       if (read === "without-values" && finalNeedsRunOutput(frame)) {
         runOutput ??= (await storage.getRun(runId))?.output ?? null;
@@ -45,8 +48,8 @@ export async function* followRun(
   // Values frames are rebuilt from the log before them: a follower that joins late reads the
   // log from the start first (linear in the run's content, once per join).
   const rebuilder = new ValuesRebuilder();
-  if (options.afterSeq > 0) await replayInto(rebuilder, storage, runId, options.afterSeq);
-  for await (const frame of followStored(storage, bus, runId, options)) {
+  if (options.afterSeq > 0) await replayInto(rebuilder, storage, tails, runId, options.afterSeq);
+  for await (const frame of followStored(storage, bus, runId, options, tails)) {
     const full = rebuilder.next(frame);
     if (full === undefined) continue;
     yield finalNeedsRunOutput(full)
@@ -59,12 +62,13 @@ export async function* followRun(
 async function replayInto(
   rebuilder: ValuesRebuilder,
   storage: Storage,
+  tails: LiveTails | undefined,
   runId: string,
   lastSeq: number,
 ): Promise<void> {
   let after = 0;
   while (after < lastSeq) {
-    const page = await storage.readFrames(runId, after, Math.min(1000, lastSeq - after));
+    const page = await readLog(storage, tails, runId, after, Math.min(1000, lastSeq - after));
     if (page.length === 0) return;
     for (const frame of page) {
       if (frame.seq > lastSeq) return;
@@ -83,10 +87,11 @@ export async function readFullFrames(
   runId: string,
   afterSeq: number,
   limit?: number,
+  tails?: LiveTails,
 ): Promise<RunFrame[]> {
   const rebuilder = new ValuesRebuilder();
-  if (afterSeq > 0) await replayInto(rebuilder, storage, runId, afterSeq);
-  const page = await storage.readFrames(runId, afterSeq, limit);
+  if (afterSeq > 0) await replayInto(rebuilder, storage, tails, runId, afterSeq);
+  const page = await readLog(storage, tails, runId, afterSeq, limit);
   const out: RunFrame[] = [];
   let runOutput: Record<string, unknown> | null | undefined;
   for (const frame of page) {
@@ -108,6 +113,7 @@ async function* followStored(
   bus: FrameBus,
   runId: string,
   options: RunStreamOptions,
+  tails: LiveTails | undefined,
 ): AsyncGenerator<RunFrame> {
   let lastSeq = options.afterSeq;
   let live: RunFrame[] = [];
@@ -132,7 +138,7 @@ async function* followStored(
       // Catch up from storage when the live buffer does not continue where we are.
       const first = live[0];
       if (first === undefined || first.seq > lastSeq + 1) {
-        const stored = await storage.readFrames(runId, lastSeq, 1000);
+        const stored = await readLog(storage, tails, runId, lastSeq, 1000);
         if (stored.length > 0) {
           for (const frame of stored) {
             lastSeq = frame.seq;
@@ -145,9 +151,9 @@ async function* followStored(
             return;
           continue;
         }
-        // Nothing stored fills the hole before the live frames, and nothing ever will: frames
-        // are stored before they are published. The run was deleted (rolled back) with its
-        // frames, or its writes failed; what is published live is all there is.
+        // Nothing stored or in the live tail fills the hole before the live frames, and nothing
+        // ever will: the run was deleted (rolled back) with its frames, or its writes failed;
+        // what is published live is all there is.
         if (first !== undefined) lastSeq = first.seq - 1;
       }
       const batch = live;

@@ -13,8 +13,8 @@ import { connectionTarget } from "./connection.js";
 /**
  * The frame bus of several replicas sharing one PostgreSQL: local listeners are called
  * directly, and every frame batch, cancel request and "new work" announcement is also sent as
- * a NOTIFY that the other replicas LISTEN to. A frame notification carries only the run id:
- * the frames themselves are already stored, and a replica whose clients watch that run pokes
+ * a NOTIFY that the other replicas LISTEN to. A frame notification carries only the run id and
+ * goes out once the frames are stored (`announceStored`), and a replica whose clients watch that run pokes
  * them to read what is new (see FrameBus: an empty list means "read storage").
  *
  * Channels are named after the schema, so deployments (and test runs) that share a database
@@ -56,7 +56,10 @@ export class PostgresFrameBus implements FrameBus {
 
   publish(runId: string, frames: RunFrame[]): void {
     this.local.publish(runId, frames);
-    if (frames.length > 0) this.notify(this.channels.frames, runId);
+  }
+
+  announceStored(runId: string): void {
+    this.notify(this.channels.frames, runId);
   }
 
   subscribe(runId: string, listener: FrameListener): () => void {
