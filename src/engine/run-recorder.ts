@@ -26,8 +26,12 @@ export interface RunRecorderOptions {
 }
 
 /**
- * Writes down how a run (segment) ended, in the order streams and `wait` rely on: checkpoint,
- * run status and output, thread status, then the final frame, then the status-change hook.
+ * Writes down how a run (segment) ended. Usually that is one storage call (`recordAtOnce`):
+ * the frames not stored yet, the final frame, the checkpoint, the run's outcome and its
+ * thread's status, one transaction; the final frame is published after it commits, then the
+ * status-change hook runs. When that call fails it wrote nothing, and the end is written step
+ * by step in the order streams and `wait` rely on: frames, checkpoint, run status and output,
+ * thread status, then the final frame, then the hook.
  *
  * A write that fails fails only what it concerns: a checkpoint that cannot be stored turns the
  * run's end into an error saying so; a thread status or final frame that cannot be stored is
