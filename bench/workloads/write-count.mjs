@@ -195,9 +195,16 @@ export async function writeCount(kit) {
         const x0 = await xactCommits();
         const c0 = proxy.snapshot();
         const m0 = await storageCounters(ours.origin);
+        const runsStarted = performance.now();
         await runMany(ours.origin, body, RUNS, connections);
         await settled(() => proxy.counts.statements);
         const c1 = proxy.snapshot();
+        // The server's own writes at rest (lease renewals, the webhook outbox) over the same
+        // time, at the idle window's rate: what the runs themselves cost is the rest.
+        const atRest =
+          ((idle1.writeCommits - idle0.writeCommits) / IDLE_WINDOW_MS) *
+          (performance.now() - runsStarted);
+        const runCommits = (c1.writeCommits - c0.writeCommits - atRest) / RUNS;
         const counted = countersPerRun(m0, await storageCounters(ours.origin), RUNS);
         const x1 = await xactCommits();
         const per = (key) => (c1[key] - c0[key]) / RUNS;
@@ -217,9 +224,9 @@ export async function writeCount(kit) {
           baseline: null,
           baselineLabel: "—",
           target: "≤ 2 (steady state)",
-          met: per("writeCommits") <= 2,
+          met: runCommits <= 2,
           notes:
-            `transactions with at least one INSERT/UPDATE/DELETE committed on the server's connections ÷ ${RUNS} runs (what the SQLite row counts); ${idleNote}` +
+            `transactions with at least one INSERT/UPDATE/DELETE committed on the server's connections ÷ ${RUNS} runs (what the SQLite row counts); ${idleNote}; less the at-rest rate over the runs' time: ${runCommits.toFixed(2)} per run (what "met" judges)` +
             (c1.unreadable > 0 ? `; ${c1.unreadable} connection(s) could not be read` : ""),
         });
         row({

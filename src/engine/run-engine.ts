@@ -68,6 +68,8 @@ export class RunEngine {
   private readonly activeByAgent = new Map<string, number>();
   /** Slots promised to runs being inserted claimed (see `offerClaim`); counted as executing. */
   private reserved = 0;
+  /** Those waiting for the end of a run executing here (see `endOf`). */
+  private readonly endWaiters = new Map<string, Array<(run: RunRecord | undefined) => void>>();
   /** Frames of the runs executing here that are published and not stored yet. */
   readonly tails = new LiveTails();
   /** Runs that failed but whose failure could not be stored yet (see failAfterError). */
@@ -76,6 +78,11 @@ export class RunEngine {
   private readonly pollMs: number;
   private pumping = false;
   private pumpAgain = false;
+  /**
+   * False once a claim for every agent found nothing, until work is announced, a timer or the
+   * poll wakes the engine (see `slotFreed`).
+   */
+  private mayHaveWork = true;
   private stopped = true;
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
@@ -84,7 +91,7 @@ export class RunEngine {
   constructor(private readonly options: RunEngineOptions) {
     this.owner = options.owner ?? `replica-${newId()}`;
     this.agents = new Map(options.agents.map((agent) => [agent.agentId, agent]));
-    this.recorder = new RunRecorder(options);
+    this.recorder = new RunRecorder({ ...options, onEnded: (run) => this.settleEnd(run) });
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 1_000;
     // Another replica (or this one) asks for a run to stop / announces new work.
@@ -143,6 +150,20 @@ export class RunEngine {
 
   /** Asks the engine to look for runnable runs now. */
   wake(): void {
+    this.mayHaveWork = true;
+    this.startPump();
+  }
+
+  /**
+   * A slot freed: looks for work only if some may be waiting. A run claimed by its own insert
+   * leaves nothing behind, so a replica whose runs all start that way reads no queue after
+   * each run.
+   */
+  private slotFreed(): void {
+    if (this.mayHaveWork) this.startPump();
+  }
+
+  private startPump(): void {
     if (this.stopped) return;
     if (this.pumping) {
       this.pumpAgain = true;
@@ -203,7 +224,7 @@ export class RunEngine {
   releaseClaim(agentId: string): void {
     this.reserved--;
     this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 1) - 1);
-    this.wake();
+    this.slotFreed();
   }
 
   /**
@@ -219,6 +240,28 @@ export class RunEngine {
     this.activeByAgent.set(run.agent_id, (this.activeByAgent.get(run.agent_id) ?? 1) - 1);
     this.launch(run, true);
     return true;
+  }
+
+  /**
+   * The run as this replica records its segment's end, for a run executing here: `wait` needs
+   * no read of storage then. Resolves `undefined` when the execution ends without recording
+   * one (another replica took the run over, or it was re-queued); undefined when the run does
+   * not execute here.
+   */
+  endOf(runId: string): Promise<RunRecord | undefined> | undefined {
+    if (!this.executing.has(runId)) return undefined;
+    return new Promise((resolve) => {
+      const waiters = this.endWaiters.get(runId);
+      if (waiters) waiters.push(resolve);
+      else this.endWaiters.set(runId, [resolve]);
+    });
+  }
+
+  private settleEnd(run: RunRecord, ended: RunRecord | undefined = run): void {
+    const waiters = this.endWaiters.get(run.run_id);
+    if (waiters === undefined) return;
+    this.endWaiters.delete(run.run_id);
+    for (const resolve of waiters) resolve(ended);
   }
 
   isExecutingHere(runId: string): boolean {
@@ -251,7 +294,12 @@ export class RunEngine {
           const eligible = this.eligibleAgents();
           if (eligible.length === 0) break;
           const run = await this.storage.claimRun(this.owner, this.leaseMs, new Date(), eligible);
-          if (!run) break;
+          if (!run) {
+            // Nothing claimable for any agent: until something is announced (or the poll), a
+            // freed slot has nothing to look for. (A wake meanwhile set it again and pumps again.)
+            if (eligible.length === this.agents.size && !this.pumpAgain) this.mayHaveWork = false;
+            break;
+          }
           // Our own lease lapsed before its renewal (a long synchronous stretch, or a lease
           // shorter than the renewal interval) and the claim just took it back: the run is
           // executing here already and must not start a second time.
@@ -297,12 +345,20 @@ export class RunEngine {
     const agentId = run.agent_id;
     this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 0) + 1);
     const fence: Fence = { owner: this.owner, epoch: run.lease_epoch };
+    // Executing here from now on: readers here know the run is not over, and that nothing of
+    // it is stored beyond what it had (its frame writer takes over the tail).
+    const dropTail = this.tails.register(run.run_id, {
+      storedSeq: () => run.last_seq,
+      after: () => [],
+    });
     const done = this.runSegment(run, controller, fence, opened)
       .catch((err) => this.failAfterError(run.run_id, err, fence))
       .finally(() => {
+        dropTail();
+        this.settleEnd(run, undefined);
         this.executing.delete(run.run_id);
         this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 1) - 1);
-        this.wake();
+        this.slotFreed();
       });
     this.executing.set(run.run_id, { controller, done, agentId });
   }
@@ -322,7 +378,12 @@ export class RunEngine {
       thread_id: claimed.thread_id,
       agent: agent?.name,
     });
-    const thread = claimed.thread_id ? await storage.getThread(claimed.thread_id) : null;
+    const thread =
+      opened && claimed.kind === "stateless" && claimed.thread_id
+        ? hiddenThreadOf(claimed)
+        : claimed.thread_id
+          ? await storage.getThread(claimed.thread_id)
+          : null;
 
     // A segment still open means the replica executing it died (its lease ran out), unless
     // the run's own insert opened it just now.
@@ -601,4 +662,24 @@ function cancelledEnd(action: "interrupt" | "rollback"): SegmentEnd {
 
 function now(): string {
   return new Date().toISOString();
+}
+
+/**
+ * The hidden thread a stateless run's insert just created, as that insert wrote it (see
+ * `InsertRunOptions.create_hidden_thread`): nothing else can have changed it since, so it is
+ * not read back.
+ */
+function hiddenThreadOf(run: RunRecord): ThreadRecord {
+  return {
+    thread_id: run.thread_id!,
+    created_at: run.created_at,
+    updated_at: run.created_at,
+    metadata: {},
+    status: "busy",
+    values: null,
+    messages: null,
+    checkpoint_id: null,
+    hidden: true,
+    principal: run.principal,
+  };
 }

@@ -23,6 +23,8 @@ export interface RunRecorderOptions {
   logger: Logger;
   /** Called on every run status change (webhooks, metrics); errors are logged, never thrown. */
   onStatusChange?: (run: RunRecord) => void | Promise<void>;
+  /** Called with the run as recorded, each time this recorder writes a segment's end. */
+  onEnded?: (run: RunRecord) => void;
 }
 
 /**
@@ -165,7 +167,7 @@ export class RunRecorder {
       return false;
     }
     writer.endStored();
-    this.notify(finished);
+    this.ended(finished);
     return true;
   }
 
@@ -254,7 +256,7 @@ export class RunRecorder {
     // seen the end and asks again gets 404, never the run it was told is gone.
     if (rollback && (await this.deleteRolledBack(run, writer))) {
       await writer.publishFinal(finalFrame);
-      this.notify(finished);
+      this.ended(finished);
       // Nothing can reach a deleted stateless run's hidden thread any more.
       if (run.kind === "stateless" && run.thread_id) {
         await storage.deleteThread(run.thread_id).catch((err) => {
@@ -272,7 +274,7 @@ export class RunRecorder {
         "could not store the run's final frame; published it to the clients following the run",
       );
     }
-    this.notify(finished);
+    this.ended(finished);
   }
 
   private warnThread(run: RunRecord, err: unknown): void {
@@ -299,6 +301,12 @@ export class RunRecorder {
   private async othersPending(run: RunRecord): Promise<boolean> {
     const pending = await this.storage.pendingRunsOfThread(run.thread_id!);
     return pending.some((other) => other.run_id !== run.run_id);
+  }
+
+  /** A segment's end is recorded: those waiting for it here, then the status-change hook. */
+  private ended(run: RunRecord): void {
+    this.options.onEnded?.(run);
+    this.notify(run);
   }
 
   notify(run: RunRecord): void {

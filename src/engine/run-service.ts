@@ -266,6 +266,13 @@ export class RunService {
   async waitFor(run: RunRecord, signal: AbortSignal): Promise<RunRecord> {
     const runId = run.run_id;
     if (run.status !== "pending") return run;
+    // Executing here: its end, as recorded, is handed over without reading it back.
+    const local = this.options.engine.endOf(runId);
+    if (local !== undefined) {
+      const ended = await valueUnlessAborted(local, signal);
+      if (ended !== undefined) return ended;
+      if (signal.aborted) return run;
+    }
     let last: RunFrame | undefined;
     for await (const frame of this.follow(runId, {
       afterSeq: run.last_seq,
@@ -452,4 +459,23 @@ function checkStreamModes(agent: RunnableAgent, requested: string[] | undefined)
       );
     }
   }
+}
+
+/** `promise`'s value, or undefined as soon as `signal` aborts. */
+function valueUnlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(undefined);
+      },
+    );
+  });
 }

@@ -174,7 +174,9 @@ async function* followStored(
       if (live.length === 0 && !options.signal.aborted) {
         // Idle after a final frame, or before any frame: the run may be over. (Every segment
         // ends with a final frame, so after any other frame there is no need to look...
+        // (A run executing here is not over: its end comes with its final frame, on the bus.)
         if (
+          tails?.get(runId) === undefined &&
           (lastWasFinal || lastSeq === options.afterSeq || emptyWake) &&
           (await endsRun(storage, runId, lastSeq, !lastWasFinal, () => live.length > 0))
         ) {

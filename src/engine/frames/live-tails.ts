@@ -1,13 +1,18 @@
 import type { RunFrame, Storage } from "../../storage/types.js";
 
-/** The frames of one run published and not yet stored, after a given seq, in order. */
-export type TailSource = (afterSeq: number) => RunFrame[];
+/** What a run executing here has published beyond what it has stored. */
+export interface TailSource {
+  /** The newest frame stored (frames up to it are read from storage). */
+  storedSeq(): number;
+  /** The frames published and not stored yet with a seq after `afterSeq`, in order. */
+  after(afterSeq: number): RunFrame[];
+}
 
 /**
  * The live tails of the runs executing on this replica: frames are published before they are
  * stored (frames/writer.ts), so a reader on this replica that joins a run, or reads its log,
  * finds the newest frames here rather than in storage. Readers on other replicas see them once
- * stored.
+ * stored. A run has a tail from its launch until its end is stored.
  */
 export class LiveTails {
   private readonly sources = new Map<string, TailSource>();
@@ -20,8 +25,13 @@ export class LiveTails {
     };
   }
 
+  /** The run's tail while it executes here; its end, once stored, is in storage. */
+  get(runId: string): TailSource | undefined {
+    return this.sources.get(runId);
+  }
+
   after(runId: string, afterSeq: number): RunFrame[] {
-    return this.sources.get(runId)?.(afterSeq) ?? [];
+    return this.sources.get(runId)?.after(afterSeq) ?? [];
   }
 
   /** Runs with a live tail (for tests and metrics). */
@@ -32,9 +42,10 @@ export class LiveTails {
 
 /**
  * A page of a run's log after `afterSeq`: what storage holds, continued from the live tail when
- * the run executes here. A tail that no longer continues what storage returned means frames
- * were stored between the two looks: storage is asked again (once; a gap left after that is
- * a write that failed, and the tail is what there is).
+ * the run executes here (a reader already past what is stored reads memory only). A tail that
+ * no longer continues what storage returned means frames were stored between the two looks:
+ * storage is asked again (once; a gap left after that is a write that failed, and the tail is
+ * what there is).
  */
 export async function readLog(
   storage: Storage,
@@ -43,6 +54,10 @@ export async function readLog(
   afterSeq: number,
   limit?: number,
 ): Promise<RunFrame[]> {
+  const live = tails?.get(runId);
+  if (live !== undefined && afterSeq >= live.storedSeq()) {
+    return firstOf(live.after(afterSeq), limit);
+  }
   let stored = await storage.readFrames(runId, afterSeq, limit);
   if (tails === undefined || (limit !== undefined && stored.length >= limit)) return stored;
   let last = stored.at(-1)?.seq ?? afterSeq;
@@ -55,5 +70,9 @@ export async function readLog(
     tail = tails.after(runId, last);
   }
   if (tail.length === 0) return stored;
-  return stored.concat(limit === undefined ? tail : tail.slice(0, limit - stored.length));
+  return stored.concat(firstOf(tail, limit === undefined ? undefined : limit - stored.length));
+}
+
+function firstOf(frames: RunFrame[], limit: number | undefined): RunFrame[] {
+  return limit === undefined || frames.length <= limit ? frames : frames.slice(0, limit);
 }

@@ -38,6 +38,8 @@ export const STORE_DELAY_MS = 50;
  */
 export class FrameWriter {
   private seq: number;
+  /** The newest frame stored. */
+  private storedSeq: number;
   /** The newest frame published: a frame numbered after a failure comes after it. */
   private publishedSeq: number;
   /** This turn's frames, not published yet. */
@@ -69,11 +71,16 @@ export class FrameWriter {
     options: FrameWriterOptions = {},
   ) {
     this.seq = lastSeq;
+    this.storedSeq = lastSeq;
     this.publishedSeq = lastSeq;
     this.maxBatch = options.maxBatch ?? 512;
     this.storeDelayMs = options.storeDelayMs ?? STORE_DELAY_MS;
     this.fence = options.fence;
-    this.unregister = options.tails?.register(runId, (afterSeq) => this.tail(afterSeq)) ?? noop;
+    this.unregister =
+      options.tails?.register(runId, {
+        storedSeq: () => this.storedSeq,
+        after: (afterSeq) => this.tail(afterSeq),
+      }) ?? noop;
   }
 
   /**
@@ -167,6 +174,7 @@ export class FrameWriter {
     this.unstored = [];
     this.handed = 0;
     this.finalStored = true;
+    this.storedSeq = final.seq;
     this.publishedSeq = final.seq;
     this.bus.publish(this.runId, [final]);
     this.bus.announceStored(this.runId);
@@ -274,6 +282,7 @@ export class FrameWriter {
       const stored = final === null ? batch.length : batch.length - 1;
       this.unstored.splice(0, stored);
       this.handed -= stored;
+      this.storedSeq = batch[batch.length - 1]!.seq;
       if (final !== null) this.finalStored = true;
       this.bus.announceStored(this.runId);
     } catch (err) {
@@ -289,6 +298,7 @@ export class FrameWriter {
         try {
           await this.storage.appendFrames([final], this.fence);
           this.finalStored = true;
+          this.storedSeq = final.seq;
         } catch {
           // Published below all the same.
         }
