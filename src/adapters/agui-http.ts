@@ -4,12 +4,12 @@ import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
 import {
   AGUI_MEDIA_TYPE,
   type EventDecoder,
-  ProtoDecoder,
   SSE_MEDIA_TYPE,
   SseDecoder,
   StreamFault,
 } from "./agui-http-decode.js";
 import type { AguiHttpAdapterConfig } from "./agui-http-options.js";
+import type { ProtoDecoder } from "./agui-http-proto.js";
 import { stopRemoteRun } from "./agui-http-stop.js";
 import type { AdapterRunContext, AgentAdapter } from "./types.js";
 
@@ -129,14 +129,18 @@ export class AguiHttpAdapter implements AgentAdapter {
 
       const contentType = mediaType(response.headers["content-type"]);
       let decoder: EventDecoder;
+      let proto: ProtoDecoder | undefined;
       if (contentType === SSE_MEDIA_TYPE) decoder = new SseDecoder();
       else if (contentType === AGUI_MEDIA_TYPE) {
-        decoder = new ProtoDecoder(() =>
+        // Imported here, not at start-up: @ag-ui/proto costs several MB of heap (see the module).
+        const { ProtoDecoder } = await import("./agui-http-proto.js");
+        proto = new ProtoDecoder(() =>
           logger.warn(
             { url: this.shownUrl },
             "agui-http: dropped a protobuf event of a type this build does not know",
           ),
         );
+        decoder = proto;
       } else {
         throw new Error(
           `${agent} answered with content type ${JSON.stringify(contentType || "(none)")}, not ${this.expectedTypes()}`,
@@ -161,9 +165,7 @@ export class AguiHttpAdapter implements AgentAdapter {
         if (chunk === undefined) break;
       }
       const leftover =
-        decoder instanceof ProtoDecoder && decoder.pending > 0
-          ? ` (${decoder.pending} bytes of an unfinished frame left)`
-          : "";
+        proto && proto.pending > 0 ? ` (${proto.pending} bytes of an unfinished frame left)` : "";
       throw new Error(`${agent} closed the stream without RUN_FINISHED or RUN_ERROR${leftover}`);
     } catch (err) {
       const error = failure(err);
