@@ -168,6 +168,13 @@ function userSchemaAjv(): Ajv {
   return ajv;
 }
 
+/**
+ * Validators by schema text: agents mostly keep the default input, config and resume schemas,
+ * and compiling those again for every agent cost megabytes of Ajv code generation at start-up.
+ * A validator keeps no state between calls but `errors`, read right after each call.
+ */
+const compiledSchemas = new Map<string, ValidateFunction>();
+
 let metaChecked = false;
 
 /**
@@ -308,8 +315,13 @@ function compileUserSchema(
   context: SchemaContext,
 ): ValidateFunction | undefined {
   if (!checkUserSchema(ajv, schema, context)) return undefined;
+  const key = JSON.stringify(schema);
+  const known = compiledSchemas.get(key);
+  if (known) return known;
   try {
-    return ajv.compile(schema);
+    const validate = ajv.compile(schema);
+    compiledSchemas.set(key, validate);
+    return validate;
   } catch (err) {
     context.issues.push({
       path: context.key,
