@@ -1,5 +1,7 @@
 // Copies the non-TypeScript files the compiled server reads at runtime into dist/.
 // tsc only emits .js, so without this step a built server cannot find its SQL migrations.
+// The generated validators are copied as written too (tsconfig.build.json leaves them out):
+// tsc's re-emit nearly doubles them, and V8 keeps every module's source in the heap.
 import { cpSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +13,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const assets = [
   ["storage/sqlite/migrations", /\.sql$/],
   ["storage/postgres/migrations", /\.sql$/],
+  ["validation/generated", /\.js$/],
 ];
 
 for (const [dir, pattern] of assets) {

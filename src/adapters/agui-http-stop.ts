@@ -1,5 +1,4 @@
 import type { Agent } from "undici";
-import { request } from "undici";
 
 /** How long a stop request may take when `connectTimeoutMs` sets no limit. */
 const STOP_TIMEOUT_MS = 10_000;
@@ -35,6 +34,8 @@ export async function stopRemoteRun(
   const url = stopUrlFor(target.stopUrl, threadId, runId);
   const timeoutMs = target.connectTimeoutMs > 0 ? target.connectTimeoutMs : STOP_TIMEOUT_MS;
   try {
+    // Loaded by the run being stopped already; imported here to keep it off start-up.
+    const { request } = await import("undici");
     const response = await request(url, {
       method: "POST",
       dispatcher: target.dispatcher,

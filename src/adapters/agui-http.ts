@@ -1,19 +1,23 @@
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
-import { Agent, request } from "undici";
+import type { Agent, request as undiciRequest } from "undici";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
 import {
   AGUI_MEDIA_TYPE,
   type EventDecoder,
-  ProtoDecoder,
   SSE_MEDIA_TYPE,
   SseDecoder,
   StreamFault,
 } from "./agui-http-decode.js";
 import type { AguiHttpAdapterConfig } from "./agui-http-options.js";
+import type { ProtoDecoder } from "./agui-http-proto.js";
 import { stopRemoteRun } from "./agui-http-stop.js";
 import type { AdapterRunContext, AgentAdapter } from "./types.js";
 
-type ResponseBody = Awaited<ReturnType<typeof request>>["body"];
+type ResponseBody = Awaited<ReturnType<typeof undiciRequest>>["body"];
+interface HttpClient {
+  request: typeof undiciRequest;
+  dispatcher: Agent;
+}
 type Event = Record<string, unknown> & { type?: unknown };
 
 const TERMINAL = new Set(["RUN_FINISHED", "RUN_ERROR"]);
@@ -42,19 +46,27 @@ class Timeout extends Error {
  * into run status `error`. A run the engine aborts ends quietly, and the HTTP request with it.
  */
 export class AguiHttpAdapter implements AgentAdapter {
-  private readonly dispatcher: Agent;
+  /** Made by the first run: undici is about 2 MB of heap, which an idle server need not hold. */
+  private client: Promise<HttpClient> | undefined;
   /** The URL as messages show it: without credentials. */
   private readonly shownUrl: string;
 
   constructor(private readonly config: AguiHttpAdapterConfig) {
     this.shownUrl = redact(config.url);
-    // Our own timers bound the wait for headers and each silence; undici's defaults (300 s
-    // each) would otherwise cut a stream that `idleTimeoutMs: 0` says may be silent forever.
-    this.dispatcher = new Agent({
-      connect: { timeout: config.connectTimeoutMs },
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    });
+  }
+
+  private http(): Promise<HttpClient> {
+    this.client ??= import("undici").then(({ Agent, request }) => ({
+      request,
+      // Our own timers bound the wait for headers and each silence; undici's defaults (300 s
+      // each) would otherwise cut a stream that `idleTimeoutMs: 0` says may be silent forever.
+      dispatcher: new Agent({
+        connect: { timeout: this.config.connectTimeoutMs },
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      }),
+    }));
+    return this.client;
   }
 
   capabilities(): Partial<AgentCapabilities> {
@@ -67,11 +79,13 @@ export class AguiHttpAdapter implements AgentAdapter {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.destroy();
+    if (this.client) await (await this.client).dispatcher.destroy();
   }
 
   async *run(input: RunAgentInput, context: AdapterRunContext): AsyncIterable<unknown> {
     const { signal, logger } = context;
+    if (signal.aborted) return;
+    const { request, dispatcher } = await this.http();
     if (signal.aborted) return;
     const { url, connectTimeoutMs, idleTimeoutMs } = this.config;
     const agent = `the AG-UI agent at ${this.shownUrl}`;
@@ -106,7 +120,7 @@ export class AguiHttpAdapter implements AgentAdapter {
       arm(connectTimeoutMs, `did not answer within ${connectTimeoutMs} ms (connectTimeoutMs)`);
       const response = await request(url, {
         method: "POST",
-        dispatcher: this.dispatcher,
+        dispatcher,
         headers: this.headers(),
         body: JSON.stringify(input),
         signal: controller.signal,
@@ -129,14 +143,18 @@ export class AguiHttpAdapter implements AgentAdapter {
 
       const contentType = mediaType(response.headers["content-type"]);
       let decoder: EventDecoder;
+      let proto: ProtoDecoder | undefined;
       if (contentType === SSE_MEDIA_TYPE) decoder = new SseDecoder();
       else if (contentType === AGUI_MEDIA_TYPE) {
-        decoder = new ProtoDecoder(() =>
+        // Imported here, not at start-up: @ag-ui/proto costs several MB of heap (see the module).
+        const { ProtoDecoder } = await import("./agui-http-proto.js");
+        proto = new ProtoDecoder(() =>
           logger.warn(
             { url: this.shownUrl },
             "agui-http: dropped a protobuf event of a type this build does not know",
           ),
         );
+        decoder = proto;
       } else {
         throw new Error(
           `${agent} answered with content type ${JSON.stringify(contentType || "(none)")}, not ${this.expectedTypes()}`,
@@ -161,9 +179,7 @@ export class AguiHttpAdapter implements AgentAdapter {
         if (chunk === undefined) break;
       }
       const leftover =
-        decoder instanceof ProtoDecoder && decoder.pending > 0
-          ? ` (${decoder.pending} bytes of an unfinished frame left)`
-          : "";
+        proto && proto.pending > 0 ? ` (${proto.pending} bytes of an unfinished frame left)` : "";
       throw new Error(`${agent} closed the stream without RUN_FINISHED or RUN_ERROR${leftover}`);
     } catch (err) {
       const error = failure(err);
@@ -174,7 +190,7 @@ export class AguiHttpAdapter implements AgentAdapter {
     } finally {
       disarm();
       signal.removeEventListener("abort", onAbort);
-      if (this.config.stopUrl && !remoteDone) await this.stopRemote(input, context);
+      if (this.config.stopUrl && !remoteDone) await this.stopRemote(input, context, dispatcher);
       // Returning early (terminal event, engine stopped iterating, failure) must not leave the
       // remote streaming into a socket nobody reads: destroying the body closes the connection.
       if (body && !body.destroyed) {
@@ -185,12 +201,16 @@ export class AguiHttpAdapter implements AgentAdapter {
     }
   }
 
-  private async stopRemote(input: RunAgentInput, context: AdapterRunContext): Promise<void> {
+  private async stopRemote(
+    input: RunAgentInput,
+    context: AdapterRunContext,
+    dispatcher: Agent,
+  ): Promise<void> {
     const target = {
       stopUrl: this.config.stopUrl!,
       headers: this.headers(),
       connectTimeoutMs: this.config.connectTimeoutMs,
-      dispatcher: this.dispatcher,
+      dispatcher,
     };
     const problem = await stopRemoteRun(target, input.threadId, input.runId);
     if (problem) {

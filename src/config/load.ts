@@ -1,9 +1,7 @@
-import { createPublicKey } from "node:crypto";
+import { createHash, createPublicKey } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import Ajv2020Module from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
 import { AGUI_HTTP_DEFAULTS, type AguiHttpAdapterConfig } from "../adapters/agui-http-options.js";
 import { ECHO_DEFAULTS } from "../adapters/echo-options.js";
 import { MODULE_DEFAULTS } from "../adapters/module-options.js";
@@ -15,6 +13,7 @@ import {
   type ScriptSourceInput,
 } from "../adapters/scripted-options.js";
 import { type RetentionConfigInput, resolveRetention } from "../retention/settings.js";
+import { configSchemaDigest, validateConfigFile } from "../validation/config-file.js";
 import { ajvIssues } from "./ajv-issues.js";
 import { ConfigError, ConfigFileUnreadable, type ConfigIssue } from "./errors.js";
 import {
@@ -38,10 +37,6 @@ import {
   type ServerSettings,
 } from "./settings.js";
 import { type ConfigFormat, formatFromFilename, parseSource } from "./source.js";
-
-// ajv and ajv-formats are CommonJS: under NodeNext the class/function is on `.default`.
-const Ajv2020 = Ajv2020Module.default;
-const addFormats = addFormatsModule.default;
 
 export interface LoadOptions {
   /** Environment for `${VAR}` references in headers (default `process.env`). */
@@ -120,23 +115,24 @@ export async function parseConfig(text: string, options: ParseOptions): Promise<
   return { file, baseDir: context.baseDir, server, agents, locate };
 }
 
-let compiled: ReturnType<InstanceType<typeof Ajv2020>["compile"]> | undefined;
+let checked = false;
 
+/**
+ * The config schema's validator, precompiled by `npm run generate`: compiling it here cost some
+ * 11 MB of allocations at every start, which grew V8's young generation for good. A validator
+ * built from another version of the schema (edited since) would accept the wrong files.
+ */
 function configValidator() {
-  if (!compiled) {
-    // Our own schema, checked by the tests: compiling the meta-schemas to validate it again at
-    // every start would only cost time and heap (`validateSchema: false` skips that).
-    const ajv = new Ajv2020({
-      allErrors: true,
-      verbose: true,
-      strict: true,
-      validateSchema: false,
-    });
-    addFormats(ajv);
-    ajv.addKeyword({ keyword: "x-expected", schemaType: "string" });
-    compiled = ajv.compile(configFileSchema);
+  if (!checked) {
+    const digest = createHash("sha256").update(JSON.stringify(configFileSchema)).digest("hex");
+    if (digest !== configSchemaDigest) {
+      throw new Error(
+        "the precompiled config validator is out of date with src/config/schema.ts: run `npm run generate`",
+      );
+    }
+    checked = true;
   }
-  return compiled;
+  return validateConfigFile;
 }
 
 // The file's shape once the schema has passed (only what resolving reads).

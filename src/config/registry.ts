@@ -1,7 +1,9 @@
+import { createHash } from "node:crypto";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import Ajv2020Module from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { v5 as uuidv5 } from "uuid";
+import { userSchemaOptionsDigest, validateUserSchema } from "../validation/config-file.js";
 import { ajvIssues } from "./ajv-issues.js";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import type {
@@ -12,10 +14,14 @@ import type {
   LoadedConfig,
 } from "./schema.js";
 import { type AcpAgent, type AcpAgentDescriptor, ANY_INTERRUPT_TYPE, buildSpecs } from "./specs.js";
+import { USER_SCHEMA_AJV_OPTIONS } from "./user-schema-options.js";
+
+export { USER_SCHEMA_AJV_OPTIONS };
 
 const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule.default;
 type Ajv = InstanceType<typeof Ajv2020>;
+const META_2020 = "https://json-schema.org/draft/2020-12/schema";
 
 /**
  * Namespace of agent ids. Never change it: `agent_id` = UUID v5 of `name@version` under this
@@ -150,33 +156,46 @@ export class AgentRegistry {
 let sharedAjv: Ajv | undefined;
 
 /**
- * How user schemas are compiled: JSON Schema 2020-12, unknown keywords (OpenAPI's) ignored, the
- * first error only, data never coerced or defaulted. Also used for the schemas agents send at
- * run time (an interrupt's `responseSchema`).
- */
-export const USER_SCHEMA_AJV_OPTIONS = {
-  strict: false,
-  allErrors: false,
-  verbose: true,
-  coerceTypes: false,
-  useDefaults: false,
-  removeAdditional: false,
-  addUsedSchema: false,
-  logger: false,
-} as const;
-
-/**
- * One Ajv for every agent's schemas: each instance compiles the 2020-12 meta-schemas, which
- * costs tens of milliseconds and megabytes of heap that stay committed. Sharing is safe because
- * `addUsedSchema: false` keeps a schema's `$id` from being registered on the instance, so two
- * agents' schemas never see each other.
+ * One Ajv for every agent's schemas. Sharing is safe because `addUsedSchema: false` keeps a
+ * schema's `$id` from being registered on the instance, so two agents' schemas never see each
+ * other. `validateSchema: false`: `checkUserSchema` has checked every schema it compiles.
  */
 function userSchemaAjv(): Ajv {
   if (sharedAjv) return sharedAjv;
-  const ajv = new Ajv2020({ ...USER_SCHEMA_AJV_OPTIONS });
+  const ajv = new Ajv2020({ ...USER_SCHEMA_AJV_OPTIONS, validateSchema: false });
   addFormats(ajv);
   sharedAjv = ajv;
   return ajv;
+}
+
+/**
+ * Validators by schema text: agents mostly keep the default input, config and resume schemas,
+ * and compiling those again for every agent cost megabytes of Ajv code generation at start-up.
+ * A validator keeps no state between calls but `errors`, read right after each call.
+ */
+const compiledSchemas = new Map<string, ValidateFunction>();
+
+let metaChecked = false;
+
+/**
+ * The meta-schema check of `schema`, as `ajv.validateSchema` would do it: precompiled (by
+ * `npm run generate`) for the 2020-12 meta-schema, since compiling that here allocated some
+ * 7 MB at every start. Undefined for a schema naming another `$schema` (or not an object),
+ * which `ajv.validateSchema` handles (and refuses) as before.
+ */
+function metaSchemaCheck(schema: JsonSchemaObject): typeof validateUserSchema | undefined {
+  if (typeof schema !== "object" || schema === null) return undefined;
+  if (schema.$schema !== undefined && schema.$schema !== META_2020) return undefined;
+  if (!metaChecked) {
+    const digest = createHash("sha256").update(JSON.stringify(USER_SCHEMA_AJV_OPTIONS));
+    if (digest.digest("hex") !== userSchemaOptionsDigest) {
+      throw new Error(
+        "the precompiled user schema check is out of date with USER_SCHEMA_AJV_OPTIONS: run `npm run generate`",
+      );
+    }
+    metaChecked = true;
+  }
+  return validateUserSchema;
 }
 
 function register(
@@ -274,8 +293,10 @@ interface SchemaContext {
 }
 
 function checkUserSchema(ajv: Ajv, schema: JsonSchemaObject, context: SchemaContext): boolean {
-  if (ajv.validateSchema(schema)) return true;
-  const error = pickError(ajv.errors ?? []);
+  const precompiled = metaSchemaCheck(schema);
+  const valid = precompiled ? precompiled(schema) : ajv.validateSchema(schema);
+  if (valid) return true;
+  const error = pickError((precompiled ? precompiled.errors : ajv.errors) ?? []);
   const issues = error
     ? ajvIssues([error], schema, { prefix: context.key, locate: context.locate })
     : [{ path: context.key, message: "is invalid", position: context.locate(context.key) }];
@@ -294,8 +315,13 @@ function compileUserSchema(
   context: SchemaContext,
 ): ValidateFunction | undefined {
   if (!checkUserSchema(ajv, schema, context)) return undefined;
+  const key = JSON.stringify(schema);
+  const known = compiledSchemas.get(key);
+  if (known) return known;
   try {
-    return ajv.compile(schema);
+    const validate = ajv.compile(schema);
+    compiledSchemas.set(key, validate);
+    return validate;
   } catch (err) {
     context.issues.push({
       path: context.key,

@@ -1,7 +1,8 @@
 /**
  * The one door to the validators precompiled from the bundled ACP and AG-UI documents by
- * `npm run generate` (scripts/build-validators.mjs). Nothing else imports `./generated/`, and
- * nothing here compiles a schema: the server only loads generated code.
+ * `npm run generate` (scripts/build-validators.mjs). Nothing else imports `./generated/` but
+ * config-file.ts (the config file's validator), and nothing here compiles a schema: the server
+ * only loads generated code.
  */
 import type { ErrorObject } from "ajv";
 import { type AcpSchemaName, acpValidators } from "./generated/acp-validators.js";

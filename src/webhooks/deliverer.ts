@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { Agent, fetch as undiciFetch } from "undici";
+import type { Agent } from "undici";
 import { isDomainError } from "../errors.js";
 import type { Storage, WebhookDelivery } from "../storage/types.js";
 import {
@@ -87,8 +87,8 @@ export class WebhookDeliverer {
   readonly #resolve: ResolveHost;
   readonly #injectedFetch: typeof fetch | undefined;
 
-  #fetch: typeof fetch | null = null;
-  #agent: Agent | null = null;
+  /** The default client, made at the first attempt (see `#client`). */
+  #http: Promise<{ agent: Agent; fetch: typeof fetch }> | null = null;
   #running = false;
   #timer: NodeJS.Timeout | null = null;
   #timerAt = Number.POSITIVE_INFINITY;
@@ -148,21 +148,6 @@ export class WebhookDeliverer {
     if (this.#running) return;
     this.#running = true;
     this.#abort = new AbortController();
-    if (this.#injectedFetch !== undefined) {
-      this.#fetch = this.#injectedFetch;
-    } else {
-      const agent = new Agent({
-        connect: {
-          lookup: createPinnedLookup({
-            allowPrivateTargets: this.#allowPrivateTargets,
-            resolve: this.#resolve,
-          }),
-        },
-      });
-      this.#agent = agent;
-      this.#fetch = ((input: string, init: RequestInit) =>
-        undiciFetch(input, { ...(init as object), dispatcher: agent })) as unknown as typeof fetch;
-    }
     this.#wake(0);
   }
 
@@ -182,13 +167,36 @@ export class WebhookDeliverer {
       this.#abort.abort(new Error("webhook deliverer stopping"));
       await withinMs(settled(), 1000);
     }
-    const agent = this.#agent;
-    this.#agent = null;
-    if (agent !== null) await agent.destroy().catch(() => {});
+    const http = this.#http;
+    this.#http = null;
+    if (http !== null) await http.then(({ agent }) => agent.destroy()).catch(() => {});
   }
 
   stats(): WebhookStats {
     return { ...this.#stats };
+  }
+
+  /**
+   * The HTTP client: the injected one, or undici's fetch over an agent whose connections resolve
+   * host names through the SSRF guard. undici (about 2 MB of heap) is imported at the first
+   * attempt, not at start-up: most servers never send a webhook.
+   */
+  async #client(): Promise<typeof fetch> {
+    if (this.#injectedFetch !== undefined) return this.#injectedFetch;
+    this.#http ??= import("undici").then(({ Agent, fetch: undiciFetch }) => {
+      const agent = new Agent({
+        connect: {
+          lookup: createPinnedLookup({
+            allowPrivateTargets: this.#allowPrivateTargets,
+            resolve: this.#resolve,
+          }),
+        },
+      });
+      const send = ((input: string, init: RequestInit) =>
+        undiciFetch(input, { ...(init as object), dispatcher: agent })) as unknown as typeof fetch;
+      return { agent, fetch: send };
+    });
+    return (await this.#http).fetch;
   }
 
   #wake(delayMs: number): void {
@@ -362,7 +370,8 @@ export class WebhookDeliverer {
         allowPrivateTargets: this.#allowPrivateTargets,
         resolve: this.#resolve,
       });
-      const response = await this.#fetch!(delivery.url, {
+      const send = await this.#client();
+      const response = await send(delivery.url, {
         method: "POST",
         headers: {
           "content-type": "application/json",

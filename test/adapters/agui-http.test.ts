@@ -2,9 +2,11 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { RunAgentInput } from "@ag-ui/core";
+import { AGUI_MEDIA_TYPE as PROTO_MEDIA_TYPE } from "@ag-ui/proto";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AguiHttpAdapter } from "../../src/adapters/agui-http.js";
+import { AGUI_MEDIA_TYPE } from "../../src/adapters/agui-http-decode.js";
 import type { AguiHttpAdapterConfig } from "../../src/adapters/agui-http-options.js";
 import type { AdapterRunContext } from "../../src/adapters/types.js";
 import { AGUI_PROTOCOL_VERSION, SegmentPipeline } from "../../src/pipeline/index.js";
@@ -574,5 +576,12 @@ describe("agui-http adapter", () => {
         `the AG-UI agent at ${server.url} speaks AG-UI 2.0, but this server speaks 1.0: major versions differ`,
       );
     });
+  });
+});
+
+describe("AG-UI protobuf media type", () => {
+  // The adapter spells the type out so that @ag-ui/proto loads only for protobuf answers.
+  it("is the one @ag-ui/proto serves", () => {
+    expect(AGUI_MEDIA_TYPE).toBe(PROTO_MEDIA_TYPE);
   });
 });

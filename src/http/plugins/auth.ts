@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
-import { looksLikeJwt, TokenRefused, TokenVerifier } from "../../auth/jwt.js";
+import type { TokenVerifier } from "../../auth/jwt.js";
 import {
   ANONYMOUS,
   keyPrincipalId,
@@ -9,6 +9,7 @@ import {
   type Principal,
   userPrincipalId,
 } from "../../auth/principal.js";
+import { looksLikeJwt, TokenRefused } from "../../auth/token.js";
 import type { AgentRegistry } from "../../config/registry.js";
 import type { ApiKey, JwtSettings } from "../../config/settings.js";
 import type { RunService } from "../../engine/run-service.js";
@@ -71,7 +72,7 @@ const first = (value: string | string[] | undefined): string | undefined =>
  * principal restricted to some agents gets 403 for any other agent: agent, descriptor and
  * AG-UI endpoints by path, run creation by `agent_id`, its own runs by their agent.
  */
-function registerAuth(app: FastifyInstance, options: AuthOptions): void {
+async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise<void> {
   app.decorateRequest("caller", null as unknown as Principal);
   if (options.keys.length === 0 && options.jwt === undefined) {
     app.addHook("onRequest", async (request: FastifyRequest) => {
@@ -99,7 +100,10 @@ function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       agentIds: agentIdsOf(key.agents),
     }) satisfies Principal,
   }));
-  const tokens = options.jwt ? new TokenVerifier(options.jwt) : null;
+  // jose (half a MB of heap) loads only with a token issuer configured.
+  const tokens: TokenVerifier | null = options.jwt
+    ? new (await import("../../auth/jwt.js")).TokenVerifier(options.jwt)
+    : null;
 
   /**
    * Both sides are hashed first, so every comparison is of 32 bytes whatever the key lengths;

@@ -1,4 +1,3 @@
-import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
 import { PLUGIN } from "./names.js";
@@ -18,6 +17,8 @@ export interface RateLimitOptions {
  */
 async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
   if (options.max <= 0) return;
+  // Imported only when on (the default is off): it brings ip-address and its own caches.
+  const { default: rateLimit } = await import("@fastify/rate-limit");
   await app.register(rateLimit, {
     global: true,
     max: options.max,
