@@ -68,6 +68,25 @@ describe("FrameWriter", () => {
     expect(seqs(await readLog(storage, tails, run.run_id, 0))).toEqual([1, 2]);
   });
 
+  it("renders one values frame per turn, after the turn's custom frames, however often values change", async () => {
+    const { writer, bus } = writerWith(new LiveTails());
+    const published: RunFrame[] = [];
+    bus.subscribe(run.run_id, (frames) => published.push(...frames));
+    let renders = 0;
+    const render = () => {
+      renders++;
+      return '{"rebuild":"events"}';
+    };
+    for (let i = 0; i < 3; i++) {
+      writer.custom(`{"n":${i}}`);
+      writer.values(render);
+      expect(writer.backlog()).toBeUndefined();
+    }
+    await turn();
+    expect(published.map((f) => f.mode)).toEqual(["custom", "custom", "custom", "values"]);
+    expect(renders).toBe(1);
+  });
+
   it("hands a full batch to storage at once and makes a producer ahead of it wait", async () => {
     const tails = new LiveTails();
     const { writer } = writerWith(tails, new LocalFrameBus(), 4);

@@ -111,7 +111,10 @@ export class FrameWriter {
 
   custom(data: string, mode: "custom" | "subagent" = "custom"): void {
     this.pending.push({ run_id: this.runId, seq: ++this.seq, mode, data });
-    this.scheduleTurn();
+    // A turn that holds a full batch goes out now: it would otherwise grow without bound when
+    // the agent never leaves the turn.
+    if (this.pending.length >= this.maxBatch) this.publishTurn();
+    else this.scheduleTurn();
   }
 
   /**
@@ -130,7 +133,6 @@ export class FrameWriter {
    * would keep the event loop, and the database's commits, from running at all).
    */
   backlog(): Promise<void> | undefined {
-    this.publishTurn();
     return this.unstored.length >= this.maxBatch ? this.storing : undefined;
   }
 
