@@ -21,8 +21,23 @@ function escapeLineBreaks(data: string): string {
 
 /** One run frame as ACP SSE: `id: <seq>`, `event: agent_event`, one-line JSON `data`. */
 export function encodeAcpFrame(frame: RunFrame): string {
-  return `id: ${frame.seq}\nevent: agent_event\ndata: ${escapeLineBreaks(frame.data)}\n\n`;
+  return escapeLineBreaks(frameText(frame));
 }
+
+/**
+ * A frame's SSE text before `escapeLineBreaks`: its only non-ASCII characters are the data's,
+ * so escaping many frames' text at once is the same as escaping each frame's.
+ */
+function frameText(frame: RunFrame): string {
+  return `id: ${frame.seq}\nevent: agent_event\ndata: ${frame.data}\n\n`;
+}
+
+/**
+ * Frames buffered beyond this many characters are written at once instead of at the end of the
+ * tick, so that a large batch still meets the socket's backpressure (its high-water mark is
+ * 16 KiB) while it is being written.
+ */
+const COALESCE_CHARS = 16 * 1024;
 
 export interface AcpStreamOptions {
   /** Seconds between keep-alive comment lines; 0 = none. */
@@ -31,9 +46,19 @@ export interface AcpStreamOptions {
   headers?: Record<string, string>;
 }
 
-/** An ACP run stream: run frames written as ACP SSE. */
+/**
+ * An ACP run stream: run frames written as ACP SSE.
+ *
+ * The frames written in one tick go out as one chunk. Frames arrive in batches (the frame
+ * writer stores and publishes a batch per turn of the event loop), and a `write()` per frame
+ * cost more than encoding it: a chunk header, a buffer and a `writev` entry each.
+ */
 export class AcpSseStream {
   private readonly writer: StreamWriter;
+  /** Frames written since the last flush, as SSE text not yet escaped; joined once at the flush. */
+  private pending: string[] = [];
+  private pendingChars = 0;
+  private flushScheduled = false;
 
   constructor(request: FastifyRequest, reply: FastifyReply, options: AcpStreamOptions) {
     this.writer = new StreamWriter(request, reply, {
@@ -59,15 +84,38 @@ export class AcpSseStream {
   }
 
   write(frame: RunFrame): void {
-    this.writer.write(encodeAcpFrame(frame));
+    const text = frameText(frame);
+    this.pending.push(text);
+    this.pendingChars += text.length;
+    if (this.pendingChars >= COALESCE_CHARS) this.flush();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // After the microtasks that deliver the rest of the batch.
+      process.nextTick(this.flushLater);
+    }
   }
 
   drain(): Promise<void> {
+    this.flush();
     return this.writer.drain();
   }
 
   end(): void {
+    this.flush();
     this.writer.end();
+  }
+
+  private readonly flushLater = (): void => {
+    this.flushScheduled = false;
+    this.flush();
+  };
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const text = this.pending.join("");
+    this.pending = [];
+    this.pendingChars = 0;
+    this.writer.write(escapeLineBreaks(text));
   }
 }
 
