@@ -20,44 +20,47 @@ export function untilAborted<T>(
     [Symbol.asyncIterator](): AsyncIterator<T> {
       const iterator = source[Symbol.asyncIterator]();
       // One listener for the whole stream, not one per event: the adapter may yield millions.
-      let waiting: { reject(reason: unknown): void } | null = null;
+      let waiting: Waiting<T> | null = null;
+      // After an abort the adapter is closed (or left behind) before the caller hears.
+      const fail = (entry: Waiting<T>, err: unknown) => {
+        if (signal.aborted) void leave(iterator, entry.next, graceMs).then(() => entry.reject(err));
+        else entry.reject(err);
+      };
       signal.addEventListener(
         "abort",
         () => {
           const current = waiting;
           waiting = null;
-          current?.reject(signal.reason);
+          if (current) fail(current, signal.reason);
         },
         { once: true },
       );
       return {
-        async next() {
+        // Not an `async` function: per event that would add a promise and a turn of the
+        // microtask queue around the one below, and a fast adapter yields millions.
+        next(): Promise<IteratorResult<T>> {
           if (signal.aborted) {
-            await settlesWithin(closeQuietly(iterator), graceMs);
-            throw signal.reason;
+            return settlesWithin(closeQuietly(iterator), graceMs).then(() => {
+              throw signal.reason;
+            });
           }
           const next = iterator.next();
-          try {
-            return await new Promise<IteratorResult<T>>((resolve, reject) => {
-              const entry = { reject };
-              waiting = entry;
-              next.then(
-                (result) => {
-                  if (waiting !== entry) return;
-                  waiting = null;
-                  resolve(result);
-                },
-                (err: unknown) => {
-                  if (waiting !== entry) return;
-                  waiting = null;
-                  reject(err);
-                },
-              );
-            });
-          } catch (err) {
-            if (signal.aborted) await leave(iterator, next, graceMs);
-            throw err;
-          }
+          return new Promise<IteratorResult<T>>((resolve, reject) => {
+            const entry: Waiting<T> = { next, reject };
+            waiting = entry;
+            next.then(
+              (result) => {
+                if (waiting !== entry) return;
+                waiting = null;
+                resolve(result);
+              },
+              (err: unknown) => {
+                if (waiting !== entry) return;
+                waiting = null;
+                fail(entry, err);
+              },
+            );
+          });
         },
         async return(value?: unknown) {
           await settlesWithin(closeQuietly(iterator), graceMs);
@@ -66,6 +69,12 @@ export function untilAborted<T>(
       };
     },
   };
+}
+
+/** A `next()` waiting for the adapter's: rejected by the adapter's error or by the abort. */
+interface Waiting<T> {
+  next: Promise<IteratorResult<T>>;
+  reject(reason: unknown): void;
 }
 
 /** After an abort: close the adapter if it settles in time, else leave it behind. */
