@@ -59,6 +59,12 @@ export class AcpSseStream {
   private pending: string[] = [];
   private pendingChars = 0;
   private flushScheduled = false;
+  /**
+   * The flush in `write()` found the socket full, and `drain()` was not called since: what
+   * `congested` says. A flush at the end of a tick does not count: nobody waits for it, and a
+   * values frame after it is written as it was when each frame was written and waited for.
+   */
+  private backedUp = false;
 
   constructor(request: FastifyRequest, reply: FastifyReply, options: AcpStreamOptions) {
     this.writer = new StreamWriter(request, reply, {
@@ -80,23 +86,27 @@ export class AcpSseStream {
 
   /** True when the socket buffer is full: the caller may skip superseded values frames. */
   get congested(): boolean {
-    return this.writer.congested;
+    return this.backedUp;
   }
 
   write(frame: RunFrame): void {
     const text = frameText(frame);
     this.pending.push(text);
     this.pendingChars += text.length;
-    if (this.pendingChars >= COALESCE_CHARS) this.flush();
-    else if (!this.flushScheduled) {
+    if (this.pendingChars >= COALESCE_CHARS) {
+      this.flush();
+      this.backedUp = this.writer.congested;
+    } else if (!this.flushScheduled) {
       this.flushScheduled = true;
       // After the microtasks that deliver the rest of the batch.
       process.nextTick(this.flushLater);
     }
   }
 
+  /** Writes what is buffered and waits until the socket takes more (see StreamWriter.drain). */
   drain(): Promise<void> {
     this.flush();
+    this.backedUp = false;
     return this.writer.drain();
   }
 
