@@ -19,14 +19,10 @@ function escapeLineBreaks(data: string): string {
   );
 }
 
-/** One run frame as ACP SSE: `id: <seq>`, `event: agent_event`, one-line JSON `data`. */
-export function encodeAcpFrame(frame: RunFrame): string {
-  return escapeLineBreaks(frameText(frame));
-}
-
 /**
- * A frame's SSE text before `escapeLineBreaks`: its only non-ASCII characters are the data's,
- * so escaping many frames' text at once is the same as escaping each frame's.
+ * One run frame as ACP SSE (`id: <seq>`, `event: agent_event`, one-line JSON `data`) before
+ * `escapeLineBreaks`: its only non-ASCII characters are the data's, so escaping many frames'
+ * text at once is the same as escaping each frame's.
  */
 function frameText(frame: RunFrame): string {
   return `id: ${frame.seq}\nevent: agent_event\ndata: ${frame.data}\n\n`;
