@@ -4,9 +4,13 @@
 // Writes bench/results/runs-wait.cpuprofile (open it in Chrome DevTools → Performance, or
 // VS Code) and bench/results/runs-wait.top.txt, and prints the top self-time functions, mapped
 // back to src/*.ts through dist's source maps.
+// BENCH_PROFILE_WORKLOAD=custom-stream profiles the `custom-1` row's workload instead: one
+// client reading `POST /runs/stream` (stream_mode custom) of the 10,000-event run, one run after
+// the other (files custom-stream.cpuprofile and custom-stream.top.txt).
 //
 // Environment: BENCH_PROFILE_SECONDS (default 10), BENCH_PROFILE_TOP (default 15),
-// BENCH_NO_PIN, BENCH_SKIP_BUILD, BENCH_KEEP_TMP as for bench/run.mjs.
+// BENCH_PROFILE_WORKLOAD (runs-wait | custom-stream), BENCH_NO_PIN, BENCH_SKIP_BUILD,
+// BENCH_KEEP_TMP as for bench/run.mjs.
 import {
   existsSync,
   mkdirSync,
@@ -19,19 +23,21 @@ import {
 import { SourceMap } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cannon, jsonRequest, Pool } from "./lib/http.mjs";
+import { cannon, jsonRequest, Pool, readSse } from "./lib/http.mjs";
 import { installCleanupHooks, pinningPlan, pinSelf } from "./lib/proc.mjs";
 import {
   ensureBuilt,
   makeTempDir,
   RESULTS_DIR,
   ROOT,
+  STREAM_EVENTS,
   startOurs,
   writeBenchConfig,
 } from "./lib/servers.mjs";
 
 const SECONDS = Math.max(2, Number(process.env.BENCH_PROFILE_SECONDS ?? 10));
 const TOP = Math.max(5, Number(process.env.BENCH_PROFILE_TOP ?? 15));
+const WORKLOAD = process.env.BENCH_PROFILE_WORKLOAD ?? "runs-wait";
 const log = (msg) => process.stderr.write(`[profile] ${msg}\n`);
 
 // ---------------------------------------------------------------------------------------------
@@ -195,27 +201,17 @@ async function main() {
     db: join(tmp, "profile.db"),
     nodeFlags: ["--cpu-prof", "--cpu-prof-dir", profDir, "--cpu-prof-name", "server.cpuprofile"],
   });
-  let result;
+  let title;
   try {
     const pool = new Pool(ours.origin, { connections: 1 });
     const agents = await jsonRequest(pool, "POST", "/agents/search", {});
     await pool.close();
-    const echo = agents.find((a) => (a.metadata?.ref?.name ?? a.name) === "echo").agent_id;
-    const body = JSON.stringify({
-      agent_id: echo,
-      input: { messages: [{ role: "user", content: "hello from the benchmark" }] },
-    });
-    log(`POST /runs/wait, 50 connections, 1 s warm-up + ${SECONDS} s`);
-    await cannon({ url: `${ours.origin}/runs/wait`, connections: 50, seconds: 1, body });
-    result = await cannon({
-      url: `${ours.origin}/runs/wait`,
-      connections: 50,
-      seconds: SECONDS,
-      body,
-    });
-    log(
-      `${result.ok} runs, ${Math.round(result.rps)} runs/s (${result.non2xx + result.errors} non-2xx/errors)`,
-    );
+    const agentId = (name) =>
+      agents.find((a) => (a.metadata?.ref?.name ?? a.name) === name).agent_id;
+    title =
+      WORKLOAD === "custom-stream"
+        ? await customStream(ours.origin, agentId("stream-10k"))
+        : await runsWait(ours.origin, agentId("echo"));
   } finally {
     // SIGTERM → the CLI closes and exits, and node writes the profile on exit.
     await ours.proc.stop(20_000);
@@ -227,17 +223,65 @@ async function main() {
     );
   }
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const dest = join(RESULTS_DIR, "runs-wait.cpuprofile");
+  const dest = join(RESULTS_DIR, `${WORKLOAD}.cpuprofile`);
   rmSync(dest, { force: true });
   renameSync(file, dest);
   const profile = JSON.parse(readFileSync(dest, "utf8"));
-  const text = report(
-    profile,
-    `CPU profile of the server, POST /runs/wait (echo, 50 connections, ${SECONDS} s + 1 s warm-up): ${result.ok} runs, ${Math.round(result.rps)} runs/s\nprofile: ${relative(ROOT, dest)}`,
-  );
-
-  writeFileSync(join(RESULTS_DIR, "runs-wait.top.txt"), text);
+  const text = report(profile, `${title}\nprofile: ${relative(ROOT, dest)}`);
+  writeFileSync(join(RESULTS_DIR, `${WORKLOAD}.top.txt`), text);
   process.stdout.write(text);
+}
+
+/** 50 connections on stateless `POST /runs/wait` (echo); returns the profile's title. */
+async function runsWait(origin, echo) {
+  const body = JSON.stringify({
+    agent_id: echo,
+    input: { messages: [{ role: "user", content: "hello from the benchmark" }] },
+  });
+  log(`POST /runs/wait, 50 connections, 1 s warm-up + ${SECONDS} s`);
+  await cannon({ url: `${origin}/runs/wait`, connections: 50, seconds: 1, body });
+  const result = await cannon({
+    url: `${origin}/runs/wait`,
+    connections: 50,
+    seconds: SECONDS,
+    body,
+  });
+  log(
+    `${result.ok} runs, ${Math.round(result.rps)} runs/s (${result.non2xx + result.errors} non-2xx/errors)`,
+  );
+  return `CPU profile of the server, POST /runs/wait (echo, 50 connections, ${SECONDS} s + 1 s warm-up): ${result.ok} runs, ${Math.round(result.rps)} runs/s`;
+}
+
+/** One client, `POST /runs/stream` of the scripted run, back to back; returns the title. */
+async function customStream(origin, agentId) {
+  const pool = new Pool(origin, { connections: 1, pipelining: 1 });
+  const request = {
+    path: "/runs/stream",
+    method: "POST",
+    body: JSON.stringify({ agent_id: agentId, input: {}, stream_mode: ["custom"] }),
+  };
+  log(`POST /runs/stream (${STREAM_EVENTS} events), 1 client, 1 s warm-up + ${SECONDS} s`);
+  const loop = async (seconds) => {
+    const deadline = performance.now() + seconds * 1000;
+    let runs = 0;
+    let ms = 0;
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      const r = await readSse(pool, request, t0);
+      if (r.customFrames !== STREAM_EVENTS) throw new Error(`got ${r.customFrames} custom frames`);
+      runs += 1;
+      ms += r.totalMs;
+    }
+    return { runs, eps: (runs * STREAM_EVENTS) / (ms / 1000) };
+  };
+  try {
+    await loop(1);
+    const { runs, eps } = await loop(SECONDS);
+    log(`${runs} runs, ${Math.round(eps)} events/s`);
+    return `CPU profile of the server, POST /runs/stream custom (${STREAM_EVENTS} events, 1 client, ${SECONDS} s + 1 s warm-up): ${runs} runs, ${Math.round(eps)} events/s`;
+  } finally {
+    await pool.close();
+  }
 }
 
 main().catch((err) => {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { RunAgentInput } from "@ag-ui/core";
-import { type AdapterRunContext, type AgentAdapter, sleep } from "./types.js";
+import { type AdapterRunContext, type AgentAdapter, isAborted, sleep } from "./types.js";
 
 /** A script: a file path, a bare event array, or an object with a `stream` array. */
 export type ScriptSource = string | unknown[] | { stream: unknown[] };
@@ -35,7 +35,7 @@ export class ScriptedAdapter implements AgentAdapter {
     const script = this.segments[Math.min(context.segment, this.segments.length - 1)] ?? [];
     for (const event of script) {
       if (this.delayMs > 0) await sleep(this.delayMs, context.signal);
-      if (context.signal.aborted) return;
+      if (isAborted(context.signal)) return;
       yield rewriteIds(event, input);
     }
   }

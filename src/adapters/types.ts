@@ -46,3 +46,15 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted")!.get!;
+
+/**
+ * `signal.aborted`, for code that runs per event. On Node 20 every AbortSignal has a hidden
+ * class of its own, so optimized code that reads `signal.aborted` is thrown away when it meets
+ * the next run's signal, and compiled again. Calling the getter itself leaves the class check
+ * to the getter's own code, which sees every signal of the process and soon stops checking.
+ */
+export function isAborted(signal: AbortSignal): boolean {
+  return abortedGetter.call(signal) as boolean;
+}

@@ -11,7 +11,7 @@ import { newId } from "../ids.js";
 import { SegmentPipeline } from "../pipeline/index.js";
 import type { TerminalInfo } from "../pipeline/types.js";
 import type { Fence, RunRecord, Storage, ThreadRecord } from "../storage/types.js";
-import { untilAborted } from "./abortable.js";
+import { type AbortGate, abortGate, stopsAt } from "./abortable.js";
 import type { FrameBus } from "./frame-bus.js";
 import { customFrameData, VALUES_DELTA_DATA, valuesKeyframeData } from "./frames/codec.js";
 import type { LiveTails } from "./frames/live-tails.js";
@@ -81,9 +81,47 @@ type AdapterLike = Pick<AgentAdapter, "run">;
  * Runs one segment of an ACP run (the first start, or one resume): builds the AG-UI input,
  * drives the adapter, passes every event through the pipeline, stores and publishes frames and
  * step checkpoints. Returns how the segment ended; the caller records the outcome.
+ *
+ * The run's AbortSignal is touched here only, and `runSegment` reads flags instead: on Node 20
+ * every AbortSignal has a hidden class of its own, so optimized code that touches one is thrown
+ * away at the next run's and compiled again. `runSegment` runs the loop over every event and
+ * inlines the whole pipeline: compiling it again at each run made a server's first runs slower
+ * than the later ones by about half. (Code that runs once per run stays unoptimized.)
  */
 export async function executeSegment(options: ExecuteSegmentOptions): Promise<SegmentOutcome> {
-  const { storage, bus, adapter, run, command, thread, signal, logger, onEvent } = options;
+  const { signal } = options;
+  // The adapter gets its own controller: a protocol fault aborts it without aborting the run's.
+  const adapterAbort = new AbortController();
+  const stop: RunStop = { aborted: signal.aborted, reason: signal.reason, listening: true };
+  const onAbort = () => {
+    if (!stop.listening) return;
+    stop.aborted = true;
+    stop.reason = signal.reason;
+    adapterAbort.abort(signal.reason);
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await runSegment(options, adapterAbort, abortGate(adapterAbort.signal), stop);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** The run's signal, as `runSegment` reads it. */
+interface RunStop {
+  aborted: boolean;
+  reason: unknown;
+  /** Cleared once the adapter's events are over: a later abort no longer reaches the adapter. */
+  listening: boolean;
+}
+
+async function runSegment(
+  options: ExecuteSegmentOptions,
+  adapterAbort: AbortController,
+  adapterGate: AbortGate,
+  stop: RunStop,
+): Promise<SegmentOutcome> {
+  const { storage, bus, adapter, run, command, thread, logger, onEvent } = options;
   const maxEvents = options.maxEvents || Number.POSITIVE_INFINITY;
   const segment = run.segments.length - 1;
   const aguiRunId = run.segments[segment]!.agui_run_id;
@@ -105,10 +143,6 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     dropRaw: options.dropRaw,
   });
 
-  // The adapter gets its own controller: a protocol fault aborts it without aborting the run's.
-  const adapterAbort = new AbortController();
-  const onAbort = () => adapterAbort.abort(signal.reason);
-  signal.addEventListener("abort", onAbort, { once: true });
   /** A write of this run that failed: the run ends as an error saying so, the server goes on. */
   let storageFailure: { err: Error; what: string } | undefined;
   const failStorage = (err: unknown, what: string) => {
@@ -140,8 +174,8 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     const config = command.config ?? {};
     const events = adapter.run(input, { signal: adapterAbort.signal, config, segment, logger });
     let count = 0;
-    for await (const raw of untilAborted(events, adapterAbort.signal)) {
-      if (signal.aborted) break;
+    for await (const raw of stopsAt(events, adapterGate)) {
+      if (stop.aborted) break;
       if (++count > maxEvents) {
         onEvent?.("limit");
         const description = `the agent sent more than ${maxEvents} events in one run (server.limits.maxEventsPerRun)`;
@@ -206,17 +240,17 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
       }
     }
   } catch (err) {
-    if (!signal.aborted && !end && !closedAfterEnd && !storageFailure) {
+    if (!stop.aborted && !end && !closedAfterEnd && !storageFailure) {
       const message = err instanceof Error ? err.message : String(err);
       end = { kind: "error", errcode: ERRCODE.agentError, description: `agent failed: ${message}` };
     }
   } finally {
     clearTimeout(terminalGrace);
-    signal.removeEventListener("abort", onAbort);
+    stop.listening = false;
   }
   if (closedAfterEnd) logger.warn("the agent finished its run but left its stream open; closed it");
 
-  if (signal.aborted) end = stoppedEnd(signal.reason);
+  if (stop.aborted) end = stoppedEnd(stop.reason);
   // Always ended: the end also reports what it settles (events dropped after RUN_ERROR).
   const ended = pipeline.end();
   if (!end) {

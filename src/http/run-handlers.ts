@@ -4,7 +4,7 @@ import { deliveredModes, parseRunCommand, type RunCreateBody } from "../bridge/r
 import { toAcpRun } from "../engine/acp-mapping.js";
 import type { RunService } from "../engine/run-service.js";
 import { invalid } from "../errors.js";
-import type { RunKind, RunRecord } from "../storage/types.js";
+import type { RunFrame, RunKind, RunRecord } from "../storage/types.js";
 import type { AcpWaitResponse } from "../validation/acp-types.js";
 import { AcpSseStream, lastEventId } from "./streaming/acp-sse.js";
 import { disconnectSignal } from "./streaming/client-gone.js";
@@ -127,17 +127,30 @@ export class RunHandlers {
     }
     try {
       const read = modes.has("values") ? "all" : "without-values";
-      for await (const frame of this.runs.follow(run.run_id, { afterSeq, signal, read })) {
-        if (frame.mode !== "final" && !modes.has(frame.mode)) continue;
-        // A values frame is superseded by the next one (and the final frame carries values), so a
-        // client that cannot keep up skips it instead of growing our buffer.
-        if (frame.mode === "values" && writer.congested) continue;
-        writer.write(frame);
-        if (writer.congested) await writer.drain();
-      }
+      await sendFrames(this.runs.follow(run.run_id, { afterSeq, signal, read }), writer, modes);
     } finally {
       writer.end();
     }
+  }
+}
+
+/**
+ * The loop over a stream's frames, apart from the stream's setup: it never touches the
+ * response's AbortSignal. On Node 20 every AbortSignal has a hidden class of its own, and
+ * optimized code that touches one is thrown away when it meets the next stream's.
+ */
+async function sendFrames(
+  frames: AsyncIterable<RunFrame>,
+  writer: AcpSseStream,
+  modes: Set<string>,
+): Promise<void> {
+  for await (const frame of frames) {
+    if (frame.mode !== "final" && !modes.has(frame.mode)) continue;
+    // A values frame is superseded by the next one (and the final frame carries values), so a
+    // client that cannot keep up skips it instead of growing our buffer.
+    if (frame.mode === "values" && writer.congested) continue;
+    writer.write(frame);
+    if (writer.congested) await writer.drain();
   }
 }
 

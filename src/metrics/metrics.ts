@@ -42,11 +42,14 @@ export class Metrics {
   private readonly runs: Counter<"agent" | "status">;
   private readonly created: Counter<"agent">;
   private readonly duration: Histogram<"agent" | "status">;
-  private readonly events: Counter<"agent">;
   private readonly rejected: Counter<"agent" | "reason">;
   private readonly http: Histogram<"method" | "route" | "status">;
-  /** Per agent, the bound event counter: one label lookup per agent, not per event. */
-  private readonly eventCounters = new Map<string, { inc(): void }>();
+  /**
+   * Per agent, the events counted so far: the counter reads them when scraped. A prom-client
+   * `inc()` per event (a label hash and a lookup by it each time) was a visible share of a
+   * fast stream's CPU.
+   */
+  private readonly eventCounts = new Map<string, { events: number }>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -77,11 +80,16 @@ export class Metrics {
       buckets: RUN_SECONDS,
       registers,
     });
-    this.events = new Counter({
+    const eventCounts = this.eventCounts;
+    new Counter({
       name: "acp_agui_events_total",
       help: "AG-UI events the adapters yielded, by agent",
       labelNames: ["agent"],
       registers,
+      collect() {
+        this.reset();
+        for (const [agent, count] of eventCounts) this.inc({ agent }, count.events);
+      },
     });
     this.rejected = new Counter({
       name: "acp_agui_events_rejected_total",
@@ -179,12 +187,9 @@ export class Metrics {
   }
 
   event(agent: string, rejected?: RejectReason): void {
-    let counter = this.eventCounters.get(agent);
-    if (!counter) {
-      counter = this.events.labels({ agent });
-      this.eventCounters.set(agent, counter);
-    }
-    counter.inc();
+    const count = this.eventCounts.get(agent);
+    if (count) count.events++;
+    else this.eventCounts.set(agent, { events: 1 });
     if (rejected) this.rejected.inc({ agent, reason: rejected });
   }
 

@@ -19,10 +19,21 @@ function escapeLineBreaks(data: string): string {
   );
 }
 
-/** One run frame as ACP SSE: `id: <seq>`, `event: agent_event`, one-line JSON `data`. */
-export function encodeAcpFrame(frame: RunFrame): string {
-  return `id: ${frame.seq}\nevent: agent_event\ndata: ${escapeLineBreaks(frame.data)}\n\n`;
+/**
+ * One run frame as ACP SSE (`id: <seq>`, `event: agent_event`, one-line JSON `data`) before
+ * `escapeLineBreaks`: its only non-ASCII characters are the data's, so escaping many frames'
+ * text at once is the same as escaping each frame's.
+ */
+function frameText(frame: RunFrame): string {
+  return `id: ${frame.seq}\nevent: agent_event\ndata: ${frame.data}\n\n`;
 }
+
+/**
+ * Frames buffered beyond this many characters are written at once instead of at the end of the
+ * tick, so that a large batch still meets the socket's backpressure (its high-water mark is
+ * 16 KiB) while it is being written.
+ */
+const COALESCE_CHARS = 16 * 1024;
 
 export interface AcpStreamOptions {
   /** Seconds between keep-alive comment lines; 0 = none. */
@@ -31,9 +42,25 @@ export interface AcpStreamOptions {
   headers?: Record<string, string>;
 }
 
-/** An ACP run stream: run frames written as ACP SSE. */
+/**
+ * An ACP run stream: run frames written as ACP SSE.
+ *
+ * The frames written in one tick go out as one chunk. Frames arrive in batches (the frame
+ * writer stores and publishes a batch per turn of the event loop), and a `write()` per frame
+ * cost more than encoding it: a chunk header, a buffer and a `writev` entry each.
+ */
 export class AcpSseStream {
   private readonly writer: StreamWriter;
+  /** Frames written since the last flush, as SSE text not yet escaped; joined once at the flush. */
+  private pending: string[] = [];
+  private pendingChars = 0;
+  private flushScheduled = false;
+  /**
+   * The flush in `write()` found the socket full, and `drain()` was not called since: what
+   * `congested` says. A flush at the end of a tick does not count: nobody waits for it, and a
+   * values frame after it is written as it was when each frame was written and waited for.
+   */
+  private backedUp = false;
 
   constructor(request: FastifyRequest, reply: FastifyReply, options: AcpStreamOptions) {
     this.writer = new StreamWriter(request, reply, {
@@ -55,19 +82,46 @@ export class AcpSseStream {
 
   /** True when the socket buffer is full: the caller may skip superseded values frames. */
   get congested(): boolean {
-    return this.writer.congested;
+    return this.backedUp;
   }
 
   write(frame: RunFrame): void {
-    this.writer.write(encodeAcpFrame(frame));
+    const text = frameText(frame);
+    this.pending.push(text);
+    this.pendingChars += text.length;
+    if (this.pendingChars >= COALESCE_CHARS) {
+      this.flush();
+      this.backedUp = this.writer.congested;
+    } else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // After the microtasks that deliver the rest of the batch.
+      process.nextTick(this.flushLater);
+    }
   }
 
+  /** Writes what is buffered and waits until the socket takes more (see StreamWriter.drain). */
   drain(): Promise<void> {
+    this.flush();
+    this.backedUp = false;
     return this.writer.drain();
   }
 
   end(): void {
+    this.flush();
     this.writer.end();
+  }
+
+  private readonly flushLater = (): void => {
+    this.flushScheduled = false;
+    this.flush();
+  };
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const text = this.pending.join("");
+    this.pending = [];
+    this.pendingChars = 0;
+    this.writer.write(escapeLineBreaks(text));
   }
 }
 

@@ -27,6 +27,12 @@ export interface StreamWriterOptions {
 export class StreamWriter {
   private keepAliveTimer: NodeJS.Timeout | undefined;
   private ended = false;
+  /**
+   * The response closed before `end()` (what `closed` says): kept as a flag for `write()`, which
+   * runs per frame. On Node 20 every AbortSignal has a hidden class of its own, and optimized
+   * code that reads one is thrown away when it meets the next stream's.
+   */
+  private closedEarly = false;
   /** The last write did not fit the socket's buffer (`write()` returned false). */
   private backedUp = false;
   private readonly gone = new AbortController();
@@ -120,12 +126,13 @@ export class StreamWriter {
   }
 
   private get writable(): boolean {
-    return !this.ended && !this.gone.signal.aborted;
+    return !this.ended && !this.closedEarly;
   }
 
   private onClose(): void {
     clearInterval(this.keepAliveTimer);
     if (this.ended) return;
+    this.closedEarly = true;
     this.gone.abort(
       clientGone(this.raw)
         ? new ClientDisconnected(this.request.ip)
