@@ -85,8 +85,8 @@ type AdapterLike = Pick<AgentAdapter, "run">;
  * The run's AbortSignal is touched here only, and `runSegment` reads flags instead: on Node 20
  * every AbortSignal has a hidden class of its own, so optimized code that touches one is thrown
  * away at the next run's and compiled again. `runSegment` runs the loop over every event and
- * inlines the whole pipeline: compiling it again at each run made a server's first runs slower
- * than the later ones by about half. (Code that runs once per run stays unoptimized.)
+ * inlines the whole pipeline: compiling it again at each of a server's first six or so runs
+ * cost about a third of their time. (Code that runs once per run stays unoptimized.)
  */
 export async function executeSegment(options: ExecuteSegmentOptions): Promise<SegmentOutcome> {
   const { signal } = options;
