@@ -139,9 +139,7 @@ export class RunEngine {
       await Promise.race([all(), new Promise((resolve) => setTimeout(resolve, graceMs))]);
     }
     for (const execution of this.executing.values()) {
-      execution.controller.abort(
-        new StopReason("shutdown", "the server shut down while the run was executing"),
-      );
+      execution.controller.abort(new StopReason("shutdown", SHUTDOWN_WHILE_EXECUTING));
     }
     await all();
     // Adapters may hold connections (agui-http keeps a connection pool).
@@ -232,7 +230,7 @@ export class RunEngine {
    * already); a run the insert left unclaimed frees the slot instead. True when it started.
    */
   launchInserted(run: RunRecord, claim: InsertClaim): boolean {
-    if (run.owner !== claim.owner || this.stopped) {
+    if (run.owner !== claim.owner) {
       this.releaseClaim(run.agent_id);
       return false;
     }
@@ -351,6 +349,9 @@ export class RunEngine {
       storedSeq: () => run.last_seq,
       after: () => [],
     });
+    // Claimed by its insert while the engine was stopping: it ends as the runs stop() stopped
+    // did, rather than stay claimed by a replica that will not run it.
+    if (this.stopped) controller.abort(new StopReason("shutdown", SHUTDOWN_WHILE_EXECUTING));
     const done = this.runSegment(run, controller, fence, opened)
       .catch((err) => this.failAfterError(run.run_id, err, fence))
       .finally(() => {
@@ -663,6 +664,8 @@ function cancelledEnd(action: "interrupt" | "rollback"): SegmentEnd {
 function now(): string {
   return new Date().toISOString();
 }
+
+const SHUTDOWN_WHILE_EXECUTING = "the server shut down while the run was executing";
 
 /**
  * The hidden thread a stateless run's insert just created, as that insert wrote it (see

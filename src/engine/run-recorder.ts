@@ -152,6 +152,8 @@ export class RunRecorder {
       finalFrameData(run.run_id, statuses.run, values, messages, output),
     );
     if (frames === null) throw writer.failure;
+    // A store that was still under way failed: the run ends as that failure, step by step.
+    if (writer.failure) return false;
     let finished: RunRecord;
     try {
       finished = await this.storage.finishRun(run.run_id, patch, thread, writer.fence, {
