@@ -65,25 +65,27 @@ export async function makeThread(
   return thread;
 }
 
+/** A new run's record for `insertRun`: a stateful run of agent-a, due already. */
+export function newRun(threadId: string, overrides: Partial<NewRun> = {}): NewRun {
+  return {
+    run_id: id(),
+    thread_id: threadId,
+    agent_id: "agent-a",
+    kind: "stateful",
+    creation: { input: { messages: [] } },
+    metadata: {},
+    start_after: PAST,
+    ...overrides,
+  };
+}
+
 export async function makeRun(
   storage: Storage,
   threadId: string,
   overrides: Partial<NewRun> = {},
   rejectIfBusy = false,
 ): Promise<RunRecord> {
-  return storage.insertRun(
-    {
-      run_id: id(),
-      thread_id: threadId,
-      agent_id: "agent-a",
-      kind: "stateful",
-      creation: { input: { messages: [] } },
-      metadata: {},
-      start_after: PAST,
-      ...overrides,
-    },
-    { reject_if_busy: rejectIfBusy },
-  );
+  return storage.insertRun(newRun(threadId, overrides), { reject_if_busy: rejectIfBusy });
 }
 
 export function messages(...texts: string[]): AcpMessage[] {

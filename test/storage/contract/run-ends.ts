@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { isClaimLost } from "../../../src/errors.js";
 import type {
   InsertClaim,
-  NewRun,
   RunFrame,
   RunPatch,
   RunRecord,
@@ -15,7 +14,7 @@ import {
   makeRun,
   makeThread,
   messages,
-  PAST,
+  newRun,
   type StorageFactory,
   sleep,
   useStorage,
@@ -29,17 +28,6 @@ const claimFor = (owner: string, now = new Date()): InsertClaim => ({
   leaseMs: 30_000,
   now,
   segment: { agui_run_id: id(), started_at: now.toISOString(), ended_at: null },
-});
-
-const newRun = (threadId: string, overrides: Partial<NewRun> = {}): NewRun => ({
-  run_id: id(),
-  thread_id: threadId,
-  agent_id: "agent-a",
-  kind: "stateful",
-  creation: { input: { messages: [] } },
-  metadata: {},
-  start_after: PAST,
-  ...overrides,
 });
 
 const frame = (runId: string, seq: number, mode: RunFrame["mode"] = "custom"): RunFrame => ({
