@@ -395,7 +395,6 @@ export class RunRepository {
   }
 }
 
-/** The columns a RunPatch may set, in a fixed order (one cached statement per combination). */
 /** Every column `toRun` reads but `output`, which is returned as the literal "null". */
 const RETURNING_ALL_BUT_OUTPUT = [
   "seq",
@@ -422,6 +421,7 @@ const RETURNING_ALL_BUT_OUTPUT = [
   "principal",
 ].join(", ");
 
+/** The columns a RunPatch may set, in a fixed order (one cached statement per combination). */
 const PATCH_COLUMNS = [
   "status",
   "output",
