@@ -2,6 +2,7 @@ import fp from "fastify-plugin";
 import { registerErrorHandling } from "../errors.js";
 import { type JsonLimits, registerJsonBodyParser } from "../json-body.js";
 import { registerValidatorCompiler } from "../validator-compiler.js";
+import { wireChunk } from "../wire-bytes.js";
 import { PLUGIN } from "./names.js";
 
 export interface HttpConventionsOptions {
@@ -12,7 +13,7 @@ export interface HttpConventionsOptions {
  * The HTTP conventions every route shares: our JSON body parser (and no text/plain one: the
  * default would hand strings to JSON routes, and a wrong content type is a clear 415 instead
  * of a confusing schema error), bodies checked by the precompiled validators, and every error
- * answered as an ACP string error.
+ * answered as an ACP string error; long answers are sent as their bytes.
  */
 export const httpConventions = fp<HttpConventionsOptions>(
   async (app, { limits }) => {
@@ -20,6 +21,10 @@ export const httpConventions = fp<HttpConventionsOptions>(
     registerJsonBodyParser(app, limits);
     registerValidatorCompiler(app);
     registerErrorHandling(app, { maxBodyBytes: limits.maxBodyBytes });
+    // A long answer (a run's output, a thread's history) goes out as bytes: see wire-bytes.ts.
+    app.addHook("onSend", async (_request, _reply, payload) =>
+      typeof payload === "string" ? wireChunk(payload) : payload,
+    );
   },
   { name: PLUGIN.httpConventions, fastify: "5.x" },
 );

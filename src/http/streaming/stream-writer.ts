@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { wireChunk } from "../wire-bytes.js";
 import { clientGone } from "./client-gone.js";
 
 export interface StreamWriterOptions {
@@ -93,7 +94,7 @@ export class StreamWriter {
     if (!this.writable) return;
     // `write()`'s answer, not `writableNeedDrain`: a response that is not a socket (Fastify's
     // inject) reports a need to drain but never emits `drain`, and the stream would hang there.
-    this.backedUp = !this.raw.write(chunk);
+    this.backedUp = !this.raw.write(wireChunk(chunk));
   }
 
   /** Waits until the socket drains or closes, so a slow client holds back the reader. */
