@@ -193,7 +193,7 @@ async function runSegment(
       );
       for (const event of pushed.events) {
         writer.custom(
-          customFrameData(run.run_id, event),
+          customFrameData(event),
           isSubagentWork(event as unknown as Record<string, unknown>) ? "subagent" : "custom",
         );
       }

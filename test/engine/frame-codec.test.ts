@@ -4,6 +4,7 @@ import {
   endsForGood,
   finalFrameData,
   finalNeedsRunOutput,
+  fullCustom,
   fullFinalData,
   readFinal,
   readUpdate,
@@ -21,9 +22,13 @@ const frame = (mode: RunFrame["mode"], data: string): RunFrame => ({
 
 describe("the frame codec", () => {
   it("writes the ACP stream items byte for byte", () => {
-    expect(customFrameData("r1", { type: "TEXT_MESSAGE_START", messageId: "m" })).toBe(
+    // A custom frame is stored as its AG-UI event, and read in full form.
+    const custom = frame("custom", customFrameData({ type: "TEXT_MESSAGE_START", messageId: "m" }));
+    expect(custom.data).toBe('{"type":"TEXT_MESSAGE_START","messageId":"m"}');
+    expect(fullCustom(custom).data).toBe(
       '{"type":"custom","run_id":"r1","status":"pending","update":{"type":"TEXT_MESSAGE_START","messageId":"m"}}',
     );
+    expect(fullCustom({ ...custom, mode: "subagent" }).data).toBe(fullCustom(custom).data);
     // A values frame is stored without its values and rebuilt on read.
     const values = new ValuesRebuilder().next(frame("values", valuesKeyframeData({ n: 1 }, [])));
     expect(values?.data).toBe(
@@ -45,17 +50,31 @@ describe("the frame codec", () => {
 
   it("reads back what it wrote", () => {
     const event = { type: "RUN_STARTED", threadId: "t", runId: "a" };
-    expect(readUpdate(frame("custom", customFrameData("r1", event)))).toEqual(event);
-    expect(readUpdate(frame("subagent", customFrameData("r1", event)))).toEqual(event);
+    expect(readUpdate(frame("custom", customFrameData(event)))).toEqual(event);
+    expect(readUpdate(frame("subagent", customFrameData(event)))).toEqual(event);
     expect(readUpdate(frame("values", valuesKeyframeData({}, [])))).toBeUndefined();
     const output = { type: "error", errcode: 499, description: "stop" };
     const final = frame("final", finalFrameData("r1", "error", {}, [], output));
     expect(readFinal(final)).toEqual({ status: "error", output });
     expect(readUpdate(final)).toBeUndefined();
-    expect(readFinal(frame("custom", customFrameData("r1", event)))).toBeUndefined();
+    expect(readFinal(frame("custom", customFrameData(event)))).toBeUndefined();
     // A result stored by reference: its output is the run's.
     const result = frame("final", finalFrameData("r1", "success", {}, [], { type: "result" }));
     expect(readFinal(result)).toEqual({ status: "success", output: null });
+  });
+
+  it("reads custom frames stored in full form before the event-only format as they are", () => {
+    const event = { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "hi" };
+    const older = frame(
+      "custom",
+      `{"type":"custom","run_id":"r1","status":"pending","update":${JSON.stringify(event)}}`,
+    );
+    expect(fullCustom(older)).toBe(older);
+    expect(readUpdate(older)).toEqual(event);
+    expect(fullCustom(frame("custom", customFrameData(event))).data).toBe(older.data);
+    // Other frames are never wrapped.
+    const values = frame("values", valuesKeyframeData({}, []));
+    expect(fullCustom(values)).toBe(values);
   });
 
   it("tells a final frame that ends the run for good from an interrupted one", () => {

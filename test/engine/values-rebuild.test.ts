@@ -52,20 +52,17 @@ describe("reading values frames back", () => {
     const legacyValues = `{"type":"values","run_id":"${RUN}","status":"pending","values":{"n":1},"messages":[]}`;
     const output = { type: "result", values: { n: 1 }, messages: [] };
     const legacyFinal = `{"type":"values","run_id":"${RUN}","status":"success","values":{"n":1},"messages":[],"output":${JSON.stringify(output)}}`;
+    const legacyCustom = `{"type":"custom","run_id":"${RUN}","status":"pending","update":${JSON.stringify(start)}}`;
     const storage = await storedRun(
       [
-        { seq: 1, mode: "custom", data: customFrameData(RUN, start) },
+        { seq: 1, mode: "custom", data: legacyCustom },
         { seq: 2, mode: "values", data: legacyValues },
         { seq: 3, mode: "final", data: legacyFinal },
       ],
       output,
     );
     const frames = await followAll(storage);
-    expect(frames.map((f) => f.data)).toEqual([
-      customFrameData(RUN, start),
-      legacyValues,
-      legacyFinal,
-    ]);
+    expect(frames.map((f) => f.data)).toEqual([legacyCustom, legacyValues, legacyFinal]);
     expect((await readFullFrames(storage, RUN, 1)).map((f) => f.data)).toEqual([
       legacyValues,
       legacyFinal,
@@ -83,16 +80,23 @@ describe("reading values frames back", () => {
     const output = { type: "result", values, messages: acpMessages };
     const storage = await storedRun(
       [
-        { seq: 1, mode: "custom", data: customFrameData(RUN, start) },
-        { seq: 2, mode: "custom", data: customFrameData(RUN, event("a")) },
+        { seq: 1, mode: "custom", data: customFrameData(start) },
+        { seq: 2, mode: "custom", data: customFrameData(event("a")) },
         { seq: 3, mode: "values", data: valuesKeyframeData(values, messages) },
-        { seq: 4, mode: "custom", data: customFrameData(RUN, event("b")) },
+        { seq: 4, mode: "custom", data: customFrameData(event("b")) },
         { seq: 5, mode: "values", data: VALUES_DELTA_DATA },
         { seq: 6, mode: "final", data: finalFrameData(RUN, "success", values, [], output) },
       ],
       output,
     );
     const all = await followAll(storage);
+    // Custom frames are stored as their event and read in full form.
+    expect(JSON.parse(all[1]!.data)).toEqual({
+      type: "custom",
+      run_id: RUN,
+      status: "pending",
+      update: event("a"),
+    });
     const last = JSON.parse(all[4]!.data);
     expect(last).toEqual({
       type: "values",

@@ -5,6 +5,7 @@
 import { resolve } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readUpdate } from "../../src/engine/frames/codec.js";
 import type { TestApp } from "../helpers/app.js";
 import { build } from "../helpers/app.js";
 import { agentId, type Json, newThread, post, userSays } from "./helpers.js";
@@ -37,7 +38,7 @@ describe("module agents that behave as LangGraphAgent does", () => {
     const frames = await t.storage.readFrames(run.run_id as string, 0);
     const events = frames
       .filter((frame) => frame.mode === "custom")
-      .map((frame) => (JSON.parse(frame.data) as { update: Json }).update);
+      .map((frame) => readUpdate(frame) as Json);
     const stored = await t.storage.getRun(run.run_id as string);
     return { threadId, run, output: waited.output as Json, events, stored: stored! };
   }

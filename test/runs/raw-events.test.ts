@@ -4,6 +4,7 @@
  * token-sized events, each with a ~1.3 KB rawEvent, and a RAW event per LangChain callback).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readUpdate } from "../../src/engine/frames/codec.js";
 import type { TestApp } from "../helpers/app.js";
 import { LANGGRAPH_LIKE_REPLY, langGraphLikeStream } from "../helpers/langgraph-like-stream.js";
 import { openSse } from "../helpers/sse.js";
@@ -20,7 +21,7 @@ async function storedRun(t: TestApp, agent: string) {
   const frames = await t.storage.readFrames(run.run_id as string, 0);
   const events = frames
     .filter((frame) => frame.mode === "custom")
-    .map((frame) => (JSON.parse(frame.data) as { update: Json }).update);
+    .map((frame) => readUpdate(frame) as Json);
   const bytes = frames.reduce((sum, frame) => sum + Buffer.byteLength(frame.data), 0);
   return { run, output: waited.output as Json, frames: frames.length, bytes, events };
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fullCustom } from "../../src/engine/frames/codec.js";
 import type { TestApp } from "../helpers/app.js";
 import {
   agentId,
@@ -103,7 +104,7 @@ describe("interrupts and resume", () => {
     const frames = await t.storage.readFrames(runId, 0);
     return frames
       .filter((f) => f.mode === "custom")
-      .map((f) => JSON.parse(f.data) as { run_id: string; update: Json })
+      .map((f) => JSON.parse(fullCustom(f).data) as { run_id: string; update: Json })
       .filter((d) => d.update.type === "RUN_STARTED")
       .map((d) => {
         expect(d.run_id).toBe(runId);

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ScriptedAdapter } from "../../src/adapters/scripted.js";
+import { readUpdate } from "../../src/engine/frames/codec.js";
 import { createStorage } from "../../src/storage/index.js";
 import type { TestApp } from "../helpers/app.js";
 import {
@@ -215,7 +216,7 @@ describe("run status: how each end of an AG-UI segment maps to ACP", () => {
     expect(thread.values).toEqual({ ok: 1 });
     const updates = (await t.storage.readFrames(run.run_id, 0))
       .filter((f) => f.mode === "custom")
-      .map((f) => (JSON.parse(f.data) as { update: Json }).update);
+      .map((f) => readUpdate(f) as Json);
     expect(updates.map((u) => u.type)).toEqual(["RUN_STARTED", "STATE_SNAPSHOT", "RUN_FINISHED"]);
     expect(updates[1]).not.toHaveProperty("sparkle");
   });

@@ -1,6 +1,12 @@
 import type { RunFrame, Storage } from "../../storage/types.js";
 import type { FrameBus } from "../frame-bus.js";
-import { endsForGood, finalNeedsRunOutput, fullFinalData, ValuesRebuilder } from "./codec.js";
+import {
+  endsForGood,
+  finalNeedsRunOutput,
+  fullCustom,
+  fullFinalData,
+  ValuesRebuilder,
+} from "./codec.js";
 import { type LiveTails, readLog } from "./live-tails.js";
 
 export interface RunStreamOptions {
@@ -12,8 +18,9 @@ export interface RunStreamOptions {
    * - `all` (the default): every frame in full form, as a stream with `values` sends it;
    * - `without-values`: every frame but values frames, in full form (a stream without
    *   `values`): values frames are not rebuilt, so they cost the follower nothing;
-   * - `events`: custom, subagent and final frames as stored (see frames/codec.ts `readFinal`),
-   *   for `wait` and the AG-UI faces, which need the events and how the run ended.
+   * - `events`: custom, subagent and final frames as stored (see frames/codec.ts `readUpdate`
+   *   and `readFinal`), for `wait` and the AG-UI faces, which need the events and how the run
+   *   ended, not the ACP envelope around them.
    */
   read?: "all" | "without-values" | "events";
 }
@@ -40,7 +47,7 @@ export async function* followRun(
         runOutput ??= (await storage.getRun(runId))?.output ?? null;
         yield fullFinalData(frame, runOutput);
       } else {
-        yield frame;
+        yield read === "events" ? frame : fullCustom(frame);
       }
     }
     return;
@@ -54,7 +61,7 @@ export async function* followRun(
     if (full === undefined) continue;
     yield finalNeedsRunOutput(full)
       ? fullFinalData(full, (await storage.getRun(runId))?.output ?? null)
-      : full;
+      : fullCustom(full);
   }
 }
 
@@ -101,7 +108,7 @@ export async function readFullFrames(
       runOutput ??= (await storage.getRun(runId))?.output ?? null;
       out.push(fullFinalData(full, runOutput));
     } else {
-      out.push(full);
+      out.push(fullCustom(full));
     }
   }
   return out;
