@@ -1,41 +1,40 @@
 import type Database from "better-sqlite3";
 import { claimLost, conflict, notFound } from "../../errors.js";
 import type { Fence, RunFrame } from "../types.js";
-import { rethrowCheck, sqliteCode, toFrame } from "./mapping.js";
+import { type FramePage, readPage, toPages } from "./frame-pages.js";
+import { rethrowCheck } from "./mapping.js";
 
 /**
- * Rows per multi-row INSERT. One statement for many rows halves the cost of a 10,000-frame run's
- * inserts (measured: 27 against 44 ms); 64 rows are 256 parameters, far below SQLite's limit.
+ * The per-run frame log behind stream, wait and Last-Event-ID replay, stored in pages of
+ * consecutive frames (frame-pages.ts).
+ *
+ * A run's frames are appended in ascending seq: each append's frames must come after the last
+ * one stored for their run (`runs.last_seq`), so the pages of a run never overlap and a seq is
+ * never stored twice. The engine numbers a run's frames as it produces them and stores them in
+ * that order.
  */
-const ROWS_PER_INSERT = 64;
-
-/** The per-run frame log behind stream, wait and Last-Event-ID replay. */
 export class FrameRepository {
-  readonly #db: Database.Database;
-  readonly #insert: Database.Statement<[string, number, string, string]>;
-  /** Multi-row INSERTs by row count (2..ROWS_PER_INSERT), prepared on first use. */
-  readonly #insertRows = new Map<number, Database.Statement<unknown[]>>();
+  readonly #insert: Database.Statement<[string, number, number, string]>;
+  readonly #lastSeq: Database.Statement<[string], { last_seq: number }>;
   readonly #bumpLastSeq: Database.Statement<[number, string]>;
-  readonly #read: Database.Statement<[string, number, number], RunFrame>;
+  readonly #pages: Database.Statement<[string, number], FramePage>;
   readonly #holdsClaim: Database.Statement<[string, number, string], { one: number }>;
-  readonly #exists: Database.Statement<[string], { one: number }>;
   readonly #appendTx: Database.Transaction<(frames: RunFrame[], fence: Fence | undefined) => void>;
 
   constructor(db: Database.Database) {
-    this.#db = db;
     this.#insert = db.prepare(
-      "INSERT INTO run_frames (run_id, seq, mode, data) VALUES (?, ?, ?, ?)",
+      "INSERT INTO run_frames (run_id, last_seq, frames, data) VALUES (?, ?, ?, ?)",
     );
-    this.#bumpLastSeq = db.prepare("UPDATE runs SET last_seq = max(last_seq, ?) WHERE run_id = ?");
-    // LIMIT -1 is SQLite's "no limit", so one statement serves both forms.
-    this.#read = db.prepare(
-      "SELECT run_id, seq, mode, data FROM run_frames WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+    this.#lastSeq = db.prepare("SELECT last_seq FROM runs WHERE run_id = ?");
+    this.#bumpLastSeq = db.prepare("UPDATE runs SET last_seq = ? WHERE run_id = ?");
+    // The page holding afterSeq + 1 is the first whose last seq is above afterSeq.
+    this.#pages = db.prepare(
+      "SELECT run_id, last_seq, frames, data FROM run_frames WHERE run_id = ? AND last_seq > ? ORDER BY last_seq",
     );
     this.#holdsClaim = db.prepare(
       `SELECT 1 AS one FROM runs WHERE run_id = ? AND lease_epoch = ?
          AND (owner = ? OR (owner IS NULL AND status <> 'pending'))`,
     );
-    this.#exists = db.prepare("SELECT 1 AS one FROM runs WHERE run_id = ?");
     this.#appendTx = db.transaction((frames, fence) => {
       if (fence !== undefined) this.#checkFence(frames, fence);
       this.#append(frames);
@@ -48,34 +47,44 @@ export class FrameRepository {
   }
 
   read(runId: string, afterSeq: number, limit?: number): RunFrame[] {
-    return this.#read.all(runId, afterSeq, limit ?? -1).map(toFrame);
+    const out: RunFrame[] = [];
+    const max = limit ?? Number.POSITIVE_INFINITY;
+    if (max <= 0) return out;
+    // Page by page, so that a short read of a long log decodes only the pages it returns.
+    for (const page of this.#pages.iterate(runId, afterSeq)) {
+      readPage(page, afterSeq, out, max);
+      if (out.length >= max) break;
+    }
+    return out;
   }
 
+  /** Inside a transaction: the call's frames, run by run, after each run's last stored frame. */
   #append(frames: RunFrame[]): void {
-    const lastSeq = new Map<string, number>();
-    const params: unknown[] = [];
-    let i = 0;
-    while (frames.length - i > 1) {
-      const rows = Math.min(ROWS_PER_INSERT, frames.length - i);
-      params.length = 0;
-      for (let k = i; k < i + rows; k++) {
-        const frame = frames[k]!;
-        params.push(frame.run_id, frame.seq, frame.mode, frame.data);
+    for (const [runId, ofRun] of byRun(frames)) {
+      const last = this.#lastSeq.get(runId);
+      if (last === undefined) throw notFound("run", runId);
+      ofRun.sort((a, b) => a.seq - b.seq);
+      let previous = last.last_seq;
+      for (const frame of ofRun) {
+        if (frame.seq <= last.last_seq) {
+          throw conflict(
+            `frame ${frame.seq} of run ${runId} is not after the run's last stored frame (${last.last_seq})`,
+          );
+        }
+        if (frame.seq === previous) {
+          throw conflict(`frame ${frame.seq} of run ${runId} appears twice in one append`);
+        }
+        previous = frame.seq;
       }
-      try {
-        this.#insertRowsStatement(rows).run(params);
-      } catch (err) {
-        // A statement fails as a whole: the single-row path below names the frame at fault.
-        if (!sqliteCode(err)?.startsWith("SQLITE_CONSTRAINT")) throw err;
-        break;
+      for (const page of toPages(runId, ofRun)) {
+        try {
+          this.#insert.run(page.run_id, page.last_seq, page.frames, page.data);
+        } catch (err) {
+          rethrowCheck(err, "frame");
+        }
       }
-      i += rows;
+      this.#bumpLastSeq.run(previous, runId);
     }
-    for (const frame of frames.slice(i)) this.#insertOne(frame);
-    for (const frame of frames) {
-      lastSeq.set(frame.run_id, Math.max(lastSeq.get(frame.run_id) ?? 0, frame.seq));
-    }
-    for (const [runId, seq] of lastSeq) this.#bumpLastSeq.run(seq, runId);
   }
 
   /** Inside the append's transaction, so no claim can move between the check and the insert. */
@@ -85,32 +94,18 @@ export class FrameRepository {
       throw conflict("a fenced append holds frames of one run only");
     }
     if (this.#holdsClaim.get(runId, fence.epoch, fence.owner) !== undefined) return;
-    if (this.#exists.get(runId) === undefined) throw notFound("run", runId);
+    if (this.#lastSeq.get(runId) === undefined) throw notFound("run", runId);
     throw claimLost(runId);
   }
+}
 
-  #insertRowsStatement(rows: number): Database.Statement<unknown[]> {
-    let statement = this.#insertRows.get(rows);
-    if (statement === undefined) {
-      const values = Array(rows).fill("(?, ?, ?, ?)").join(", ");
-      statement = this.#db.prepare(
-        `INSERT INTO run_frames (run_id, seq, mode, data) VALUES ${values}`,
-      );
-      this.#insertRows.set(rows, statement);
-    }
-    return statement;
+/** The frames of each run, in the order the runs first appear (a copy: the caller's stays). */
+function byRun(frames: readonly RunFrame[]): Map<string, RunFrame[]> {
+  const runs = new Map<string, RunFrame[]>();
+  for (const frame of frames) {
+    const ofRun = runs.get(frame.run_id);
+    if (ofRun === undefined) runs.set(frame.run_id, [frame]);
+    else ofRun.push(frame);
   }
-
-  #insertOne(frame: RunFrame): void {
-    try {
-      this.#insert.run(frame.run_id, frame.seq, frame.mode, frame.data);
-    } catch (err) {
-      const code = sqliteCode(err);
-      if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") throw notFound("run", frame.run_id);
-      if (code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
-        throw conflict(`frame ${frame.seq} of run ${frame.run_id} already exists`);
-      }
-      rethrowCheck(err, "frame");
-    }
-  }
+  return runs;
 }

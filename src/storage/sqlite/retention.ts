@@ -9,6 +9,8 @@ import {
   type RetentionRemoved,
   type RetentionStore,
 } from "../retention.js";
+import type { RunFrame } from "../types.js";
+import { type FramePage, readPage, toPages } from "./frame-pages.js";
 import { nowIso } from "./mapping.js";
 
 /** Runs a write through the storage's group commit (see group-commit.ts). */
@@ -127,10 +129,18 @@ export class SqliteRetention implements RetentionStore {
     for (const run of runs) {
       // The last stored frame of a finished run is its final frame. When that one could not be
       // stored, a replay has only the frames before it to show what the run did: they stay.
-      const last = s.lastFrame.get(run.run_id);
-      if (last !== undefined && last.mode === "final") {
-        add(removed, "frames", s.framesBefore.get(run.run_id, last.seq)!);
-        s.deleteFramesBefore.run(run.run_id, last.seq);
+      const lastPage = s.lastPage.get(run.run_id);
+      const last = lastPage && lastFrameOf(lastPage);
+      if (lastPage !== undefined && last !== undefined && last.mode === "final") {
+        // What stays is one page holding the final frame alone.
+        const [kept] = toPages(run.run_id, [last]);
+        const all = s.framesOfRun.get(run.run_id)!;
+        add(removed, "frames", {
+          count: all.count - 1,
+          bytes: all.bytes - Buffer.byteLength(kept!.data),
+        });
+        s.deletePagesBefore.run(run.run_id, last.seq);
+        if (lastPage.frames > 1) s.rewritePage.run(kept!.frames, kept!.data, run.run_id, last.seq);
       }
       s.markCompacted.run(now, run.run_id);
     }
@@ -178,6 +188,13 @@ const OPT_OUT = {
   optOutValue: JSON.stringify(RETENTION_OPT_OUT.value),
 };
 
+/** The last frame of a page: its final frame when the run's log is complete. */
+function lastFrameOf(page: FramePage): RunFrame | undefined {
+  const frames: RunFrame[] = [];
+  readPage(page, page.last_seq - 1, frames, 1);
+  return frames[0];
+}
+
 function add(removed: RetentionRemoved, kind: "frames" | "checkpoints", tally: Tally): void {
   removed[kind] += tally.count;
   removed.bytes += tally.bytes;
@@ -201,25 +218,26 @@ function prepare(db: Database.Database) {
        WHERE frames_compacted_at IS NULL AND ${FINISHED} AND updated_at < ?
        ORDER BY updated_at, seq LIMIT ?`,
     ),
-    lastFrame: db.prepare<[string], { seq: number; mode: string }>(
-      "SELECT seq, mode FROM run_frames WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
+    // Frames are stored in pages (frame-pages.ts): a page's `frames` is its frame count.
+    lastPage: db.prepare<[string], FramePage>(
+      `SELECT run_id, last_seq, frames, data FROM run_frames
+       WHERE run_id = ? ORDER BY last_seq DESC LIMIT 1`,
     ),
-    framesBefore: tally(
-      `SELECT count(*) AS count, coalesce(sum(octet_length(data)), 0) AS bytes
-       FROM run_frames WHERE run_id = ? AND seq < ?`,
+    deletePagesBefore: db.prepare<[string, number]>(
+      "DELETE FROM run_frames WHERE run_id = ? AND last_seq < ?",
     ),
-    deleteFramesBefore: db.prepare<[string, number]>(
-      "DELETE FROM run_frames WHERE run_id = ? AND seq < ?",
+    rewritePage: db.prepare<[number, string, string, number]>(
+      "UPDATE run_frames SET frames = ?, data = ? WHERE run_id = ? AND last_seq = ?",
     ),
     markCompacted: db.prepare<[string, string]>(
       "UPDATE runs SET frames_compacted_at = ? WHERE run_id = ?",
     ),
     framesOfRun: tally(
-      `SELECT count(*) AS count, coalesce(sum(octet_length(data)), 0) AS bytes
+      `SELECT coalesce(sum(frames), 0) AS count, coalesce(sum(octet_length(data)), 0) AS bytes
        FROM run_frames WHERE run_id = ?`,
     ),
     framesOfThread: tally(
-      `SELECT count(*) AS count, coalesce(sum(octet_length(f.data)), 0) AS bytes
+      `SELECT coalesce(sum(f.frames), 0) AS count, coalesce(sum(octet_length(f.data)), 0) AS bytes
        FROM runs r JOIN run_frames f ON f.run_id = r.run_id WHERE r.thread_id = ?`,
     ),
     checkpointsOfThread: tally(
