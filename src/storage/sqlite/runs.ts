@@ -85,6 +85,7 @@ export class RunRepository {
   readonly #nextStart: Database.Statement<[], { next: string | null }>;
   readonly #insertTx: Database.Transaction<(run: NewRun, options: InsertRunOptions) => RunRecord>;
   readonly #exists: Database.Statement<[string], { one: number }>;
+  readonly #threadOf: Database.Statement<[string], { thread_id: string | null }>;
   readonly #updateTx: Database.Transaction<
     (runId: string, patch: RunPatch, fence: Fence | undefined) => RunRecord
   >;
@@ -154,6 +155,7 @@ export class RunRepository {
     );
     this.#insertTx = db.transaction((run, options) => this.#insertRun(run, options));
     this.#exists = db.prepare("SELECT 1 AS one FROM runs WHERE run_id = ?");
+    this.#threadOf = db.prepare("SELECT thread_id FROM runs WHERE run_id = ?");
     this.#updateTx = db.transaction((runId, patch, fence) => this.#updateRun(runId, patch, fence));
     this.#deleteTx = db.transaction((runId) => this.#deleteRun(runId));
     this.#claimTx = db.transaction((owner, leaseMs, now, agents) =>
@@ -234,6 +236,21 @@ export class RunRepository {
 
   update(runId: string, patch: RunPatch, fence?: Fence): RunRecord {
     return this.#updateTx.immediate(runId, patch, fence);
+  }
+
+  /**
+   * Inside the caller's transaction: the patch, and the run detached from its thread (thread_id
+   * NULL), in one statement, for a run whose thread is deleted next. Deleting the thread would
+   * set it NULL all the same (ON DELETE SET NULL), but as a second write of the whole row, which
+   * SQLite rewrites with its output: a 10 MB answer read back and written again.
+   */
+  updateDetached(runId: string, patch: RunPatch, fence: Fence | undefined): RunRecord {
+    return this.#updateRun(runId, patch, fence, true);
+  }
+
+  /** The run's thread id (null once detached); undefined when there is no such run. */
+  threadOf(runId: string): string | null | undefined {
+    return this.#threadOf.get(runId)?.thread_id;
   }
 
   delete(runId: string): void {
@@ -339,7 +356,7 @@ export class RunRepository {
    * One statement: only the patched columns are written (no read of the row first, no
    * re-serializing what did not change), and RETURNING gives the updated record.
    */
-  #updateRun(runId: string, patch: RunPatch, fence: Fence | undefined): RunRecord {
+  #updateRun(runId: string, patch: RunPatch, fence: Fence | undefined, detach = false): RunRecord {
     const columns: string[] = [];
     const params: Record<string, unknown> = { run_id: runId, updated_at: nowIso() };
     // The fence is part of the statement's WHERE: checked and written in one step.
@@ -355,7 +372,9 @@ export class RunRepository {
       columns.push(column);
       params[column] = patchValue(column, value);
     }
-    const assignments = columns.map((column) => `${column} = @${column}`).join(", ");
+    const assigned = columns.map((column) => `${column} = @${column}`);
+    if (detach) assigned.push("thread_id = NULL");
+    const assignments = assigned.join(", ");
     // A run's output can be megabytes (a long answer): the one just written is the patch's,
     // so it is not read back and parsed again.
     const returning = patch.output === undefined ? "*" : RETURNING_ALL_BUT_OUTPUT;

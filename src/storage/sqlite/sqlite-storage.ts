@@ -148,12 +148,14 @@ export class SqliteStorage implements Storage {
           ) => {
             // Frames first: under a fence they need the run still held by it.
             if (writes?.frames !== undefined) frames.append(writes.frames, fence);
-            const updated = runs.update(runId, patch, fence);
             if ("delete" in thread) {
-              if (updated.thread_id === null) throw notFound("thread of run", runId);
-              threads.delete(updated.thread_id);
-              return { ...updated, thread_id: null };
+              const threadId = runs.threadOf(runId);
+              const updated = runs.updateDetached(runId, patch, fence);
+              if (threadId == null) throw notFound("thread of run", runId);
+              threads.delete(threadId);
+              return updated;
             }
+            const updated = runs.update(runId, patch, fence);
             if (writes?.checkpoint !== undefined) {
               if (updated.thread_id === null) throw notFound("thread of run", runId);
               checkpoints.add(updated.thread_id, writes.checkpoint);
