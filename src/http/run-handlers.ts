@@ -127,7 +127,8 @@ export class RunHandlers {
     }
     try {
       const read = modes.has("values") ? "all" : "without-values";
-      await sendFrames(this.runs.follow(run.run_id, { afterSeq, signal, read }), writer, modes);
+      const frames = this.runs.follow(run.run_id, { afterSeq, signal, read, lazyValues: true });
+      await sendFrames(frames, writer, modes);
     } finally {
       writer.end();
     }
@@ -147,8 +148,9 @@ async function sendFrames(
   for await (const frame of frames) {
     if (frame.mode !== "final" && !modes.has(frame.mode)) continue;
     // A values frame is superseded by the next one (and the final frame carries values), so a
-    // client that cannot keep up skips it instead of growing our buffer.
-    if (frame.mode === "values" && writer.congested) continue;
+    // client that cannot keep up skips it instead of growing our buffer. Skipped, it is never
+    // rendered (the frames come with lazy values: `data` is rendered when written here).
+    if (frame.mode === "values" && writer.sending) continue;
     writer.write(frame);
     if (writer.congested) await writer.drain();
   }

@@ -8,6 +8,7 @@ import {
   fullFinalData,
   readFinal,
   readUpdate,
+  VALUES_DELTA_DATA,
   ValuesRebuilder,
   valuesKeyframeData,
 } from "../../src/engine/frames/codec.js";
@@ -75,6 +76,19 @@ describe("the frame codec", () => {
     // Other frames are never wrapped.
     const values = frame("values", valuesKeyframeData({}, []));
     expect(fullCustom(values)).toBe(values);
+  });
+
+  it("renders a lazy values frame when it is read, and refuses once the log moved on", () => {
+    const rebuilder = new ValuesRebuilder();
+    const lazy = rebuilder.nextLazy(frame("values", valuesKeyframeData({ n: 1 }, [])))!;
+    expect(lazy.data).toBe(
+      '{"type":"values","run_id":"r1","status":"pending","values":{"n":1},"messages":[]}',
+    );
+    // Read once, it keeps its data.
+    const skipped = rebuilder.nextLazy({ ...frame("values", VALUES_DELTA_DATA), seq: 2 })!;
+    rebuilder.nextLazy({ ...frame("custom", customFrameData({ type: "STEP_STARTED" })), seq: 3 });
+    expect(lazy.data).toContain('"values":{"n":1}');
+    expect(() => skipped.data).toThrow(/values frame 2 was read after the log moved on/);
   });
 
   it("tells a final frame that ends the run for good from an interrupted one", () => {

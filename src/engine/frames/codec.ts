@@ -183,6 +183,8 @@ export class ValuesRebuilder {
   private acc: Accumulator | undefined;
   /** The current segment's events before its keyframe. */
   private before: EventRecord[] = [];
+  /** Bumped by every frame taken: a lazy values frame renders only while it is the last one. */
+  private generation = 0;
 
   /**
    * Takes the next frame of the log. For a values frame, returns its full form (when `render`)
@@ -190,6 +192,7 @@ export class ValuesRebuilder {
    * is missing). Other frames come back as they are.
    */
   next(frame: RunFrame, render = true): RunFrame | undefined {
+    this.generation++;
     switch (frame.mode) {
       case "custom":
       case "subagent": {
@@ -203,12 +206,7 @@ export class ValuesRebuilder {
         if (!frame.data.startsWith('{"rebuild":')) return frame; // full form (older logs)
         if (frame.data !== VALUES_DELTA_DATA) this.keyframe(frame.data);
         if (!this.acc) return undefined;
-        if (!render) return frame;
-        const messages = aguiToAcpMessages(this.acc.messages as unknown as readonly AgUiMessage[]);
-        return {
-          ...frame,
-          data: valuesFrameData(frame.run_id, asValues(this.acc.state), messages),
-        };
+        return render ? this.render(frame, this.acc) : frame;
       }
       case "final":
         // The segment is over: the next one starts from its own keyframe.
@@ -216,6 +214,41 @@ export class ValuesRebuilder {
         this.before = [];
         return frame;
     }
+  }
+
+  /**
+   * As `next`, but a values frame to rebuild comes back unrendered: its `data` is rendered when
+   * it is first read, which must be before the next call (the values move on with the log).
+   * A reader that skips a values frame (a client that cannot keep up) then never renders it.
+   */
+  nextLazy(frame: RunFrame): RunFrame | undefined {
+    const taken = this.next(frame, false);
+    if (taken === undefined || taken.mode !== "values" || !taken.data.startsWith('{"rebuild":')) {
+      return taken;
+    }
+    const acc = this.acc!;
+    const generation = ++this.generation;
+    let data: string | undefined;
+    const render = () => {
+      if (generation !== this.generation) {
+        throw new Error(`values frame ${frame.seq} was read after the log moved on`);
+      }
+      return this.render(frame, acc).data;
+    };
+    return {
+      run_id: frame.run_id,
+      seq: frame.seq,
+      mode: "values",
+      get data() {
+        data ??= render();
+        return data;
+      },
+    };
+  }
+
+  private render(frame: RunFrame, acc: Accumulator): RunFrame {
+    const messages = aguiToAcpMessages(acc.messages as unknown as readonly AgUiMessage[]);
+    return { ...frame, data: valuesFrameData(frame.run_id, asValues(acc.state), messages) };
   }
 
   private keyframe(data: string): void {

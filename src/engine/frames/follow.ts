@@ -23,6 +23,12 @@ export interface RunStreamOptions {
    *   ended, not the ACP envelope around them.
    */
   read?: "all" | "without-values" | "events";
+  /**
+   * With `all`: values frames are rendered when their `data` is first read, which must happen
+   * before the next frame is asked for (see ValuesRebuilder.nextLazy). A reader that skips a
+   * values frame does not pay for rendering it: megabytes for a long answer's state.
+   */
+  lazyValues?: boolean;
 }
 
 /**
@@ -57,7 +63,7 @@ export async function* followRun(
   const rebuilder = new ValuesRebuilder();
   if (options.afterSeq > 0) await replayInto(rebuilder, storage, tails, runId, options.afterSeq);
   for await (const frame of followStored(storage, bus, runId, options, tails)) {
-    const full = rebuilder.next(frame);
+    const full = options.lazyValues ? rebuilder.nextLazy(frame) : rebuilder.next(frame);
     if (full === undefined) continue;
     yield finalNeedsRunOutput(full)
       ? fullFinalData(full, (await storage.getRun(runId))?.output ?? null)

@@ -35,6 +35,17 @@ function frameText(frame: RunFrame): string {
  */
 const COALESCE_CHARS = 16 * 1024;
 
+/** A frame at least this long is written on its own, not joined with the frames around it. */
+const WRITE_ALONE_CHARS = 64 * 1024;
+
+/**
+ * How far the frames after a values frame may queue behind it before the reader waits for the
+ * socket: while a long answer's values frame (megabytes) is being sent, the events after it are
+ * written behind it, and the values frames among them are skipped (see `sending`), instead of
+ * each being rendered and sent in full to a client that cannot keep up.
+ */
+const QUEUE_BEHIND_VALUES_CHARS = 1024 * 1024;
+
 export interface AcpStreamOptions {
   /** Seconds between keep-alive comment lines; 0 = none. */
   keepAliveSeconds: number;
@@ -61,6 +72,8 @@ export class AcpSseStream {
    * values frame after it is written as it was when each frame was written and waited for.
    */
   private backedUp = false;
+  /** The last values frame's size, until the socket drained: what may queue ahead of the rest. */
+  private valuesChars = 0;
 
   constructor(request: FastifyRequest, reply: FastifyReply, options: AcpStreamOptions) {
     this.writer = new StreamWriter(request, reply, {
@@ -80,12 +93,38 @@ export class AcpSseStream {
     return this.writer.closed;
   }
 
-  /** True when the socket buffer is full: the caller may skip superseded values frames. */
+  /**
+   * True when the socket is full beyond what may queue behind the last values frame: the reader
+   * then waits for it (`drain()`).
+   */
   get congested(): boolean {
-    return this.backedUp;
+    return (
+      this.backedUp &&
+      this.writer.queuedBytes + this.pendingChars > this.valuesChars + QUEUE_BEHIND_VALUES_CHARS
+    );
+  }
+
+  /**
+   * True while the socket is still sending what was written before: a values frame now would
+   * only queue behind it, and the next values frame (or the final frame, which carries the
+   * values) supersedes it.
+   */
+  get sending(): boolean {
+    return this.writer.queuedBytes > 0;
   }
 
   write(frame: RunFrame): void {
+    const data = frame.data;
+    if (frame.mode === "values") this.valuesChars = Math.max(this.valuesChars, data.length);
+    if (data.length >= WRITE_ALONE_CHARS) {
+      // Its own writes, so that its megabytes are not copied once more into one chunk.
+      this.flush();
+      this.writer.write(`id: ${frame.seq}\nevent: agent_event\ndata: `);
+      this.writer.write(escapeLineBreaks(data));
+      this.writer.write("\n\n");
+      this.backedUp = this.writer.congested;
+      return;
+    }
     const text = frameText(frame);
     this.pending.push(text);
     this.pendingChars += text.length;
@@ -100,10 +139,11 @@ export class AcpSseStream {
   }
 
   /** Writes what is buffered and waits until the socket takes more (see StreamWriter.drain). */
-  drain(): Promise<void> {
+  async drain(): Promise<void> {
     this.flush();
     this.backedUp = false;
-    return this.writer.drain();
+    await this.writer.drain();
+    this.valuesChars = 0;
   }
 
   end(): void {

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { Socket } from "node:net";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { wireChunk } from "../wire-bytes.js";
 import { clientGone } from "./client-gone.js";
@@ -87,6 +88,15 @@ export class StreamWriter {
   /** True when the socket buffer is full: the caller may skip values that are superseded. */
   get congested(): boolean {
     return this.backedUp;
+  }
+
+  /**
+   * Bytes written that the socket has not taken yet (held by Node until the client reads). A
+   * response that is not on a socket (Fastify's inject) holds everything and sends nothing, and
+   * counts none.
+   */
+  get queuedBytes(): number {
+    return this.raw.socket instanceof Socket ? this.raw.writableLength : 0;
   }
 
   /** Writes one encoded chunk; nothing once the stream is over. */
