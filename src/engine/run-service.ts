@@ -63,6 +63,9 @@ const LATEST_START_MS = 253_402_300_799_999;
  * thread run to the thread's owner (only the owner, or an admin acting for it, can start one).
  */
 export class RunService {
+  /** Per agent id: a bound on its pending runs, on an exclusive storage (see checkQueueRoom). */
+  private readonly pendingBounds = new Map<string, number>();
+
   constructor(private readonly options: RunServiceOptions) {}
 
   /** The storage behind the runs; HTTP reaches it only through this service's methods. */
@@ -217,6 +220,9 @@ export class RunService {
       validateResponse: this.options.validateResponse,
     };
     const entries = resumeEntries(body, run.interrupts as unknown as Interrupt[], validators);
+    // Pending again: one more for the queue bound (see checkQueueRoom).
+    const bound = this.pendingBounds.get(run.agent_id);
+    if (bound !== undefined) this.pendingBounds.set(run.agent_id, bound + 1);
     const resumed = await this.storage.updateRun(runId, {
       status: "pending",
       resume: entries as unknown as Record<string, unknown>[],
@@ -299,14 +305,29 @@ export class RunService {
     return { ...run, status: "error", output };
   }
 
-  /** A bounded queue: past the agent's limit, refuse (429) rather than pile up work. */
+  /**
+   * A bounded queue: past the agent's limit, refuse (429) rather than pile up work.
+   *
+   * On a storage this process alone writes (`Storage.exclusive`), the pending runs are counted
+   * only when they may have reached the limit: a run becomes pending only by being created or
+   * resumed here, so the last count plus the runs let in since is a bound on them. Below the
+   * limit it answers as the count would, without a read per run (counting was a fifth of a
+   * stateless run's SQLite time). Runs that ended since only make the bound loose.
+   */
   private async checkQueueRoom(agent: RunnableAgent): Promise<void> {
     const limit = agent.maxPendingRuns;
     if (limit === undefined) return;
+    const exclusive = this.storage.exclusive === true;
+    const bound = exclusive ? this.pendingBounds.get(agent.agentId) : undefined;
+    if (bound !== undefined && bound < limit) {
+      this.pendingBounds.set(agent.agentId, bound + 1);
+      return;
+    }
     const pending = await this.storage.countRuns(
       { agent_id: agent.agentId, status: "pending" },
       limit,
     );
+    if (exclusive) this.pendingBounds.set(agent.agentId, pending < limit ? pending + 1 : pending);
     if (pending >= limit) {
       throw new DomainError(
         "overloaded",

@@ -274,6 +274,12 @@ export interface WebhookDelivery {
 export interface Storage {
   /** Backend name for logs and readiness ("sqlite", "postgres"). */
   readonly kind: string;
+  /**
+   * True when this process is the database's only writer (SQLite, held by its owner lock): what
+   * it has not written, nobody has. Callers may then keep bounds of their own writes instead of
+   * counting rows again (the queue limit's pending count).
+   */
+  readonly exclusive?: boolean;
   /** Applies migrations; idempotent. */
   open(): Promise<void>;
   close(): Promise<void>;

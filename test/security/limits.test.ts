@@ -215,6 +215,30 @@ describe("run concurrency and the bounded queue", () => {
       },
     ));
 
+  it("a place in the queue freed by a run that ended is given again, and only that one", () =>
+    withApp(
+      { agents: [slowAgent("slow", { limits: { maxConcurrentRuns: 1, maxQueuedRuns: 1 } })] },
+      async (t) => {
+        const slow = agentIdFor("slow", "1.0.0");
+        const create = () => t.call("POST", "/runs", { agent_id: slow, on_completion: "keep" });
+        const first = (await create()).body as { run_id: string };
+        expect((await create()).status).toBe(200);
+        expect((await create()).status).toBe(429);
+        await until(
+          () => t.storage.getRun(first.run_id),
+          (run) => run?.status === "success",
+          15_000,
+          "the first run's end",
+        );
+        expect((await create()).status).toBe(200);
+        const refused = await create();
+        expect(refused.status).toBe(429);
+        expect(refused.body).toBe(
+          `agent ${slow} already has 2 pending runs (its limit); try again later`,
+        );
+      },
+    ));
+
   it("server.maxConcurrentRuns bounds runs executing at once across agents; the rest wait", () =>
     withApp(
       {

@@ -76,6 +76,8 @@ interface Repositories {
  */
 export class SqliteStorage implements Storage {
   readonly kind = "sqlite";
+  /** One process owns the file (owner-lock.ts; an in-memory database is the process's own). */
+  readonly exclusive = true;
   readonly path: string;
   /** Names of the migrations the last `open()` applied (empty when the schema was current). */
   appliedMigrations: string[] = [];
