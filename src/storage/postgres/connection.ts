@@ -104,6 +104,11 @@ export async function createPool(target: ConnectionTarget, max: number): Promise
     connectionString: target.url,
     max,
     options,
+    // A query is written as soon as it is issued, without waiting for the one before to be
+    // answered: a transaction's BEGIN goes out with its first statement (see `transaction`).
+    // Code that awaits each query before the next, as everything else here does, sees no
+    // difference.
+    pipeline: true,
     types: typeParsers(pgModule.types),
   });
   // An idle connection that breaks (database restart, network cut) is emitted here; without a
@@ -201,13 +206,30 @@ export class Database implements Queryable {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
       let wrote = false;
-      const db = this.#counted(client, () => {
-        wrote = true;
-      });
+      // BEGIN is not awaited on its own: it goes out with the transaction's first statement,
+      // one round trip for both, and is awaited by that statement (or before COMMIT). The
+      // statement cannot run outside the transaction: BEGIN fails only with the connection,
+      // which fails the statement too, and a failed `setup` aborts the transaction it began.
+      let begin: Promise<unknown> | undefined = client.query(
+        setup === undefined ? "BEGIN" : `BEGIN; ${setup}`,
+      );
+      begin.catch(() => undefined);
+      const begun = async () => {
+        const pending = begin;
+        begin = undefined;
+        await pending;
+      };
+      const db = this.#counted(
+        client,
+        () => {
+          wrote = true;
+        },
+        begun,
+      );
       let broken: Error | undefined;
       try {
-        await client.query(setup === undefined ? "BEGIN" : `BEGIN; ${setup}`);
         const result = await work(db);
+        await begun();
         await client.query("COMMIT");
         if (wrote) this.counter.commit();
         return result;
@@ -227,17 +249,23 @@ export class Database implements Queryable {
   }
 
   /** Queries on `client` inside a transaction: counted, errors translated, writes reported. */
-  #counted(client: pg.PoolClient, wrote: () => void): Queryable {
+  #counted(
+    client: pg.PoolClient,
+    wrote: () => void,
+    before: () => Promise<void> = async () => undefined,
+  ): Queryable {
     return {
       query: async <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
         const kind = this.counter.statement(text);
         let result: pg.QueryResult<R>;
         try {
           const spec = querySpec(text, values);
-          result =
-            typeof spec === "string"
-              ? await client.query<R>(text, values)
-              : await client.query<R>(spec);
+          const pending =
+            typeof spec === "string" ? client.query<R>(text, values) : client.query<R>(spec);
+          pending.catch(() => undefined);
+          // Written already; what was sent before it (BEGIN) is answered first.
+          await before();
+          result = await pending;
         } catch (err) {
           throw translate(err);
         }

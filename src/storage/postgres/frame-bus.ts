@@ -112,10 +112,12 @@ export class PostgresFrameBus implements FrameBus {
     this.outbox = [];
     if (batch.length === 0 || this.closed) return;
     this.sender
-      .query(
-        "SELECT pg_notify(n.channel, n.payload) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS n(channel, payload, i) ORDER BY n.i",
-        [batch.map(([channel]) => channel), batch.map(([, payload]) => payload)],
-      )
+      .query({
+        // Prepared once per connection: a notification goes out after most runs.
+        name: "acp_notify",
+        text: "SELECT pg_notify(n.channel, n.payload) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS n(channel, payload, i) ORDER BY n.i",
+        values: [batch.map(([channel]) => channel), batch.map(([, payload]) => payload)],
+      })
       .catch((err) =>
         this.logger.warn(
           { err, notifications: batch.length },

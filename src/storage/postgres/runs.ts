@@ -90,6 +90,25 @@ const MARK_THREAD_BUSY = prepared(
   "UPDATE threads SET status = 'busy', updated_at = $2 WHERE thread_id = $1",
 );
 const LOCK_THREAD = prepared("SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE");
+/**
+ * The queue check before every run (an agent's pending runs, up to its limit). `pending` is
+ * written into the text, not bound: the statement is then prepared with a plan that reads the
+ * pending runs' partial index whatever the agent, which a `status = $2` could not promise (its
+ * generic plan would not know `pending` is rare).
+ */
+const COUNT_PENDING_OF_AGENT = prepared(`SELECT count(*)::int AS n FROM (
+  SELECT 1 FROM runs WHERE agent_id = $1 AND status = 'pending' LIMIT $2) limited`);
+
+/** Only the agent and `pending`: the filter COUNT_PENDING_OF_AGENT serves. */
+function isQueueCount(filter: RunCountFilter): filter is { agent_id: string; status: "pending" } {
+  return (
+    filter.status === "pending" &&
+    filter.agent_id !== undefined &&
+    filter.kind === undefined &&
+    filter.thread_id === undefined
+  );
+}
+
 const GET_RUN = prepared(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`);
 const RUN_EXISTS = prepared("SELECT 1 FROM runs WHERE run_id = $1");
 const LOCK_THREAD_OF_RUN = prepared(`SELECT thread_id FROM threads
@@ -250,6 +269,14 @@ export class RunRepository {
   }
 
   async count(filter: RunCountFilter, limit: number): Promise<number> {
+    const bound = Math.max(0, Math.floor(limit));
+    if (isQueueCount(filter)) {
+      const queued = await this.#db.query<{ n: number }>(COUNT_PENDING_OF_AGENT, [
+        filter.agent_id,
+        bound,
+      ]);
+      return queued.rows[0]?.n ?? 0;
+    }
     const where: string[] = [];
     const params: unknown[] = [];
     for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
@@ -260,7 +287,7 @@ export class RunRepository {
       }
     }
     const clause = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
-    params.push(Math.max(0, Math.floor(limit)));
+    params.push(bound);
     const result = await this.#db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs ${clause} LIMIT $${params.length}) limited`,
       params,
