@@ -39,6 +39,11 @@ export interface AlsoWrite {
   frames?: RunFrame[];
   /** The run leaves its thread (thread_id NULL), as the thread's deletion would set it. */
   detachThread?: boolean;
+  /**
+   * The run's thread is deleted in the same statement, unless another run on it is pending
+   * (see `endRunDeletingThread`, which sets this). Implies `detachThread`.
+   */
+  deleteThread?: boolean;
 }
 
 /**
@@ -58,6 +63,38 @@ export async function updateRunRow(
   fence?: Fence,
   also: AlsoWrite = {},
 ): Promise<RunRecord> {
+  return (await runUpdate(db, runId, patch, fence, also)).run;
+}
+
+/**
+ * A run's end that deletes its thread, as one statement: the frames and the outcome as
+ * `updateRunRow` writes them, the run leaving the thread, and the thread's DELETE unless
+ * another of its runs is pending. `threadDeleted` false means refused: the caller throws, and
+ * its transaction takes the rest back.
+ *
+ * The caller holds the thread's lock from an earlier statement of the transaction, so this
+ * statement's snapshot sees every run committed on the thread before that lock: the pending
+ * check is the one a DELETE after the UPDATE made, except that it cannot see this statement's
+ * own UPDATE and so leaves the run itself out (it is not pending once it ends). The run is
+ * found on its thread through that snapshot too, before the UPDATE detaches it.
+ */
+export function endRunDeletingThread(
+  db: Queryable,
+  runId: string,
+  patch: RunPatch,
+  fence: Fence | undefined,
+  frames: RunFrame[] | undefined,
+): Promise<{ run: RunRecord; threadDeleted: boolean }> {
+  return runUpdate(db, runId, patch, fence, { frames, deleteThread: true });
+}
+
+async function runUpdate(
+  db: Queryable,
+  runId: string,
+  patch: RunPatch,
+  fence: Fence | undefined,
+  also: AlsoWrite,
+): Promise<{ run: RunRecord; threadDeleted: boolean }> {
   const sets = ["updated_at = $2"];
   const params: unknown[] = [runId, nowIso()];
   for (const [key, value] of Object.entries(patch)) {
@@ -67,17 +104,17 @@ export async function updateRunRow(
     params.push(encode(value as never));
     sets.push(`${key} = $${params.length}::${cast}`);
   }
-  if (also.detachThread === true) sets.push("thread_id = NULL");
+  if (also.detachThread === true || also.deleteThread === true) sets.push("thread_id = NULL");
   // A run's output can be megabytes (a long answer): the one just written is the patch's,
   // so it is not sent back and parsed again.
-  const returning = patch.output === undefined ? RUN_COLUMNS : RUN_COLUMNS_BUT_OUTPUT;
+  let returning = patch.output === undefined ? RUN_COLUMNS : RUN_COLUMNS_BUT_OUTPUT;
   let where = "run_id = $1";
   if (fence !== undefined) {
     params.push(fence.owner, fence.epoch);
     where += ` AND owner = $${params.length - 1} AND lease_epoch = $${params.length}`;
   }
   const frames = also.frames ?? [];
-  let ctes = "";
+  const ctes: string[] = [];
   if (frames.length > 0) {
     if (fence === undefined || frames.some((f) => f.run_id !== runId)) {
       throw conflict("frames folded into a run's update are its own, under a fence");
@@ -89,27 +126,37 @@ export async function updateRunRow(
       Math.max(...frames.map((f) => f.seq)),
     );
     const n = params.length;
-    ctes = `WITH inserted AS (
+    ctes.push(`inserted AS (
       INSERT INTO run_frames (run_id, seq, mode, data)
       SELECT $1, f.seq, f.mode, f.data
       FROM unnest($${n - 3}::integer[], $${n - 2}::text[], $${n - 1}::text[]) AS f(seq, mode, data)
-      WHERE EXISTS (SELECT 1 FROM runs WHERE ${where})
-    ) `;
+      WHERE EXISTS (SELECT 1 FROM runs WHERE ${where}))`);
     sets.push(`last_seq = GREATEST(last_seq, $${n}::integer)`);
   }
+  if (also.deleteThread === true) {
+    // Cascades to checkpoints; the thread's other runs keep existing with thread_id NULL.
+    ctes.push(`deleted AS (
+      DELETE FROM threads
+      WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+        AND NOT EXISTS (SELECT 1 FROM runs o
+          WHERE o.thread_id = threads.thread_id AND o.status = 'pending' AND o.run_id <> $1)
+      RETURNING thread_id)`);
+    returning += ", (SELECT count(*) FROM deleted)::int AS thread_deleted";
+  }
+  const withClause = ctes.length === 0 ? "" : `WITH ${ctes.join(", ")} `;
   const sql = prepared(
-    `${ctes}UPDATE runs SET ${sets.join(", ")} WHERE ${where} RETURNING ${returning}`,
+    `${withClause}UPDATE runs SET ${sets.join(", ")} WHERE ${where} RETURNING ${returning}`,
   );
   let result: Awaited<ReturnType<Queryable["query"]>>;
   try {
-    result = await db.query<RunRow>(sql, params);
+    result = await db.query<RunRow & { thread_deleted?: number }>(sql, params);
   } catch (err) {
     if (frames.length > 0 && (err as { code?: string }).code === "23505") {
       throw conflict(duplicateMessage(err));
     }
     rethrowInvalid(err, frames.length > 0 ? "run end" : "run patch");
   }
-  const row = result.rows[0] as RunRow | undefined;
+  const row = result.rows[0] as (RunRow & { thread_deleted?: number }) | undefined;
   if (row === undefined) {
     if (fence !== undefined) {
       const exists = await db.query(RUN_EXISTS, [runId]);
@@ -117,5 +164,6 @@ export async function updateRunRow(
     }
     throw notFound("run", runId);
   }
-  return patch.output === undefined ? toRun(row) : { ...toRun(row), output: patch.output };
+  const run = patch.output === undefined ? toRun(row) : { ...toRun(row), output: patch.output };
+  return { run, threadDeleted: row.thread_deleted === 1 };
 }

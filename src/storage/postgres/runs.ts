@@ -24,7 +24,7 @@ import {
   rethrowInvalid,
   toRun,
 } from "./mapping.js";
-import { updateRunRow } from "./run-update.js";
+import { endRunDeletingThread, updateRunRow } from "./run-update.js";
 
 /**
  * The run row, its checkpoint_before read from the (locked) thread, unless `$11` asks for the
@@ -340,8 +340,41 @@ export class RunRepository {
    * The run's update and its thread's deletion in one transaction. Locks as `deleteThread`
    * does (the thread first, FOR UPDATE), so a run inserted on the thread meanwhile either
    * waits and then finds it gone, or is seen pending here and the deletion is refused.
+   *
+   * A run that ends (the usual case: a stateless run's hidden thread) does it in two
+   * statements sent together with BEGIN, one round trip: the lock, then its end and the
+   * thread's DELETE as one statement (endRunDeletingThread). Otherwise step by step.
    */
   async #finishDeletingThread(
+    runId: string,
+    patch: RunPatch,
+    fence: Fence | undefined,
+    writes: FinishRunWrites | undefined,
+  ): Promise<RunRecord> {
+    const frames = writes?.frames ?? [];
+    const ends = patch.status !== undefined && patch.status !== "pending";
+    const foldable =
+      ends &&
+      (frames.length === 0 || (fence !== undefined && frames.every((f) => f.run_id === runId)));
+    if (!foldable) return this.#finishDeletingThreadStepwise(runId, patch, fence, writes);
+    return this.#db.write(async (db) => {
+      // Issued together, answered in order: the end's snapshot is taken once the lock is held.
+      const locking = db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN_TO_DELETE, [runId]);
+      const ending = endRunDeletingThread(db, runId, patch, fence, frames);
+      ending.catch(() => undefined);
+      const threadId = (await locking).rows[0]?.thread_id;
+      if (threadId === undefined) {
+        // Whatever the end did is taken back with the transaction.
+        await ending.catch(() => undefined);
+        throw await this.#missingThreadOrRun(db, runId);
+      }
+      const { run, threadDeleted } = await ending;
+      if (!threadDeleted) throw conflict(`thread ${threadId} has a pending run`);
+      return { ...run, thread_id: null };
+    }, TRANSACTION);
+  }
+
+  async #finishDeletingThreadStepwise(
     runId: string,
     patch: RunPatch,
     fence: Fence | undefined,
@@ -350,10 +383,7 @@ export class RunRepository {
     return this.#db.write(async (db) => {
       const locked = await db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN_TO_DELETE, [runId]);
       const threadId = locked.rows[0]?.thread_id;
-      if (threadId === undefined) {
-        const exists = await db.query(RUN_EXISTS, [runId]);
-        throw exists.rowCount === 0 ? notFound("run", runId) : notFound("thread of run", runId);
-      }
+      if (threadId === undefined) throw await this.#missingThreadOrRun(db, runId);
       // A run that ends leaves the thread in its own UPDATE: the deletion's ON DELETE SET NULL
       // then has no row of it to write again. One still pending stays on the thread, so the
       // DELETE below sees it and refuses, as it did.
@@ -365,6 +395,12 @@ export class RunRepository {
       if (deleted.rowCount === 0) throw conflict(`thread ${threadId} has a pending run`);
       return { ...updated, thread_id: null };
     }, TRANSACTION);
+  }
+
+  /** Why a run's thread could not be locked: no such run, or the run has no thread. */
+  async #missingThreadOrRun(db: Queryable, runId: string): Promise<Error> {
+    const exists = await db.query(RUN_EXISTS, [runId]);
+    return exists.rowCount === 0 ? notFound("run", runId) : notFound("thread of run", runId);
   }
 
   /**
