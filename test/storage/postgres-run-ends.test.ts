@@ -166,9 +166,15 @@ describe("PostgreSQL: a run's end that deletes its thread, in one statement", ()
   it("answers not_found for a run that does not exist", async () => {
     storage = await openDisposable(2);
     await expectDomainError(
-      storage.finishRun(id(), success, { delete: true }, { owner: "replica-a", epoch: 1 }, {
-        frames: [],
-      }),
+      storage.finishRun(
+        id(),
+        success,
+        { delete: true },
+        { owner: "replica-a", epoch: 1 },
+        {
+          frames: [],
+        },
+      ),
       "not_found",
     );
   });

@@ -121,13 +121,14 @@ export async function createPool(target: ConnectionTarget, max: number): Promise
 function typeParsers(types: typeof pg.types): pg.CustomTypesConfig {
   // pg's own timestamptz parser gives a Date; the contract wants `toISOString()` text.
   const parseTimestamp = types.getTypeParser(types.builtins.TIMESTAMPTZ);
+  const timestamp = (text: string) => (parseTimestamp(text) as Date).toISOString();
+  // count(*) and other bigints: numbers, not strings (no value here comes near 2^53).
+  const bigint = (text: string) => Number(text);
+  // Asked for every column of every result: the parsers are made once, not per column.
   return {
     getTypeParser: ((oid: number, format?: string) => {
-      if (oid === types.builtins.TIMESTAMPTZ) {
-        return (text: string) => (parseTimestamp(text) as Date).toISOString();
-      }
-      // count(*) and other bigints: numbers, not strings (no value here comes near 2^53).
-      if (oid === types.builtins.INT8) return (text: string) => Number(text);
+      if (oid === types.builtins.TIMESTAMPTZ) return timestamp;
+      if (oid === types.builtins.INT8) return bigint;
       return types.getTypeParser(oid, format as "text");
     }) as pg.CustomTypesConfig["getTypeParser"],
   };
