@@ -151,32 +151,40 @@ export class RunRepository {
     if (options.create_hidden_thread) return this.#insertWithHiddenThread(run, startAfter, options);
     return this.#db.write(async (db) => {
       // Marking the thread busy locks its row as the SELECT … FOR NO KEY UPDATE does; the
-      // mark is undone with the rest when the busy check refuses the run.
-      const thread = await db.query(
+      // mark is undone with the rest when the busy check refuses the run. The INSERT goes out
+      // with it (and BEGIN), one round trip: it needs nothing the lock answers, and its snapshot
+      // is still taken once the lock is held (statements run in the order they were sent).
+      const locking = db.query(
         options.mark_thread_busy ? MARK_THREAD_BUSY : LOCK_THREAD,
         options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
       );
-      if (thread.rowCount === 0) throw notFound("thread", run.thread_id);
       const { claim } = options;
+      const inserting = db.query<RunRow>(INSERT_RUN, [
+        run.run_id,
+        run.thread_id,
+        run.agent_id,
+        run.kind,
+        nowIso(),
+        toJson(run.creation),
+        toJson(run.metadata),
+        entryDigests(run.metadata),
+        startAfter,
+        run.principal ?? null,
+        options.reject_if_busy,
+        claim?.owner ?? null,
+        claim === undefined ? null : addMs(claim.now, claim.leaseMs),
+        claim === undefined ? null : toJson([claim.segment]),
+        claim?.now.toISOString() ?? null,
+      ]);
+      inserting.catch(() => undefined);
+      if ((await locking).rowCount === 0) {
+        // No thread: the INSERT found none either and wrote nothing.
+        await inserting.catch(() => undefined);
+        throw notFound("thread", run.thread_id);
+      }
       let inserted: Awaited<ReturnType<Queryable["query"]>>;
       try {
-        inserted = await db.query<RunRow>(INSERT_RUN, [
-          run.run_id,
-          run.thread_id,
-          run.agent_id,
-          run.kind,
-          nowIso(),
-          toJson(run.creation),
-          toJson(run.metadata),
-          entryDigests(run.metadata),
-          startAfter,
-          run.principal ?? null,
-          options.reject_if_busy,
-          claim?.owner ?? null,
-          claim === undefined ? null : addMs(claim.now, claim.leaseMs),
-          claim === undefined ? null : toJson([claim.segment]),
-          claim?.now.toISOString() ?? null,
-        ]);
+        inserted = await inserting;
       } catch (err) {
         // The run id is taken (by an earlier run, or a concurrent insert on another thread).
         if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
@@ -317,10 +325,14 @@ export class RunRepository {
   ): Promise<RunRecord> {
     if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence, writes);
     return this.#db.write(async (db) => {
-      // The thread is locked before the run, in the order insertRun and claimRun take them.
-      const locked = await db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN, [runId]);
-      const threadId = locked.rows[0]?.thread_id;
-      const updated = await this.#endWith(db, runId, patch, fence, writes?.frames, false);
+      // The thread is locked before the run, in the order insertRun and claimRun take them. The
+      // run's end needs nothing the lock answers, so both go out together (with BEGIN) and are
+      // answered in that order.
+      const locking = db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN, [runId]);
+      const ending = this.#endWith(db, runId, patch, fence, writes?.frames, false);
+      ending.catch(() => undefined);
+      const threadId = (await locking).rows[0]?.thread_id;
+      const updated = await ending;
       if (writes?.checkpoint !== undefined) {
         if (threadId === undefined) throw notFound("thread of run", runId);
         await this.#checkpoints.addIn(db, threadId, writes.checkpoint);
