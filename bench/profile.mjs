@@ -7,9 +7,12 @@
 // BENCH_PROFILE_WORKLOAD=custom-stream profiles the `custom-1` row's workload instead: one
 // client reading `POST /runs/stream` (stream_mode custom) of the 10,000-event run, one run after
 // the other (files custom-stream.cpuprofile and custom-stream.top.txt).
+// BENCH_PROFILE_WORKLOAD=wait-pg profiles the runs-wait workload on PostgreSQL (a fresh schema,
+// dropped at the end; one replica), reached through a counting proxy so the statements and
+// commits per run are printed beside the profile (files wait-pg.cpuprofile and wait-pg.top.txt).
 //
 // Environment: BENCH_PROFILE_SECONDS (default 10), BENCH_PROFILE_TOP (default 15),
-// BENCH_PROFILE_WORKLOAD (runs-wait | custom-stream), BENCH_NO_PIN, BENCH_SKIP_BUILD,
+// BENCH_PROFILE_WORKLOAD (runs-wait | custom-stream | wait-pg), BENCH_NO_PIN, BENCH_SKIP_BUILD,
 // BENCH_KEEP_TMP as for bench/run.mjs.
 import {
   existsSync,
@@ -24,6 +27,13 @@ import { SourceMap } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cannon, jsonRequest, Pool, readSse } from "./lib/http.mjs";
+import {
+  benchSchema,
+  dropBenchSchemas,
+  requirePostgres,
+  startCountingProxy,
+  viaProxy,
+} from "./lib/postgres.mjs";
 import { installCleanupHooks, pinningPlan, pinSelf } from "./lib/proc.mjs";
 import {
   ensureBuilt,
@@ -195,10 +205,17 @@ async function main() {
   const config = writeBenchConfig(tmp);
   const profDir = join(tmp, "prof");
   mkdirSync(profDir, { recursive: true });
+  let db = join(tmp, "profile.db");
+  let proxy = null;
+  if (WORKLOAD === "wait-pg") {
+    await requirePostgres();
+    proxy = await startCountingProxy();
+    db = viaProxy(benchSchema("profile"), proxy.port);
+  }
   const ours = await startOurs(plan, {
     tmp,
     configPath: config.path,
-    db: join(tmp, "profile.db"),
+    db,
     nodeFlags: ["--cpu-prof", "--cpu-prof-dir", profDir, "--cpu-prof-name", "server.cpuprofile"],
   });
   let title;
@@ -211,10 +228,12 @@ async function main() {
     title =
       WORKLOAD === "custom-stream"
         ? await customStream(ours.origin, agentId("stream-10k"))
-        : await runsWait(ours.origin, agentId("echo"));
+        : await runsWait(ours.origin, agentId("echo"), proxy);
   } finally {
     // SIGTERM → the CLI closes and exits, and node writes the profile on exit.
     await ours.proc.stop(20_000);
+    await proxy?.close();
+    await dropBenchSchemas();
   }
   const file = join(profDir, "server.cpuprofile");
   if (!existsSync(file)) {
@@ -232,14 +251,18 @@ async function main() {
   process.stdout.write(text);
 }
 
-/** 50 connections on stateless `POST /runs/wait` (echo); returns the profile's title. */
-async function runsWait(origin, echo) {
+/**
+ * 50 connections on stateless `POST /runs/wait` (echo); returns the profile's title. With a
+ * counting proxy (PostgreSQL), the statements and commits of the measured seconds per run too.
+ */
+async function runsWait(origin, echo, proxy = null) {
   const body = JSON.stringify({
     agent_id: echo,
     input: { messages: [{ role: "user", content: "hello from the benchmark" }] },
   });
   log(`POST /runs/wait, 50 connections, 1 s warm-up + ${SECONDS} s`);
   await cannon({ url: `${origin}/runs/wait`, connections: 50, seconds: 1, body });
+  const before = proxy?.snapshot();
   const result = await cannon({
     url: `${origin}/runs/wait`,
     connections: 50,
@@ -249,7 +272,20 @@ async function runsWait(origin, echo) {
   log(
     `${result.ok} runs, ${Math.round(result.rps)} runs/s (${result.non2xx + result.errors} non-2xx/errors)`,
   );
-  return `CPU profile of the server, POST /runs/wait (echo, 50 connections, ${SECONDS} s + 1 s warm-up): ${result.ok} runs, ${Math.round(result.rps)} runs/s`;
+  let wire = "";
+  if (proxy !== null) {
+    const after = proxy.snapshot();
+    const per = (key) => ((after[key] - before[key]) / Math.max(1, result.ok)).toFixed(2);
+    const tags = Object.entries(after.byTag)
+      .map(([tag, n]) => [tag, (n - (before.byTag[tag] ?? 0)) / Math.max(1, result.ok)])
+      .filter(([, n]) => n > 0)
+      .map(([tag, n]) => `${tag} ${n.toFixed(2)}`)
+      .join(", ");
+    wire = `\nper run on the wire: ${per("statements")} statements (${tags}), ${per("commits")} commits (${per("writeCommits")} that wrote)`;
+    log(wire.trim());
+  }
+  const where = proxy === null ? "" : " on PostgreSQL (1 replica)";
+  return `CPU profile of the server${where}, POST /runs/wait (echo, 50 connections, ${SECONDS} s + 1 s warm-up): ${result.ok} runs, ${Math.round(result.rps)} runs/s${wire}`;
 }
 
 /** One client, `POST /runs/stream` of the scripted run, back to back; returns the title. */

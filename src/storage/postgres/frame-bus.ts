@@ -28,8 +28,10 @@ export class PostgresFrameBus implements FrameBus {
   private listener: pg.Client | null = null;
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
-  /** Notifications of this turn of the event loop, sent together (see notify). */
+  /** Notifications not sent yet, sent together (see notify). */
   private outbox: Array<[channel: string, payload: string]> = [];
+  /** The batch on its way, if any: the next one waits for it. */
+  private sending: Promise<void> | undefined;
 
   private constructor(
     private readonly url: string,
@@ -42,7 +44,8 @@ export class PostgresFrameBus implements FrameBus {
       cancel: `${prefix}_cancel`,
       work: `${prefix}_work`,
     };
-    this.sender = new pg.Pool({ connectionString: url, max: 2 });
+    // One batch at a time needs one connection.
+    this.sender = new pg.Pool({ connectionString: url, max: 1 });
     this.sender.on("error", (err) => this.logger.warn({ err }, "bus sender connection failed"));
   }
 
@@ -89,33 +92,49 @@ export class PostgresFrameBus implements FrameBus {
   }
 
   async close(): Promise<void> {
-    // What this turn announced still goes out.
-    this.sendOutbox();
     this.closed = true;
+    // What was announced still goes out: the batch in flight, then what waited behind it.
+    await this.sending;
+    await this.send();
     clearTimeout(this.reconnectTimer);
     await this.listener?.end().catch(() => undefined);
     await this.sender.end().catch(() => undefined);
   }
 
   /**
-   * Queues a notification; those of one turn of the event loop go out as one statement (one
-   * round trip, one transaction) instead of one each. PostgreSQL delivers them in that order.
+   * Queues a notification. They go out as one statement (one round trip, one transaction) per
+   * batch, one batch at a time: those of one turn of the event loop, and while a batch is on
+   * its way, every one queued meanwhile, sent together as soon as it is answered. Under load a
+   * statement carries several runs' notifications (a notification waits at most one round trip
+   * more), and PostgreSQL delivers them all in the order they were queued.
    */
   private notify(channel: string, body: string): void {
     if (this.closed) return;
     this.outbox.push([channel, `${this.replica}|${body}`]);
-    if (this.outbox.length === 1) setImmediate(() => this.sendOutbox());
+    if (this.outbox.length === 1 && this.sending === undefined) {
+      setImmediate(() => this.sendOutbox());
+    }
   }
 
   private sendOutbox(): void {
+    if (this.sending !== undefined || this.outbox.length === 0 || this.closed) return;
+    this.sending = this.send().finally(() => {
+      this.sending = undefined;
+      this.sendOutbox();
+    });
+  }
+
+  private async send(): Promise<void> {
     const batch = this.outbox;
     this.outbox = [];
-    if (batch.length === 0 || this.closed) return;
-    this.sender
-      .query(
-        "SELECT pg_notify(n.channel, n.payload) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS n(channel, payload, i) ORDER BY n.i",
-        [batch.map(([channel]) => channel), batch.map(([, payload]) => payload)],
-      )
+    if (batch.length === 0) return;
+    await this.sender
+      .query({
+        // Prepared once per connection: a notification goes out after most runs.
+        name: "acp_notify",
+        text: "SELECT pg_notify(n.channel, n.payload) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS n(channel, payload, i) ORDER BY n.i",
+        values: [batch.map(([channel]) => channel), batch.map(([, payload]) => payload)],
+      })
       .catch((err) =>
         this.logger.warn(
           { err, notifications: batch.length },

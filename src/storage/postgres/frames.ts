@@ -1,20 +1,20 @@
 import { claimLost, conflict, notFound } from "../../errors.js";
 import type { Fence, RunFrame } from "../types.js";
-import { type Database, pgCode, type Queryable } from "./connection.js";
+import { type Database, pgCode, prepared, type Queryable } from "./connection.js";
 import { rethrowInvalid, toFrame } from "./mapping.js";
 
 /**
  * One statement per call: every frame goes in through `unnest` of four arrays and each run's
  * last_seq moves up in the same statement, so a batch is one round trip and all-or-nothing.
  */
-const APPEND_SQL = `
+const APPEND_SQL = prepared(`
   WITH inserted AS (
     INSERT INTO run_frames (run_id, seq, mode, data)
     SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[])
   )
   UPDATE runs SET last_seq = GREATEST(runs.last_seq, top.seq)
   FROM unnest($5::text[], $6::integer[]) AS top(run_id, seq)
-  WHERE runs.run_id = top.run_id`;
+  WHERE runs.run_id = top.run_id`);
 
 /**
  * APPEND_SQL for one run under a claim: the insert happens only while the run is held by the
@@ -23,14 +23,19 @@ const APPEND_SQL = `
  * and its savepoint takes back any frames inserted.
  */
 const HOLDS_CLAIM = `lease_epoch = $8 AND (owner = $7 OR (owner IS NULL AND status <> 'pending'))`;
-const FENCED_APPEND_SQL = `
+const FENCED_APPEND_SQL = prepared(`
   WITH inserted AS (
     INSERT INTO run_frames (run_id, seq, mode, data)
     SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[])
     WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = $5 AND ${HOLDS_CLAIM})
   )
   UPDATE runs SET last_seq = GREATEST(runs.last_seq, $6::integer)
-  WHERE run_id = $5 AND ${HOLDS_CLAIM}`;
+  WHERE run_id = $5 AND ${HOLDS_CLAIM}`);
+
+const RUN_EXISTS = prepared("SELECT 1 FROM runs WHERE run_id = $1");
+const READ_SQL =
+  prepared(`SELECT run_id, seq, mode, data FROM run_frames WHERE run_id = $1 AND seq > $2
+  ORDER BY seq LIMIT $3`);
 
 /** The per-run frame log behind stream, wait and Last-Event-ID replay. */
 export class FrameRepository {
@@ -95,17 +100,13 @@ export class FrameRepository {
       rethrowInvalid(err, "frame");
     }
     if (updated !== 0) return;
-    const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
+    const exists = await db.query(RUN_EXISTS, [runId]);
     throw exists.rowCount === 0 ? notFound("run", runId) : claimLost(runId);
   }
 
   async read(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]> {
     // LIMIT NULL is PostgreSQL's "no limit", so one statement serves both forms.
-    const result = await this.#db.query<RunFrame>(
-      `SELECT run_id, seq, mode, data FROM run_frames WHERE run_id = $1 AND seq > $2
-       ORDER BY seq LIMIT $3`,
-      [runId, afterSeq, limit ?? null],
-    );
+    const result = await this.#db.query<RunFrame>(READ_SQL, [runId, afterSeq, limit ?? null]);
     return result.rows.map(toFrame);
   }
 }
@@ -116,7 +117,7 @@ function missingRunId(err: unknown, frames: RunFrame[]): string {
   return /\(run_id\)=\((.*)\) is not present/.exec(detail)?.[1] ?? frames[0]?.run_id ?? "";
 }
 
-function duplicateMessage(err: unknown): string {
+export function duplicateMessage(err: unknown): string {
   const detail = (err as { detail?: string }).detail ?? "";
   const match = /\(run_id, seq\)=\((.*), (\d+)\) already exists/.exec(detail);
   return match === null

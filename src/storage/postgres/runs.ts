@@ -1,45 +1,30 @@
-import { claimLost, conflict, notFound } from "../../errors.js";
+import { conflict, notFound } from "../../errors.js";
 import type {
   Fence,
   FinishRunWrites,
   InsertRunOptions,
   NewRun,
   RunCountFilter,
+  RunFrame,
   RunPatch,
   RunRecord,
   RunSearch,
   ThreadOnFinish,
 } from "../types.js";
 import type { CheckpointRepository } from "./checkpoints.js";
-import { type Database, pgCode, type Queryable, TRANSACTION } from "./connection.js";
+import { type Database, pgCode, prepared, type Queryable, TRANSACTION } from "./connection.js";
 import type { FrameRepository } from "./frames.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import {
   addMs,
   isoTimestamp,
   nowIso,
-  nullableIso,
   RUN_COLUMNS,
-  RUN_COLUMNS_BUT_OUTPUT,
   type RunRow,
   rethrowInvalid,
   toRun,
 } from "./mapping.js";
-import { INSERT_THREAD } from "./threads.js";
-
-/** How each patchable field is written: its SQL cast and how its value is serialized. */
-const PATCH_COLUMNS: Record<keyof RunPatch, [cast: string, encode: (value: never) => unknown]> = {
-  status: ["text", (v: string) => v],
-  output: ["json", toJson],
-  interrupts: ["json", toJson],
-  resume: ["json", toJson],
-  segments: ["json", toJson],
-  start_after: ["timestamptz", (v: string) => isoTimestamp(v, "start_after")],
-  checkpoint_before: ["text", (v: string | null) => v],
-  owner: ["text", (v: string | null) => v],
-  lease_expires_at: ["timestamptz", (v: string | null) => nullableIso(v, "lease_expires_at")],
-  cancel_requested: ["text", (v: string | null) => v],
-};
+import { endRunDeletingThread, updateRunRow } from "./run-update.js";
 
 /**
  * The run row, its checkpoint_before read from the (locked) thread, unless `$11` asks for the
@@ -47,7 +32,7 @@ const PATCH_COLUMNS: Record<keyof RunPatch, [cast: string, encode: (value: never
  * the owner, `$13` the lease's end, `$14` the open segment, `$15` now) it is inserted claimed
  * when it is due and alone on its thread, as a first claim leaves it (epoch 1).
  */
-const INSERT_RUN = `
+const INSERT_RUN = prepared(`
   INSERT INTO runs
     (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
      metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
@@ -67,7 +52,77 @@ const INSERT_RUN = `
     SELECT $12::text IS NOT NULL AND $9::timestamptz <= $15::timestamptz AND NOT b.busy AS claimed
   ) c
   WHERE t.thread_id = $2 AND NOT ($11::boolean AND b.busy)
-  RETURNING ${RUN_COLUMNS}`;
+  RETURNING ${RUN_COLUMNS}`);
+
+/**
+ * A stateless run with its hidden thread (see #insertWithHiddenThread): the thread as
+ * INSERT_THREAD writes a hidden busy one, the run as INSERT_RUN writes it on a thread with no
+ * pending run and no checkpoint. `$11` the claim's owner, `$12` the lease's end, `$13` the open
+ * segment, `$14` now: claimed when due.
+ */
+const INSERT_RUN_WITH_THREAD = prepared(`
+  WITH thread AS (
+    INSERT INTO threads
+      (thread_id, created_at, updated_at, metadata, metadata_digest, status, "values",
+       values_digest, messages, checkpoint_id, hidden, principal)
+    VALUES ($2, $5::timestamptz, $5::timestamptz, '{}', '{}', 'busy', 'null', '{}', 'null', NULL,
+            true, $10)
+    ON CONFLICT (thread_id) DO NOTHING
+    RETURNING thread_id
+  )
+  INSERT INTO runs
+    (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
+     metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
+     principal, owner, lease_expires_at, lease_epoch)
+  SELECT $1, t.thread_id, $3, $4, 'pending', $5::timestamptz, $5::timestamptz, $6::json, $7::json,
+         $8::text[], 'null'::json, '[]'::json, 'null'::json,
+         CASE WHEN c.claimed THEN $13::json ELSE '[]'::json END, $9::timestamptz, NULL, $10,
+         CASE WHEN c.claimed THEN $11::text END,
+         CASE WHEN c.claimed THEN $12::timestamptz END,
+         CASE WHEN c.claimed THEN 1 ELSE 0 END
+  FROM thread t
+  CROSS JOIN LATERAL (
+    SELECT $11::text IS NOT NULL AND $9::timestamptz <= $14::timestamptz AS claimed
+  ) c
+  RETURNING ${RUN_COLUMNS}`);
+
+const MARK_THREAD_BUSY = prepared(
+  "UPDATE threads SET status = 'busy', updated_at = $2 WHERE thread_id = $1",
+);
+const LOCK_THREAD = prepared("SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE");
+/**
+ * The queue check before every run (an agent's pending runs, up to its limit). `pending` is
+ * written into the text, not bound: the statement is then prepared with a plan that reads the
+ * pending runs' partial index whatever the agent, which a `status = $2` could not promise (its
+ * generic plan would not know `pending` is rare).
+ */
+const COUNT_PENDING_OF_AGENT = prepared(`SELECT count(*)::int AS n FROM (
+  SELECT 1 FROM runs WHERE agent_id = $1 AND status = 'pending' LIMIT $2) limited`);
+
+/** Only the agent and `pending`: the filter COUNT_PENDING_OF_AGENT serves. */
+function isQueueCount(filter: RunCountFilter): filter is { agent_id: string; status: "pending" } {
+  return (
+    filter.status === "pending" &&
+    filter.agent_id !== undefined &&
+    filter.kind === undefined &&
+    filter.thread_id === undefined
+  );
+}
+
+const GET_RUN = prepared(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`);
+const RUN_EXISTS = prepared("SELECT 1 FROM runs WHERE run_id = $1");
+const LOCK_THREAD_OF_RUN = prepared(`SELECT thread_id FROM threads
+  WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+  FOR NO KEY UPDATE`);
+const LOCK_THREAD_OF_RUN_TO_DELETE = prepared(`SELECT thread_id FROM threads
+  WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+  FOR UPDATE`);
+const SET_THREAD_STATUS = prepared(
+  "UPDATE threads SET status = $2, updated_at = $3 WHERE thread_id = $1",
+);
+/** The pending check rides in the DELETE (see #finishDeletingThread). */
+const DELETE_THREAD_UNLESS_PENDING = prepared(`DELETE FROM threads WHERE thread_id = $1
+  AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status = 'pending')`);
 
 /** Runs: insertion with the busy check, search, updates and deletion. Claims: run-claims.ts. */
 export class RunRepository {
@@ -87,58 +142,49 @@ export class RunRepository {
    * pending. The INSERT is a statement after the lock, so its snapshot sees every run committed
    * before the lock was granted.
    *
-   * A stateless run creates its hidden thread first, in the same transaction: that row is new,
-   * held by the insert and seen by nobody else, so it needs no lock and has no pending run.
+   * A stateless run creates its hidden thread in the same statement (#insertWithHiddenThread).
    */
   async insert(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
     assertObject(run.creation, "run creation");
     assertObject(run.metadata, "run metadata");
     const startAfter = isoTimestamp(run.start_after, "start_after");
+    if (options.create_hidden_thread) return this.#insertWithHiddenThread(run, startAfter, options);
     return this.#db.write(async (db) => {
-      let checkBusy = options.reject_if_busy;
-      if (options.create_hidden_thread) {
-        const created = await db.query(`${INSERT_THREAD} ON CONFLICT (thread_id) DO NOTHING`, [
-          run.thread_id,
-          nowIso(),
-          "{}",
-          entryDigests({}),
-          true,
-          "busy",
-          run.principal ?? null,
-        ]);
-        if (created.rowCount === 0) throw conflict(`thread ${run.thread_id} already exists`);
-        checkBusy = false;
-      } else {
-        // Marking the thread busy locks its row as the SELECT … FOR NO KEY UPDATE does; the
-        // mark is undone with the rest when the busy check refuses the run.
-        const thread = await db.query(
-          options.mark_thread_busy
-            ? "UPDATE threads SET status = 'busy', updated_at = $2 WHERE thread_id = $1"
-            : "SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE",
-          options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
-        );
-        if (thread.rowCount === 0) throw notFound("thread", run.thread_id);
-      }
+      // Marking the thread busy locks its row as the SELECT … FOR NO KEY UPDATE does; the
+      // mark is undone with the rest when the busy check refuses the run. The INSERT goes out
+      // with it (and BEGIN), one round trip: it needs nothing the lock answers, and its snapshot
+      // is still taken once the lock is held (statements run in the order they were sent).
+      const locking = db.query(
+        options.mark_thread_busy ? MARK_THREAD_BUSY : LOCK_THREAD,
+        options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
+      );
       const { claim } = options;
+      const inserting = db.query<RunRow>(INSERT_RUN, [
+        run.run_id,
+        run.thread_id,
+        run.agent_id,
+        run.kind,
+        nowIso(),
+        toJson(run.creation),
+        toJson(run.metadata),
+        entryDigests(run.metadata),
+        startAfter,
+        run.principal ?? null,
+        options.reject_if_busy,
+        claim?.owner ?? null,
+        claim === undefined ? null : addMs(claim.now, claim.leaseMs),
+        claim === undefined ? null : toJson([claim.segment]),
+        claim?.now.toISOString() ?? null,
+      ]);
+      inserting.catch(() => undefined);
+      if ((await locking).rowCount === 0) {
+        // No thread: the INSERT found none either and wrote nothing.
+        await inserting.catch(() => undefined);
+        throw notFound("thread", run.thread_id);
+      }
       let inserted: Awaited<ReturnType<Queryable["query"]>>;
       try {
-        inserted = await db.query<RunRow>(INSERT_RUN, [
-          run.run_id,
-          run.thread_id,
-          run.agent_id,
-          run.kind,
-          nowIso(),
-          toJson(run.creation),
-          toJson(run.metadata),
-          entryDigests(run.metadata),
-          startAfter,
-          run.principal ?? null,
-          checkBusy,
-          claim?.owner ?? null,
-          claim === undefined ? null : addMs(claim.now, claim.leaseMs),
-          claim === undefined ? null : toJson([claim.segment]),
-          claim?.now.toISOString() ?? null,
-        ]);
+        inserted = await inserting;
       } catch (err) {
         // The run id is taken (by an earlier run, or a concurrent insert on another thread).
         if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
@@ -151,10 +197,49 @@ export class RunRepository {
     }, TRANSACTION);
   }
 
+  /**
+   * A stateless run and its hidden thread in one statement, committed on its own: one round
+   * trip where BEGIN, two INSERTs and COMMIT took four. Nothing needs the thread's lock: the row
+   * is new, and a run on a thread of that id inserted meanwhile elsewhere makes the thread's
+   * insert do nothing, so no run is inserted either (the thread exists: a conflict). A run id
+   * already taken fails the statement, the thread's insert with it.
+   */
+  async #insertWithHiddenThread(
+    run: NewRun,
+    startAfter: string,
+    options: InsertRunOptions,
+  ): Promise<RunRecord> {
+    const { claim } = options;
+    const params = [
+      run.run_id,
+      run.thread_id,
+      run.agent_id,
+      run.kind,
+      nowIso(),
+      toJson(run.creation),
+      toJson(run.metadata),
+      entryDigests(run.metadata),
+      startAfter,
+      run.principal ?? null,
+      claim?.owner ?? null,
+      claim === undefined ? null : addMs(claim.now, claim.leaseMs),
+      claim === undefined ? null : toJson([claim.segment]),
+      claim?.now.toISOString() ?? null,
+    ];
+    let inserted: Awaited<ReturnType<Queryable["query"]>>;
+    try {
+      inserted = await this.#db.write((db) => db.query<RunRow>(INSERT_RUN_WITH_THREAD, params));
+    } catch (err) {
+      if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
+      rethrowInvalid(err, "run");
+    }
+    const row = inserted.rows[0] as RunRow | undefined;
+    if (row === undefined) throw conflict(`thread ${run.thread_id} already exists`);
+    return toRun(row);
+  }
+
   async get(runId: string, db: Queryable = this.#db): Promise<RunRecord | null> {
-    const result = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [
-      runId,
-    ]);
+    const result = await db.query<RunRow>(GET_RUN, [runId]);
     const row = result.rows[0];
     return row === undefined ? null : toRun(row);
   }
@@ -192,6 +277,14 @@ export class RunRepository {
   }
 
   async count(filter: RunCountFilter, limit: number): Promise<number> {
+    const bound = Math.max(0, Math.floor(limit));
+    if (isQueueCount(filter)) {
+      const queued = await this.#db.query<{ n: number }>(COUNT_PENDING_OF_AGENT, [
+        filter.agent_id,
+        bound,
+      ]);
+      return queued.rows[0]?.n ?? 0;
+    }
     const where: string[] = [];
     const params: unknown[] = [];
     for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
@@ -202,7 +295,7 @@ export class RunRepository {
       }
     }
     const clause = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
-    params.push(Math.max(0, Math.floor(limit)));
+    params.push(bound);
     const result = await this.#db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs ${clause} LIMIT $${params.length}) limited`,
       params,
@@ -232,17 +325,14 @@ export class RunRepository {
   ): Promise<RunRecord> {
     if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence, writes);
     return this.#db.write(async (db) => {
-      // The thread is locked before the run, in the order insertRun and claimRun take them.
-      const locked = await db.query<{ thread_id: string }>(
-        `SELECT thread_id FROM threads
-         WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
-         FOR NO KEY UPDATE`,
-        [runId],
-      );
-      const threadId = locked.rows[0]?.thread_id;
-      // Frames before the outcome: under a fence they need the run still held by it.
-      if (writes?.frames !== undefined) await this.#frames.appendIn(db, writes.frames, fence);
-      const updated = await this.#updateWith(db, runId, patch, fence);
+      // The thread is locked before the run, in the order insertRun and claimRun take them. The
+      // run's end needs nothing the lock answers, so both go out together (with BEGIN) and are
+      // answered in that order.
+      const locking = db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN, [runId]);
+      const ending = this.#endWith(db, runId, patch, fence, writes?.frames, false);
+      ending.catch(() => undefined);
+      const threadId = (await locking).rows[0]?.thread_id;
+      const updated = await ending;
       if (writes?.checkpoint !== undefined) {
         if (threadId === undefined) throw notFound("thread of run", runId);
         await this.#checkpoints.addIn(db, threadId, writes.checkpoint);
@@ -250,11 +340,7 @@ export class RunRepository {
       // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
       if (threadId === undefined) return updated;
       try {
-        await db.query("UPDATE threads SET status = $2, updated_at = $3 WHERE thread_id = $1", [
-          threadId,
-          thread.status,
-          nowIso(),
-        ]);
+        await db.query(SET_THREAD_STATUS, [threadId, thread.status, nowIso()]);
       } catch (err) {
         rethrowInvalid(err, "thread status");
       }
@@ -266,6 +352,10 @@ export class RunRepository {
    * The run's update and its thread's deletion in one transaction. Locks as `deleteThread`
    * does (the thread first, FOR UPDATE), so a run inserted on the thread meanwhile either
    * waits and then finds it gone, or is seen pending here and the deletion is refused.
+   *
+   * A run that ends (the usual case: a stateless run's hidden thread) does it in two
+   * statements sent together with BEGIN, one round trip: the lock, then its end and the
+   * thread's DELETE as one statement (endRunDeletingThread). Otherwise step by step.
    */
   async #finishDeletingThread(
     runId: string,
@@ -273,30 +363,79 @@ export class RunRepository {
     fence: Fence | undefined,
     writes: FinishRunWrites | undefined,
   ): Promise<RunRecord> {
+    const frames = writes?.frames ?? [];
+    const ends = patch.status !== undefined && patch.status !== "pending";
+    const foldable =
+      ends &&
+      (frames.length === 0 || (fence !== undefined && frames.every((f) => f.run_id === runId)));
+    if (!foldable) return this.#finishDeletingThreadStepwise(runId, patch, fence, writes);
     return this.#db.write(async (db) => {
-      const locked = await db.query<{ thread_id: string }>(
-        `SELECT thread_id FROM threads
-         WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
-         FOR UPDATE`,
-        [runId],
-      );
-      const threadId = locked.rows[0]?.thread_id;
+      // Issued together, answered in order: the end's snapshot is taken once the lock is held.
+      const locking = db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN_TO_DELETE, [runId]);
+      const ending = endRunDeletingThread(db, runId, patch, fence, frames);
+      ending.catch(() => undefined);
+      const threadId = (await locking).rows[0]?.thread_id;
       if (threadId === undefined) {
-        const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
-        throw exists.rowCount === 0 ? notFound("run", runId) : notFound("thread of run", runId);
+        // Whatever the end did is taken back with the transaction.
+        await ending.catch(() => undefined);
+        throw await this.#missingThreadOrRun(db, runId);
       }
-      if (writes?.frames !== undefined) await this.#frames.appendIn(db, writes.frames, fence);
-      const updated = await this.#updateWith(db, runId, patch, fence);
+      const { run, threadDeleted } = await ending;
+      if (!threadDeleted) throw conflict(`thread ${threadId} has a pending run`);
+      return { ...run, thread_id: null };
+    }, TRANSACTION);
+  }
+
+  async #finishDeletingThreadStepwise(
+    runId: string,
+    patch: RunPatch,
+    fence: Fence | undefined,
+    writes: FinishRunWrites | undefined,
+  ): Promise<RunRecord> {
+    return this.#db.write(async (db) => {
+      const locked = await db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN_TO_DELETE, [runId]);
+      const threadId = locked.rows[0]?.thread_id;
+      if (threadId === undefined) throw await this.#missingThreadOrRun(db, runId);
+      // A run that ends leaves the thread in its own UPDATE: the deletion's ON DELETE SET NULL
+      // then has no row of it to write again. One still pending stays on the thread, so the
+      // DELETE below sees it and refuses, as it did.
+      const ends = patch.status !== undefined && patch.status !== "pending";
+      const updated = await this.#endWith(db, runId, patch, fence, writes?.frames, ends);
       // The pending check rides in the DELETE (a statement after the lock, so it sees every run
       // committed before): cascades to checkpoints; runs keep existing with thread_id NULL.
-      const deleted = await db.query(
-        `DELETE FROM threads WHERE thread_id = $1
-           AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status = 'pending')`,
-        [threadId],
-      );
+      const deleted = await db.query(DELETE_THREAD_UNLESS_PENDING, [threadId]);
       if (deleted.rowCount === 0) throw conflict(`thread ${threadId} has a pending run`);
       return { ...updated, thread_id: null };
     }, TRANSACTION);
+  }
+
+  /** Why a run's thread could not be locked: no such run, or the run has no thread. */
+  async #missingThreadOrRun(db: Queryable, runId: string): Promise<Error> {
+    const exists = await db.query(RUN_EXISTS, [runId]);
+    return exists.rowCount === 0 ? notFound("run", runId) : notFound("thread of run", runId);
+  }
+
+  /**
+   * A run's end: its last frames, then its outcome. Under a fence the frames ride in the
+   * outcome's UPDATE (updateRunRow), otherwise they are appended first.
+   */
+  async #endWith(
+    db: Queryable,
+    runId: string,
+    patch: RunPatch,
+    fence: Fence | undefined,
+    frames: RunFrame[] | undefined,
+    detachThread: boolean,
+  ): Promise<RunRecord> {
+    const fold =
+      fence !== undefined &&
+      frames !== undefined &&
+      frames.length > 0 &&
+      frames.every((f) => f.run_id === runId);
+    if (fold) return updateRunRow(db, runId, patch, fence, { frames, detachThread });
+    // Frames before the outcome: under a fence they need the run still held by it.
+    if (frames !== undefined) await this.#frames.appendIn(db, frames, fence);
+    return updateRunRow(db, runId, patch, fence, { detachThread });
   }
 
   /**
@@ -305,62 +444,12 @@ export class RunRepository {
    */
   async update(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
     if (patch.status !== "pending") {
-      return this.#db.write((db) => this.#updateWith(db, runId, patch, fence));
+      return this.#db.write((db) => updateRunRow(db, runId, patch, fence));
     }
     return this.#db.write(async (db) => {
-      await db.query(
-        `SELECT 1 FROM threads
-         WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
-         FOR NO KEY UPDATE`,
-        [runId],
-      );
-      return this.#updateWith(db, runId, patch, fence);
+      await db.query(LOCK_THREAD_OF_RUN, [runId]);
+      return updateRunRow(db, runId, patch, fence);
     }, TRANSACTION);
-  }
-
-  /**
-   * One UPDATE of the given fields on `db`. A fence rides in its WHERE: a claim committed
-   * meanwhile makes the UPDATE wait on the row and re-check, so it then matches nothing.
-   */
-  async #updateWith(
-    db: Queryable,
-    runId: string,
-    patch: RunPatch,
-    fence?: Fence,
-  ): Promise<RunRecord> {
-    const sets = ["updated_at = $2"];
-    const params: unknown[] = [runId, nowIso()];
-    for (const [key, value] of Object.entries(patch)) {
-      if (value === undefined || !Object.hasOwn(PATCH_COLUMNS, key)) continue;
-      const column = PATCH_COLUMNS[key as keyof RunPatch];
-      const [cast, encode] = column;
-      params.push(encode(value as never));
-      sets.push(`${key} = $${params.length}::${cast}`);
-    }
-    // A run's output can be megabytes (a long answer): the one just written is the patch's,
-    // so it is not sent back and parsed again.
-    const returning = patch.output === undefined ? RUN_COLUMNS : RUN_COLUMNS_BUT_OUTPUT;
-    let where = "run_id = $1";
-    if (fence !== undefined) {
-      params.push(fence.owner, fence.epoch);
-      where += ` AND owner = $${params.length - 1} AND lease_epoch = $${params.length}`;
-    }
-    const sql = `UPDATE runs SET ${sets.join(", ")} WHERE ${where} RETURNING ${returning}`;
-    let result: Awaited<ReturnType<Queryable["query"]>>;
-    try {
-      result = await db.query<RunRow>(sql, params);
-    } catch (err) {
-      rethrowInvalid(err, "run patch");
-    }
-    const row = result.rows[0] as RunRow | undefined;
-    if (row === undefined) {
-      if (fence !== undefined) {
-        const exists = await db.query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
-        if (exists.rowCount !== 0) throw claimLost(runId);
-      }
-      throw notFound("run", runId);
-    }
-    return patch.output === undefined ? toRun(row) : { ...toRun(row), output: patch.output };
   }
 
   async delete(runId: string): Promise<void> {

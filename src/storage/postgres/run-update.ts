@@ -1,0 +1,169 @@
+import { claimLost, conflict, notFound } from "../../errors.js";
+import type { Fence, RunFrame, RunPatch, RunRecord } from "../types.js";
+import { prepared, type Queryable } from "./connection.js";
+import { duplicateMessage } from "./frames.js";
+import { toJson } from "./json.js";
+import {
+  isoTimestamp,
+  nowIso,
+  nullableIso,
+  RUN_COLUMNS,
+  RUN_COLUMNS_BUT_OUTPUT,
+  type RunRow,
+  rethrowInvalid,
+  toRun,
+} from "./mapping.js";
+
+/** How each patchable field is written: its SQL cast and how its value is serialized. */
+const PATCH_COLUMNS: Record<keyof RunPatch, [cast: string, encode: (value: never) => unknown]> = {
+  status: ["text", (v: string) => v],
+  output: ["json", toJson],
+  interrupts: ["json", toJson],
+  resume: ["json", toJson],
+  segments: ["json", toJson],
+  start_after: ["timestamptz", (v: string) => isoTimestamp(v, "start_after")],
+  checkpoint_before: ["text", (v: string | null) => v],
+  owner: ["text", (v: string | null) => v],
+  lease_expires_at: ["timestamptz", (v: string | null) => nullableIso(v, "lease_expires_at")],
+  cancel_requested: ["text", (v: string | null) => v],
+};
+
+const RUN_EXISTS = prepared("SELECT 1 FROM runs WHERE run_id = $1");
+
+/** What a run's end writes with its UPDATE, in the same statement (see `updateRunRow`). */
+export interface AlsoWrite {
+  /**
+   * Frames of this run, under the fence (required with them): inserted only when the fenced
+   * UPDATE holds the run, and last_seq moves up in that UPDATE.
+   */
+  frames?: RunFrame[];
+  /** The run leaves its thread (thread_id NULL), as the thread's deletion would set it. */
+  detachThread?: boolean;
+  /**
+   * The run's thread is deleted in the same statement, unless another run on it is pending
+   * (see `endRunDeletingThread`, which sets this). Implies `detachThread`.
+   */
+  deleteThread?: boolean;
+}
+
+/**
+ * One UPDATE of the given fields on `db`. A fence rides in its WHERE: a claim committed
+ * meanwhile makes the UPDATE wait on the row and re-check, so it then matches nothing.
+ *
+ * A run's end folds its last frames into that UPDATE (`also.frames`): one statement and one
+ * round trip where an append and an update took two, and one new row version instead of two.
+ * The frames' INSERT checks the fence on the statement's snapshot, the UPDATE on the locked row;
+ * when the UPDATE matches nothing the call throws, and the caller's transaction (or savepoint)
+ * takes the frames back, as it took back a refused append before.
+ */
+export async function updateRunRow(
+  db: Queryable,
+  runId: string,
+  patch: RunPatch,
+  fence?: Fence,
+  also: AlsoWrite = {},
+): Promise<RunRecord> {
+  return (await runUpdate(db, runId, patch, fence, also)).run;
+}
+
+/**
+ * A run's end that deletes its thread, as one statement: the frames and the outcome as
+ * `updateRunRow` writes them, the run leaving the thread, and the thread's DELETE unless
+ * another of its runs is pending. `threadDeleted` false means refused: the caller throws, and
+ * its transaction takes the rest back.
+ *
+ * The caller holds the thread's lock from an earlier statement of the transaction, so this
+ * statement's snapshot sees every run committed on the thread before that lock: the pending
+ * check is the one a DELETE after the UPDATE made, except that it cannot see this statement's
+ * own UPDATE and so leaves the run itself out (it is not pending once it ends). The run is
+ * found on its thread through that snapshot too, before the UPDATE detaches it.
+ */
+export function endRunDeletingThread(
+  db: Queryable,
+  runId: string,
+  patch: RunPatch,
+  fence: Fence | undefined,
+  frames: RunFrame[] | undefined,
+): Promise<{ run: RunRecord; threadDeleted: boolean }> {
+  return runUpdate(db, runId, patch, fence, { frames, deleteThread: true });
+}
+
+async function runUpdate(
+  db: Queryable,
+  runId: string,
+  patch: RunPatch,
+  fence: Fence | undefined,
+  also: AlsoWrite,
+): Promise<{ run: RunRecord; threadDeleted: boolean }> {
+  const sets = ["updated_at = $2"];
+  const params: unknown[] = [runId, nowIso()];
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined || !Object.hasOwn(PATCH_COLUMNS, key)) continue;
+    const column = PATCH_COLUMNS[key as keyof RunPatch];
+    const [cast, encode] = column;
+    params.push(encode(value as never));
+    sets.push(`${key} = $${params.length}::${cast}`);
+  }
+  if (also.detachThread === true || also.deleteThread === true) sets.push("thread_id = NULL");
+  // A run's output can be megabytes (a long answer): the one just written is the patch's,
+  // so it is not sent back and parsed again.
+  let returning = patch.output === undefined ? RUN_COLUMNS : RUN_COLUMNS_BUT_OUTPUT;
+  let where = "run_id = $1";
+  if (fence !== undefined) {
+    params.push(fence.owner, fence.epoch);
+    where += ` AND owner = $${params.length - 1} AND lease_epoch = $${params.length}`;
+  }
+  const frames = also.frames ?? [];
+  const ctes: string[] = [];
+  if (frames.length > 0) {
+    if (fence === undefined || frames.some((f) => f.run_id !== runId)) {
+      throw conflict("frames folded into a run's update are its own, under a fence");
+    }
+    params.push(
+      frames.map((f) => f.seq),
+      frames.map((f) => f.mode),
+      frames.map((f) => f.data),
+      Math.max(...frames.map((f) => f.seq)),
+    );
+    const n = params.length;
+    ctes.push(`inserted AS (
+      INSERT INTO run_frames (run_id, seq, mode, data)
+      SELECT $1, f.seq, f.mode, f.data
+      FROM unnest($${n - 3}::integer[], $${n - 2}::text[], $${n - 1}::text[]) AS f(seq, mode, data)
+      WHERE EXISTS (SELECT 1 FROM runs WHERE ${where}))`);
+    sets.push(`last_seq = GREATEST(last_seq, $${n}::integer)`);
+  }
+  if (also.deleteThread === true) {
+    // Cascades to checkpoints; the thread's other runs keep existing with thread_id NULL.
+    ctes.push(`deleted AS (
+      DELETE FROM threads
+      WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+        AND NOT EXISTS (SELECT 1 FROM runs o
+          WHERE o.thread_id = threads.thread_id AND o.status = 'pending' AND o.run_id <> $1)
+      RETURNING thread_id)`);
+    returning += ", (SELECT count(*) FROM deleted)::int AS thread_deleted";
+  }
+  const withClause = ctes.length === 0 ? "" : `WITH ${ctes.join(", ")} `;
+  const sql = prepared(
+    `${withClause}UPDATE runs SET ${sets.join(", ")} WHERE ${where} RETURNING ${returning}`,
+  );
+  let result: Awaited<ReturnType<Queryable["query"]>>;
+  try {
+    result = await db.query<RunRow & { thread_deleted?: number }>(sql, params);
+  } catch (err) {
+    if (frames.length > 0 && (err as { code?: string }).code === "23505") {
+      throw conflict(duplicateMessage(err));
+    }
+    rethrowInvalid(err, frames.length > 0 ? "run end" : "run patch");
+  }
+  const row = result.rows[0] as (RunRow & { thread_deleted?: number }) | undefined;
+  if (row === undefined) {
+    if (fence !== undefined) {
+      const exists = await db.query(RUN_EXISTS, [runId]);
+      if (exists.rowCount !== 0) throw claimLost(runId);
+    }
+    throw notFound("run", runId);
+  }
+  const run = patch.output === undefined ? toRun(row) : { ...toRun(row), output: patch.output };
+  return { run, threadDeleted: row.thread_deleted === 1 };
+}
