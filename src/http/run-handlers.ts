@@ -150,7 +150,7 @@ async function sendFrames(
     // A values frame is superseded by the next one (and the final frame carries values), so a
     // client that cannot keep up skips it instead of growing our buffer. Skipped, it is never
     // rendered (the frames come with lazy values: `data` is rendered when written here).
-    if (frame.mode === "values" && writer.sending) continue;
+    if (frame.mode === "values" && writer.farBehind) continue;
     writer.write(frame);
     if (writer.congested) await writer.drain();
   }

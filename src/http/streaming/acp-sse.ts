@@ -41,10 +41,13 @@ const WRITE_ALONE_CHARS = 64 * 1024;
 /**
  * How far the frames after a values frame may queue behind it before the reader waits for the
  * socket: while a long answer's values frame (megabytes) is being sent, the events after it are
- * written behind it, and the values frames among them are skipped (see `sending`), instead of
+ * written behind it, and the values frames among them are skipped (see `farBehind`), instead of
  * each being rendered and sent in full to a client that cannot keep up.
  */
 const QUEUE_BEHIND_VALUES_CHARS = 1024 * 1024;
+
+/** How much may wait in the socket before a values frame is skipped (see `farBehind`). */
+const SKIP_VALUES_BEHIND_CHARS = 1024 * 1024;
 
 export interface AcpStreamOptions {
   /** Seconds between keep-alive comment lines; 0 = none. */
@@ -105,12 +108,13 @@ export class AcpSseStream {
   }
 
   /**
-   * True while the socket is still sending what was written before: a values frame now would
-   * only queue behind it, and the next values frame (or the final frame, which carries the
-   * values) supersedes it.
+   * True while the socket is still sending more than SKIP_VALUES_BEHIND_CHARS written before: a
+   * values frame now would only queue behind it, and the next values frame (or the final frame,
+   * which carries the values) supersedes it. A client a little behind still gets every frame,
+   * without holes in the ids.
    */
-  get sending(): boolean {
-    return this.writer.queuedBytes > 0;
+  get farBehind(): boolean {
+    return this.writer.queuedBytes > SKIP_VALUES_BEHIND_CHARS;
   }
 
   write(frame: RunFrame): void {
