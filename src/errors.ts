@@ -40,6 +40,13 @@ export const claimLost = (runId: string) =>
     reason: "claim_lost",
   });
 
+/** An agent's queue is full: `pending` runs wait already, its limit (a 429). */
+export const queueFull = (agentId: string, pending: number) =>
+  new DomainError(
+    "overloaded",
+    `agent ${agentId} already has ${pending} pending runs (its limit); try again later`,
+  );
+
 export function isClaimLost(err: unknown): err is DomainError {
   return isDomainError(err, "conflict") && err.details?.reason === "claim_lost";
 }

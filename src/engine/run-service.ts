@@ -4,7 +4,7 @@ import { type ResumeValidators, resumeEntries } from "../bridge/interrupts.js";
 import { acpToAguiMessages } from "../bridge/messages.js";
 import { ERRCODE } from "../bridge/outcomes.js";
 import { configurableOf, type RunCommand } from "../bridge/run-command.js";
-import { conflict, DomainError, invalid, notFound } from "../errors.js";
+import { conflict, invalid, notFound, queueFull } from "../errors.js";
 import { newId } from "../ids.js";
 import type {
   CheckpointRecord,
@@ -100,7 +100,9 @@ export class RunService {
     }
     checkStreamModes(agent, command.streamMode);
     if (command.webhook !== undefined) this.options.checkWebhook(command.webhook);
-    await this.checkQueueRoom(agent);
+    // A stateless run's queue check can go with its insert (one step, one round trip): it has
+    // no thread to look up or runs to stop first, which a full queue would otherwise precede.
+    const queueLimit = await this.checkQueueRoom(agent, kind === "stateless");
     const afterSeconds = command.afterSeconds !== undefined ? Math.max(0, command.afterSeconds) : 0;
     const startAfter = Date.now() + afterSeconds * 1000;
     // Beyond year 9999 the ISO timestamp gets a sign and 6 digits, which sorts before any
@@ -145,6 +147,7 @@ export class RunService {
           // A hidden thread is created busy already (it exists for this run only).
           mark_thread_busy: kind === "stateful",
           claim,
+          queue_limit: queueLimit,
         },
       );
     } catch (err) {
@@ -312,28 +315,31 @@ export class RunService {
    * only when they may have reached the limit: a run becomes pending only by being created or
    * resumed here, so the last count plus the runs let in since is a bound on them. Below the
    * limit it answers as the count would, without a read per run (counting was a fifth of a
-   * stateless run's SQLite time). Runs that ended since only make the bound loose.
+   * stateless run's SQLite time). Runs that ended since only make the bound loose. On a shared
+   * storage a stateless run's count goes with its insert (`InsertRunOptions.queue_limit`): the
+   * limit to pass is returned.
    */
-  private async checkQueueRoom(agent: RunnableAgent): Promise<void> {
+  private async checkQueueRoom(
+    agent: RunnableAgent,
+    withInsert: boolean,
+  ): Promise<number | undefined> {
     const limit = agent.maxPendingRuns;
-    if (limit === undefined) return;
+    if (limit === undefined) return undefined;
     const exclusive = this.storage.exclusive === true;
+    // A storage shared with other replicas counts every time; the insert can do it.
+    if (!exclusive && withInsert) return limit;
     const bound = exclusive ? this.pendingBounds.get(agent.agentId) : undefined;
     if (bound !== undefined && bound < limit) {
       this.pendingBounds.set(agent.agentId, bound + 1);
-      return;
+      return undefined;
     }
     const pending = await this.storage.countRuns(
       { agent_id: agent.agentId, status: "pending" },
       limit,
     );
     if (exclusive) this.pendingBounds.set(agent.agentId, pending < limit ? pending + 1 : pending);
-    if (pending >= limit) {
-      throw new DomainError(
-        "overloaded",
-        `agent ${agent.agentId} already has ${pending} pending runs (its limit); try again later`,
-      );
-    }
+    if (pending >= limit) throw queueFull(agent.agentId, pending);
+    return undefined;
   }
 
   private resolveAgent(agentId: string | undefined) {

@@ -184,6 +184,12 @@ export interface InsertRunOptions {
    * run is inserted unclaimed, for `claimRun` later; either way the insert itself stands.
    */
   claim?: InsertClaim;
+  /**
+   * The agent's queue limit, checked by the insert itself: `overloaded` (see errors.ts
+   * `queueFull`) when the agent already has this many pending runs, and nothing is written.
+   * The count and the insert are one step: one round trip instead of a count before it.
+   */
+  queue_limit?: number;
 }
 
 /** A replica's claim on a run it is about to insert (see `InsertRunOptions.claim`). */

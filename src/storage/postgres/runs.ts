@@ -1,4 +1,4 @@
-import { conflict, notFound } from "../../errors.js";
+import { conflict, notFound, queueFull } from "../../errors.js";
 import type {
   Fence,
   FinishRunWrites,
@@ -58,15 +58,24 @@ const INSERT_RUN = prepared(`
  * A stateless run with its hidden thread (see #insertWithHiddenThread): the thread as
  * INSERT_THREAD writes a hidden busy one, the run as INSERT_RUN writes it on a thread with no
  * pending run and no checkpoint. `$11` the claim's owner, `$12` the lease's end, `$13` the open
- * segment, `$14` now: claimed when due.
+ * segment, `$14` now: claimed when due. `$15` the agent's queue limit (null: none): with that
+ * many pending runs of the agent neither the thread nor the run is inserted (the count reads
+ * the pending runs' partial index, `pending` being written into the text).
  */
 const INSERT_RUN_WITH_THREAD = prepared(`
-  WITH thread AS (
+  WITH room AS (
+    SELECT $15::integer IS NULL OR (
+      SELECT count(*) FROM (
+        SELECT 1 FROM runs WHERE agent_id = $3 AND status = 'pending'
+        LIMIT coalesce($15::integer, 0)) limited
+    ) < $15::integer AS ok
+  ), thread AS (
     INSERT INTO threads
       (thread_id, created_at, updated_at, metadata, metadata_digest, status, "values",
        values_digest, messages, checkpoint_id, hidden, principal)
-    VALUES ($2, $5::timestamptz, $5::timestamptz, '{}', '{}', 'busy', 'null', '{}', 'null', NULL,
-            true, $10)
+    SELECT $2, $5::timestamptz, $5::timestamptz, '{}', '{}', 'busy', 'null', '{}', 'null', NULL,
+           true, $10
+    FROM room WHERE room.ok
     ON CONFLICT (thread_id) DO NOTHING
     RETURNING thread_id
   )
@@ -150,6 +159,10 @@ export class RunRepository {
     const startAfter = isoTimestamp(run.start_after, "start_after");
     if (options.create_hidden_thread) return this.#insertWithHiddenThread(run, startAfter, options);
     return this.#db.write(async (db) => {
+      if (options.queue_limit !== undefined) {
+        const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit, db);
+        if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
+      }
       // Marking the thread busy locks its row as the SELECT … FOR NO KEY UPDATE does; the
       // mark is undone with the rest when the busy check refuses the run. The INSERT goes out
       // with it (and BEGIN), one round trip: it needs nothing the lock answers, and its snapshot
@@ -225,6 +238,7 @@ export class RunRepository {
       claim === undefined ? null : addMs(claim.now, claim.leaseMs),
       claim === undefined ? null : toJson([claim.segment]),
       claim?.now.toISOString() ?? null,
+      options.queue_limit ?? null,
     ];
     let inserted: Awaited<ReturnType<Queryable["query"]>>;
     try {
@@ -234,7 +248,14 @@ export class RunRepository {
       rethrowInvalid(err, "run");
     }
     const row = inserted.rows[0] as RunRow | undefined;
-    if (row === undefined) throw conflict(`thread ${run.thread_id} already exists`);
+    if (row === undefined) {
+      // Refused: the queue was full, or the thread exists. Only then is the count read again.
+      if (options.queue_limit !== undefined) {
+        const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit);
+        if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
+      }
+      throw conflict(`thread ${run.thread_id} already exists`);
+    }
     return toRun(row);
   }
 
@@ -276,15 +297,18 @@ export class RunRepository {
     return result.rows.map(toRun);
   }
 
+  /** The agent's pending runs, counted up to `limit` (the queue check). */
+  async pendingOfAgent(agentId: string, limit: number, db: Queryable = this.#db): Promise<number> {
+    const queued = await db.query<{ n: number }>(COUNT_PENDING_OF_AGENT, [
+      agentId,
+      Math.max(0, Math.floor(limit)),
+    ]);
+    return queued.rows[0]?.n ?? 0;
+  }
+
   async count(filter: RunCountFilter, limit: number): Promise<number> {
     const bound = Math.max(0, Math.floor(limit));
-    if (isQueueCount(filter)) {
-      const queued = await this.#db.query<{ n: number }>(COUNT_PENDING_OF_AGENT, [
-        filter.agent_id,
-        bound,
-      ]);
-      return queued.rows[0]?.n ?? 0;
-    }
+    if (isQueueCount(filter)) return this.pendingOfAgent(filter.agent_id, bound);
     const where: string[] = [];
     const params: unknown[] = [];
     for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { claimLost, conflict, notFound } from "../../errors.js";
+import { claimLost, conflict, notFound, queueFull } from "../../errors.js";
 import type {
   Fence,
   InsertRunOptions,
@@ -290,6 +290,13 @@ export class RunRepository {
   }
 
   #insertRun(run: NewRun, options: InsertRunOptions): RunRecord {
+    if (options.queue_limit !== undefined) {
+      const pending = this.count(
+        { agent_id: run.agent_id, status: "pending" },
+        options.queue_limit,
+      );
+      if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
+    }
     if (options.create_hidden_thread) {
       try {
         this.#insertHiddenThread.run({

@@ -122,6 +122,60 @@ export function describeRunEnds(factory: StorageFactory): void {
     });
   });
 
+  describe("insertRun with the agent's queue limit", () => {
+    it("inserts a stateless run while the agent has room; a full queue is refused and writes nothing", async () => {
+      const { storage } = context;
+      const agent = `queue-${id()}`;
+      const stateless = (threadId = id()) =>
+        storage.insertRun(newRun(threadId, { kind: "stateless", agent_id: agent }), {
+          reject_if_busy: false,
+          create_hidden_thread: true,
+          queue_limit: 2,
+        });
+      const first = await stateless();
+      await stateless();
+      const refusedThread = id();
+      const refused = await stateless(refusedThread).then(
+        () => null,
+        (err: unknown) => err as Error,
+      );
+      expect(refused).toMatchObject({
+        code: "overloaded",
+        message: `agent ${agent} already has 2 pending runs (its limit); try again later`,
+      });
+      expect(await storage.getThread(refusedThread)).toBeNull();
+      expect(await storage.countRuns({ agent_id: agent }, 10)).toBe(2);
+      // A run that ended gives its place back.
+      await storage.updateRun(first.run_id, { status: "success" });
+      await stateless();
+      expect(await storage.countRuns({ agent_id: agent, status: "pending" }, 10)).toBe(2);
+    });
+
+    it("refuses a stateful run on a full queue, leaving its thread as it was", async () => {
+      const { storage } = context;
+      const agent = `queue-${id()}`;
+      const busy = await makeThread(storage);
+      await makeRun(storage, busy.thread_id, { agent_id: agent });
+      const thread = await makeThread(storage);
+      await expectDomainError(
+        storage.insertRun(newRun(thread.thread_id, { agent_id: agent }), {
+          reject_if_busy: false,
+          mark_thread_busy: true,
+          queue_limit: 1,
+        }),
+        "overloaded",
+      );
+      expect((await storage.getThread(thread.thread_id))?.status).toBe("idle");
+      expect(await storage.pendingRunsOfThread(thread.thread_id)).toEqual([]);
+      // Another agent's queue is its own.
+      const other = await storage.insertRun(newRun(thread.thread_id, { agent_id: `${agent}-b` }), {
+        reject_if_busy: false,
+        queue_limit: 1,
+      });
+      expect(other.status).toBe("pending");
+    });
+  });
+
   describe("finishRun with writes", () => {
     it("stores the last frames, the checkpoint, the outcome and the thread's status together", async () => {
       const run = await claimedRun(context.storage);
