@@ -1,8 +1,17 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { isClaimLost } from "../../src/errors.js";
 import type { PostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
-import type { InsertClaim, RunFrame, RunPatch } from "../../src/storage/types.js";
-import { expectDomainError, id, makeRun, makeThread, newRun, sleep } from "./contract/helpers.js";
+import type { RunPatch } from "../../src/storage/types.js";
+import {
+  claimFor,
+  expectDomainError,
+  id,
+  makeRun,
+  makeThread,
+  newRun,
+  seqFrame,
+  sleep,
+} from "./contract/helpers.js";
 import { dropLeftoverSchemas, openDisposable, requirePostgres } from "./pg-helpers.js";
 
 // The statements PostgreSQL folds a stateless run into (runs.ts, run-update.ts): its insert with
@@ -12,22 +21,7 @@ import { dropLeftoverSchemas, openDisposable, requirePostgres } from "./pg-helpe
 await requirePostgres();
 afterAll(dropLeftoverSchemas);
 
-const claimFor = (owner: string, leaseMs = 30_000): InsertClaim => {
-  const now = new Date();
-  return {
-    owner,
-    leaseMs,
-    now,
-    segment: { agui_run_id: id(), started_at: now.toISOString(), ended_at: null },
-  };
-};
-
-const frame = (runId: string, seq: number, mode: RunFrame["mode"] = "custom"): RunFrame => ({
-  run_id: runId,
-  seq,
-  mode,
-  data: JSON.stringify({ seq }),
-});
+const frame = seqFrame;
 
 const success: RunPatch = { status: "success", owner: null, lease_expires_at: null };
 

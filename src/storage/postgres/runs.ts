@@ -2,6 +2,7 @@ import { conflict, notFound, queueFull } from "../../errors.js";
 import type {
   Fence,
   FinishRunWrites,
+  InsertClaim,
   InsertRunOptions,
   NewRun,
   RunCountFilter,
@@ -171,23 +172,10 @@ export class RunRepository {
         options.mark_thread_busy ? MARK_THREAD_BUSY : LOCK_THREAD,
         options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
       );
-      const { claim } = options;
       const inserting = db.query<RunRow>(INSERT_RUN, [
-        run.run_id,
-        run.thread_id,
-        run.agent_id,
-        run.kind,
-        nowIso(),
-        toJson(run.creation),
-        toJson(run.metadata),
-        entryDigests(run.metadata),
-        startAfter,
-        run.principal ?? null,
+        ...runParams(run, startAfter),
         options.reject_if_busy,
-        claim?.owner ?? null,
-        claim === undefined ? null : addMs(claim.now, claim.leaseMs),
-        claim === undefined ? null : toJson([claim.segment]),
-        claim?.now.toISOString() ?? null,
+        ...claimParams(options.claim),
       ]);
       inserting.catch(() => undefined);
       if ((await locking).rowCount === 0) {
@@ -222,22 +210,9 @@ export class RunRepository {
     startAfter: string,
     options: InsertRunOptions,
   ): Promise<RunRecord> {
-    const { claim } = options;
     const params = [
-      run.run_id,
-      run.thread_id,
-      run.agent_id,
-      run.kind,
-      nowIso(),
-      toJson(run.creation),
-      toJson(run.metadata),
-      entryDigests(run.metadata),
-      startAfter,
-      run.principal ?? null,
-      claim?.owner ?? null,
-      claim === undefined ? null : addMs(claim.now, claim.leaseMs),
-      claim === undefined ? null : toJson([claim.segment]),
-      claim?.now.toISOString() ?? null,
+      ...runParams(run, startAfter),
+      ...claimParams(options.claim),
       options.queue_limit ?? null,
     ];
     let inserted: Awaited<ReturnType<Queryable["query"]>>;
@@ -487,4 +462,30 @@ export class RunRepository {
       throw conflict(`run ${runId} is pending`);
     });
   }
+}
+
+/** A new run's columns, `$1`–`$10` of INSERT_RUN and INSERT_RUN_WITH_THREAD. */
+function runParams(run: NewRun, startAfter: string): unknown[] {
+  return [
+    run.run_id,
+    run.thread_id,
+    run.agent_id,
+    run.kind,
+    nowIso(),
+    toJson(run.creation),
+    toJson(run.metadata),
+    entryDigests(run.metadata),
+    startAfter,
+    run.principal ?? null,
+  ];
+}
+
+/** The claim taken by an insert (see `InsertRunOptions.claim`): owner, lease end, segment, now. */
+function claimParams(claim: InsertClaim | undefined): unknown[] {
+  return [
+    claim?.owner ?? null,
+    claim === undefined ? null : addMs(claim.now, claim.leaseMs),
+    claim === undefined ? null : toJson([claim.segment]),
+    claim?.now.toISOString() ?? null,
+  ];
 }

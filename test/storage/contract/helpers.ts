@@ -3,7 +3,9 @@ import { afterEach, beforeEach, expect } from "vitest";
 import { DomainError, type DomainErrorCode } from "../../../src/errors.js";
 import type {
   AcpMessage,
+  InsertClaim,
   NewRun,
+  RunFrame,
   RunRecord,
   Storage,
   ThreadRecord,
@@ -66,6 +68,29 @@ export async function makeThread(
 }
 
 /** A new run's record for `insertRun`: a stateful run of agent-a, due already. */
+/** A replica's claim on a run it inserts, taken now, with its first segment open. */
+export function claimFor(owner: string, leaseMs = 30_000): InsertClaim {
+  const now = new Date();
+  return {
+    owner,
+    leaseMs,
+    now,
+    segment: { agui_run_id: id(), started_at: now.toISOString(), ended_at: null },
+  };
+}
+
+/** A frame whose data says its seq. */
+export const seqFrame = (
+  runId: string,
+  seq: number,
+  mode: RunFrame["mode"] = "custom",
+): RunFrame => ({
+  run_id: runId,
+  seq,
+  mode,
+  data: JSON.stringify({ seq }),
+});
+
 export function newRun(threadId: string, overrides: Partial<NewRun> = {}): NewRun {
   return {
     run_id: id(),

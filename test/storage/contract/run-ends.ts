@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { isClaimLost } from "../../../src/errors.js";
-import type {
-  InsertClaim,
-  RunFrame,
-  RunPatch,
-  RunRecord,
-  Storage,
-} from "../../../src/storage/types.js";
+import type { RunPatch, RunRecord, Storage } from "../../../src/storage/types.js";
 import {
+  claimFor,
   expectDomainError,
   id,
   inMs,
@@ -16,6 +11,7 @@ import {
   messages,
   newRun,
   type StorageFactory,
+  seqFrame,
   sleep,
   useStorage,
 } from "./helpers.js";
@@ -23,19 +19,7 @@ import {
 // A run in two commits: its creation may claim it (InsertRunOptions.claim, mark_thread_busy), and
 // its end stores its last frames and checkpoint with the outcome (finishRun's `writes`).
 
-const claimFor = (owner: string, now = new Date()): InsertClaim => ({
-  owner,
-  leaseMs: 30_000,
-  now,
-  segment: { agui_run_id: id(), started_at: now.toISOString(), ended_at: null },
-});
-
-const frame = (runId: string, seq: number, mode: RunFrame["mode"] = "custom"): RunFrame => ({
-  run_id: runId,
-  seq,
-  mode,
-  data: JSON.stringify({ seq }),
-});
+const frame = seqFrame;
 
 const success: RunPatch = { status: "success", owner: null, lease_expires_at: null };
 
