@@ -46,8 +46,12 @@ const WRITE_ALONE_CHARS = 64 * 1024;
  */
 const QUEUE_BEHIND_VALUES_CHARS = 1024 * 1024;
 
-/** How much may wait in the socket before a values frame is skipped (see `farBehind`). */
-const SKIP_VALUES_BEHIND_CHARS = 1024 * 1024;
+/**
+ * How much may wait in the socket before a values frame is skipped (see `farBehind`). Above
+ * QUEUE_BEHIND_VALUES_CHARS: only a client behind by more than a large values frame (a long
+ * answer's state) skips any; one behind on a stream of small frames gets them all.
+ */
+const SKIP_VALUES_BEHIND_CHARS = 2 * 1024 * 1024;
 
 export interface AcpStreamOptions {
   /** Seconds between keep-alive comment lines; 0 = none. */
