@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// First: holds the young generation's growth while the server loads (see the module). The
-// server's modules are imported in main(), not here: a static import is parsed before any module
-// of the program runs, this one included.
-import "./startup-heap.js";
+// First: holds V8's young generation growth and optimizing compiler while the server loads (see
+// the module). The server's modules are imported in main(), not here: a static import is parsed
+// before any module of the program runs, this one included.
+import "./startup-v8.js";
 import { parsePrincipalId } from "./auth/principal.js";
 import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli-args.js";
 import { ConfigFileUnreadable } from "./config/errors.js";
@@ -10,7 +10,7 @@ import type { ApiKey, ServerSettings } from "./config/settings.js";
 import { MIN_API_KEY_LENGTH } from "./config/settings.js";
 import { createLogger } from "./logging.js";
 import type { RunningServer } from "./server.js";
-import { releaseYoungGeneration } from "./startup-heap.js";
+import { releaseAfterStartUp } from "./startup-v8.js";
 
 const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db PATH]
        acp-agui assign-owner --db PATH|URL --owner key:NAME|user:ID
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     if (err instanceof ConfigFileUnreadable) usage(err.message);
     fail((err as Error).message);
   }
-  releaseYoungGeneration();
+  releaseAfterStartUp();
   logger.info({ url: server.url, database: server.settings.database }, "acp-agui listening");
   const { settings } = server;
   if (settings.auth.keys.length === 0 && !LOOPBACK.test(settings.host)) {
