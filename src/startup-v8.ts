@@ -4,8 +4,8 @@ import { setFlagsFromString } from "node:v8";
  * Two of V8's habits that pay off under load and only cost memory while the server starts:
  * held from the moment this module is imported until `releaseAfterStartUp`, which the CLI calls
  * once the server listens. Both flags are read by V8 each time it decides, so switching them
- * back restores V8's usual behaviour for everything after start-up. Together they take about
- * 20 MB off the RSS of a server at rest (see docs in the commit that added this).
+ * back restores V8's usual behaviour for everything after start-up. Together they took some
+ * 20 MB off the RSS of a server just started (bench/run.mjs, "idle RSS right after start").
  *
  * - The young generation's growth. V8 doubles the young generation (two semi-spaces, from 1 MB
  *   each up to 16 MB) whenever more than its size survived the collections since the last
