@@ -13,7 +13,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const assets = [
   ["storage/sqlite/migrations", /\.sql$/],
   ["storage/postgres/migrations", /\.sql$/],
-  ["validation/generated", /\.js$/],
+  ["validation/generated", /\.c?js$/],
 ];
 
 for (const [dir, pattern] of assets) {

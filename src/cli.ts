@@ -1,12 +1,16 @@
 #!/usr/bin/env node
-import { assignOwner } from "./assign-owner.js";
+// First: holds V8's young generation growth and optimizing compiler while the server loads (see
+// the module). The server's modules are imported in main(), not here: a static import is parsed
+// before any module of the program runs, this one included.
+import "./startup-v8.js";
 import { parsePrincipalId } from "./auth/principal.js";
 import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli-args.js";
 import { ConfigFileUnreadable } from "./config/errors.js";
 import type { ApiKey, ServerSettings } from "./config/settings.js";
 import { MIN_API_KEY_LENGTH } from "./config/settings.js";
 import { createLogger } from "./logging.js";
-import { startServer } from "./server.js";
+import type { RunningServer } from "./server.js";
+import { releaseAfterStartUp } from "./startup-v8.js";
 
 const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db PATH]
        acp-agui assign-owner --db PATH|URL --owner key:NAME|user:ID
@@ -77,6 +81,7 @@ async function main(): Promise<void> {
   }
   if ("assign" in commandLine) {
     const { database, owner } = commandLine;
+    const { assignOwner } = await import("./assign-owner.js");
     const done = await assignOwner(database, owner).catch((err: Error) => fail(err.message));
     process.stdout.write(
       `assigned ${done.threads} threads and ${done.runs} runs without an owner to ${owner}\n`,
@@ -86,8 +91,9 @@ async function main(): Promise<void> {
   const { configPath, fromEnv, fromFlags, level, grace } = commandLine;
   const logger = createLogger(level);
 
-  let server: Awaited<ReturnType<typeof startServer>>;
+  let server: RunningServer;
   try {
+    const { startServer } = await import("./server.js");
     server = await startServer({
       configPath,
       overrides: [fromEnv, fromFlags],
@@ -98,6 +104,7 @@ async function main(): Promise<void> {
     if (err instanceof ConfigFileUnreadable) usage(err.message);
     fail((err as Error).message);
   }
+  releaseAfterStartUp();
   logger.info({ url: server.url, database: server.settings.database }, "acp-agui listening");
   const { settings } = server;
   if (settings.auth.keys.length === 0 && !LOOPBACK.test(settings.host)) {

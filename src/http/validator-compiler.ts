@@ -1,7 +1,7 @@
-import { Ajv } from "ajv";
+import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import type { FastifyInstance, FastifySchema } from "fastify";
-import { describeErrors, validatorById } from "../validation/index.js";
+import { describeErrors, type Validator, validatorById } from "../validation/index.js";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -14,19 +14,14 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
  * bundled documents.
  */
 export function registerValidatorCompiler(app: FastifyInstance): void {
-  const paramsAjv = new Ajv({
-    coerceTypes: true,
-    useDefaults: true,
-    allErrors: false,
-    strict: false,
-    // Our own schemas, checked by the tests: validating them against the draft-07 meta-schema
-    // would compile that (megabytes of garbage at every start) to learn nothing new.
-    validateSchema: false,
-  });
-  addFormats(paramsAjv);
+  let paramsAjv: Ajv | undefined;
+  const compileParams = (schema: object) => {
+    paramsAjv ??= paramsCompiler();
+    return paramsAjv.compile(schema);
+  };
   // Most routes share a few path schemas (`{thread_id}`, `{run_id}`…; at the time of writing 17
   // distinct ones among 72): compiling each once spares megabytes of Ajv code generation.
-  const paramsValidators = new Map<string, ReturnType<typeof paramsAjv.compile>>();
+  const paramsValidators = new Map<string, Validator>();
 
   app.setValidatorCompiler(({ schema, httpPart }) => {
     if (httpPart === "body") {
@@ -40,7 +35,7 @@ export function registerValidatorCompiler(app: FastifyInstance): void {
     const key = JSON.stringify(schema);
     let validate = paramsValidators.get(key);
     if (!validate) {
-      validate = paramsAjv.compile(schema);
+      validate = compiledOnFirstUse(() => compileParams(schema));
       paramsValidators.set(key, validate);
     }
     return validate;
@@ -61,3 +56,43 @@ export function schemaErrorFormatter(
 }
 
 export type RouteSchema = FastifySchema;
+
+function paramsCompiler(): Ajv {
+  const ajv = new Ajv({
+    coerceTypes: true,
+    useDefaults: true,
+    allErrors: false,
+    strict: false,
+    // Our own schemas, checked by the tests: validating them against the draft-07 meta-schema
+    // would compile that (megabytes of garbage at every start) to learn nothing new.
+    validateSchema: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+/**
+ * A validator compiled when it first validates. Fastify asks for every route's path and query
+ * validators as the routes are added, all at start-up; compiled then, they cost some 4 MB of
+ * Ajv code generation (garbage) and a few hundred KB of compiled code kept for routes a server
+ * may never be asked for. Our schemas are checked by the tests, so compiling later fails no
+ * differently.
+ */
+function compiledOnFirstUse(compile: () => ValidateFunction): Validator {
+  let compiled: ValidateFunction | undefined;
+  const validate: Validator = (data: unknown, ...rest: unknown[]) => {
+    compiled ??= compile();
+    const valid = (compiled as (...args: unknown[]) => boolean)(data, ...rest);
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  // Fastify reads `schemaEnv` just before validating, and then passes Ajv the data's parent so
+  // that coercion may replace the value itself: the same call as with the compiled validator.
+  Object.defineProperty(validate, "schemaEnv", {
+    get: () => {
+      compiled ??= compile();
+      return compiled.schemaEnv;
+    },
+  });
+  return validate;
+}

@@ -3,16 +3,25 @@
  * `npm run generate` (scripts/build-validators.mjs). Nothing else imports `./generated/` but
  * config-file.ts (the config file's validator), and nothing here compiles a schema: the server
  * only loads generated code.
+ *
+ * Each validator set is loaded when first asked for, not when the server starts: the AG-UI
+ * set is 600 KB of code (and its schema constants) that a server at rest has no use for, since
+ * only a run, a resume or an AG-UI request body is checked against it. The sets are CommonJS so
+ * that this can happen synchronously, inside the call that first needs one.
  */
+import { createRequire } from "node:module";
 import type { ErrorObject } from "ajv";
-import { type AcpSchemaName, acpValidators } from "./generated/acp-validators.js";
+import type * as AcpValidatorSet from "./generated/acp-validators.cjs";
+import type { AcpSchemaName } from "./generated/acp-validators.cjs";
 import {
   type AguiEventType,
   aguiEventAnchors,
   aguiEventFields,
   aguiEventTypes as eventTypeList,
 } from "./generated/agui-event-fields.js";
-import { type AguiAnchor, aguiValidators } from "./generated/agui-validators.js";
+import type * as AguiValidatorSet from "./generated/agui-validators.cjs";
+import type { AguiAnchor } from "./generated/agui-validators.cjs";
+import { acpValidatorNames, aguiValidatorAnchors } from "./generated/validator-names.js";
 
 export { type AcpSchemas, acpOperations, acpSchemas } from "./generated/acp-schemas.js";
 export type { AcpSchemaName, AguiAnchor, AguiEventType };
@@ -33,27 +42,96 @@ export const AGUI_ID_PREFIX = "agui:";
 const own = <T extends object>(map: T, key: string): key is Extract<keyof T, string> =>
   Object.hasOwn(map, key);
 
+/**
+ * One of the two generated sets, loaded on first use. `handedOut` keeps the function given for
+ * each name, so that whichever way a validator is asked for, and whenever, the answer is the
+ * same function: the real validator once the set is loaded, or, for a name asked for by
+ * `$id` before that, the stand-in made for it then.
+ */
+class ValidatorSet<Name extends string> {
+  #validators: Readonly<Record<Name, Validator>> | undefined;
+  readonly #handedOut = new Map<string, Validator>();
+  readonly #names: ReadonlySet<string>;
+
+  constructor(
+    names: readonly Name[],
+    private readonly load: () => Readonly<Record<Name, Validator>>,
+  ) {
+    this.#names = new Set(names);
+  }
+
+  has(name: string): name is Name {
+    return this.#names.has(name);
+  }
+
+  /** The validator of a known `name`, loading the set now if it is not loaded yet. */
+  get(name: Name): Validator {
+    const given = this.#handedOut.get(name);
+    if (given) return given;
+    const validator = this.#loaded()[name];
+    this.#handedOut.set(name, validator);
+    return validator;
+  }
+
+  /**
+   * The validator of a known `name`, without loading the set: until it is loaded, a stand-in
+   * that loads it on its first call and validates with the real one from then on.
+   */
+  lazy(name: Name): Validator {
+    if (this.#validators || this.#handedOut.has(name)) return this.get(name);
+    let real: Validator | undefined;
+    const standIn: Validator = (data: unknown) => {
+      real ??= this.#loaded()[name];
+      const valid = real(data);
+      standIn.errors = real.errors;
+      return valid;
+    };
+    this.#handedOut.set(name, standIn);
+    return standIn;
+  }
+
+  #loaded(): Readonly<Record<Name, Validator>> {
+    this.#validators ??= this.load();
+    return this.#validators;
+  }
+}
+
+const require = createRequire(import.meta.url);
+
+const acp = new ValidatorSet(
+  acpValidatorNames,
+  () => (require("./generated/acp-validators.cjs") as typeof AcpValidatorSet).acpValidators,
+);
+const agui = new ValidatorSet(
+  aguiValidatorAnchors,
+  () => (require("./generated/agui-validators.cjs") as typeof AguiValidatorSet).aguiValidators,
+);
+
 /** The validator of an ACP component schema (or `<Item>List` response); throws on an unknown name. */
 export function acpValidator(name: AcpSchemaName): Validator {
-  if (!own(acpValidators, name)) throw new Error(`unknown ACP schema "${name}"`);
-  return acpValidators[name];
+  if (!acp.has(name)) throw new Error(`unknown ACP schema "${name}"`);
+  return acp.get(name);
 }
 
 /** The validator of an AG-UI definition by its `$anchor` (`Event`, `RunAgentInput`, …); throws on an unknown anchor. */
 export function aguiValidator(anchor: AguiAnchor): Validator {
-  if (!own(aguiValidators, anchor)) throw new Error(`unknown AG-UI anchor "${anchor}"`);
-  return aguiValidators[anchor];
+  if (!agui.has(anchor)) throw new Error(`unknown AG-UI anchor "${anchor}"`);
+  return agui.get(anchor);
 }
 
-/** Looks a validator up by schema `$id`: `"acp:ThreadCreate"`, `"agui:RunAgentInput"`. */
+/**
+ * Looks a validator up by schema `$id`: `"acp:ThreadCreate"`, `"agui:RunAgentInput"`. Fastify
+ * asks for every route's body validator as the routes are added, at start-up: this does not
+ * load a set (see `ValidatorSet.lazy`).
+ */
 export function validatorById(id: string): Validator | undefined {
   if (id.startsWith(ACP_ID_PREFIX)) {
     const name = id.slice(ACP_ID_PREFIX.length);
-    return own(acpValidators, name) ? acpValidators[name] : undefined;
+    return acp.has(name) ? acp.lazy(name) : undefined;
   }
   if (id.startsWith(AGUI_ID_PREFIX)) {
     const anchor = id.slice(AGUI_ID_PREFIX.length);
-    return own(aguiValidators, anchor) ? aguiValidators[anchor] : undefined;
+    return agui.has(anchor) ? agui.lazy(anchor) : undefined;
   }
   return undefined;
 }
@@ -80,7 +158,7 @@ export function aguiKnownFields(type: string): ReadonlySet<string> | undefined {
  * validator for an event of that type.
  */
 export function aguiEventValidator(type: string): Validator | undefined {
-  return own(aguiEventAnchors, type) ? aguiValidators[aguiEventAnchors[type]] : undefined;
+  return own(aguiEventAnchors, type) ? agui.get(aguiEventAnchors[type]) : undefined;
 }
 
 const MAX_ERRORS = 3;

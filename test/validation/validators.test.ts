@@ -198,7 +198,7 @@ describe("ACP validators", () => {
 describe("generated modules", () => {
   it("load only Ajv's runtime helpers and ajv-formats' format functions: nothing compiles", () => {
     const dir = path.join(repoRoot, "src/validation/generated");
-    for (const file of ["acp-validators.js", "agui-validators.js"]) {
+    for (const file of ["acp-validators.cjs", "agui-validators.cjs"]) {
       const code = readFileSync(path.join(dir, file), "utf8");
       const required = [...code.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
       for (const id of required) expect(id).toMatch(/^(ajv\/dist\/runtime\/|ajv-formats\/dist\/)/);
