@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// First: holds V8's young generation growth and optimizing compiler while the server loads (see
-// the module). The server's modules are imported in main(), not here: a static import is parsed
+// First: holds V8's optimizing compiler while the server loads (see the module). The server's modules are imported in main(), not here: a static import is parsed
 // before any module of the program runs, this one included.
 import "./startup-v8.js";
 import { parsePrincipalId } from "./auth/principal.js";
