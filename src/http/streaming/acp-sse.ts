@@ -79,7 +79,7 @@ export class AcpSseStream {
    * values frame after it is written as it was when each frame was written and waited for.
    */
   private backedUp = false;
-  /** The last values frame's size, until the socket drained: what may queue ahead of the rest. */
+  /** The largest values frame written since the socket last drained: what may queue ahead. */
   private valuesChars = 0;
 
   constructor(request: FastifyRequest, reply: FastifyReply, options: AcpStreamOptions) {
