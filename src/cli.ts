@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// First: holds V8's optimizing compiler while the server loads (see the module). The server's modules are imported in main(), not here: a static import is parsed
-// before any module of the program runs, this one included.
+// First: holds V8's compilers of hot code while the server loads (see the module). The
+// server's modules are imported in main(), not here: a static import is parsed before any
+// module of the program runs, this one included.
 import "./startup-v8.js";
 import { parsePrincipalId } from "./auth/principal.js";
 import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli-args.js";
