@@ -183,7 +183,7 @@ export class ValuesRebuilder {
   private acc: Accumulator | undefined;
   /** The current segment's events before its keyframe. */
   private before: EventRecord[] = [];
-  /** Bumped by every frame taken: a lazy values frame renders only while it is the last one. */
+  /** Counts the frames taken: a lazy values frame renders only while it is the last one. */
   private generation = 0;
 
   /**
@@ -227,7 +227,8 @@ export class ValuesRebuilder {
       return taken;
     }
     const acc = this.acc!;
-    const generation = ++this.generation;
+    // `next` counted this frame: the next frame taken makes the two differ.
+    const generation = this.generation;
     let data: string | undefined;
     const render = () => {
       if (generation !== this.generation) {

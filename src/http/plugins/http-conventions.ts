@@ -22,9 +22,10 @@ export const httpConventions = fp<HttpConventionsOptions>(
     registerValidatorCompiler(app);
     registerErrorHandling(app, { maxBodyBytes: limits.maxBodyBytes });
     // A long answer (a run's output, a thread's history) goes out as bytes: see wire-bytes.ts.
-    app.addHook("onSend", async (_request, _reply, payload) =>
-      typeof payload === "string" ? wireChunk(payload) : payload,
-    );
+    // A callback, not an async hook: it runs for every answer, and needs no promise.
+    app.addHook("onSend", (_request, _reply, payload, done) => {
+      done(null, typeof payload === "string" ? wireChunk(payload) : payload);
+    });
   },
   { name: PLUGIN.httpConventions, fastify: "5.x" },
 );
