@@ -1,5 +1,5 @@
 // Workload `storage`: what one large run costs the server, as a ratio to the content its agent
-// produced. A scripted agent streams BENCH_STORAGE_MB (default 10) MB of text as 200-character
+// produced. A scripted agent streams BENCH_STORAGE_MB (default 10) MB of prose-like text as 200-character
 // TEXT_MESSAGE_CONTENT events (10 MB = 50,000 events) in one assistant message, on the SQLite
 // default, and a fresh server measures each case:
 //
@@ -19,16 +19,38 @@ import { ROOT } from "../lib/servers.mjs";
 
 const MB = 1024 * 1024;
 const CONTENT_MB = Math.max(1, Number(process.env.BENCH_STORAGE_MB ?? 10));
-const DELTA = "x".repeat(200);
+const DELTA_CHARS = 200;
+
+/**
+ * The deltas: words drawn from a fixed list by a seeded generator, 200 characters each. Text
+ * that compresses about as prose does (3 to 1 with DEFLATE), where one repeated letter would
+ * compress a thousand to one and flatter whatever is stored packed.
+ */
+function* deltas(count) {
+  const words = (
+    "the a an agent answer streams long text of and to in is that it for on with as " +
+    "model tool call result message thread run value state output server client protocol " +
+    "event frame store memory disk bytes page write read each every one two three many"
+  ).split(" ");
+  let state = 20261201;
+  for (let i = 0; i < count; i++) {
+    let delta = "";
+    while (delta.length < DELTA_CHARS) {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      delta += `${words[(state >>> 8) % words.length]} `;
+    }
+    yield delta.slice(0, DELTA_CHARS);
+  }
+}
 
 function writeScript(dir) {
-  const count = Math.round((CONTENT_MB * 1_000_000) / DELTA.length);
+  const count = Math.round((CONTENT_MB * 1_000_000) / DELTA_CHARS);
   const events = [
     { type: "RUN_STARTED", threadId: "t", runId: "r" },
     { type: "TEXT_MESSAGE_START", messageId: "m1", role: "assistant" },
   ];
-  for (let i = 0; i < count; i++) {
-    events.push({ type: "TEXT_MESSAGE_CONTENT", messageId: "m1", delta: DELTA });
+  for (const delta of deltas(count)) {
+    events.push({ type: "TEXT_MESSAGE_CONTENT", messageId: "m1", delta });
   }
   events.push({ type: "TEXT_MESSAGE_END", messageId: "m1" });
   events.push({ type: "RUN_FINISHED", threadId: "t", runId: "r" });
@@ -42,7 +64,7 @@ function writeScript(dir) {
 `;
   const path = join(dir, "storage-large.yaml");
   writeFileSync(path, config);
-  return { path, content: count * DELTA.length };
+  return { path, content: count * DELTA_CHARS };
 }
 
 function hwmBytes(pid) {

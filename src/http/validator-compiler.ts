@@ -2,6 +2,7 @@ import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import type { FastifyInstance, FastifySchema } from "fastify";
 import { describeErrors, type Validator, validatorById } from "../validation/index.js";
+import { jsonAnswer } from "./wire-bytes.js";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -44,7 +45,8 @@ export function registerValidatorCompiler(app: FastifyInstance): void {
   // Response schemas document each status (and type the handlers), but Fastify's serializer
   // would write every open `{type: "object"}` (values, metadata, input…) as `{}`. Plain
   // JSON.stringify loses nothing; responses are validated against the spec in tests instead.
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // A long answer is streamed in pieces of the same text (wire-bytes.ts).
+  app.setSerializerCompiler(() => jsonAnswer as (data: unknown) => string);
 }
 
 /** Fastify calls this with a validation failure; the message names the path and the problem. */

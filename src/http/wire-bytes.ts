@@ -1,3 +1,6 @@
+import { Readable } from "node:stream";
+import { jsonAtLeast, jsonByteLength, jsonPieces } from "../json-pieces.js";
+
 /**
  * Strings at least this long go to the socket as their UTF-8 bytes instead.
  *
@@ -14,4 +17,30 @@ export function wireChunk<T extends string | Uint8Array>(chunk: T): T | Buffer {
   return typeof chunk === "string" && chunk.length >= ENCODE_FROM_CHARS
     ? Buffer.from(chunk, "utf8")
     : chunk;
+}
+
+/** A long JSON answer, streamed piece by piece; its length is known before it is sent. */
+export type JsonBody = Readable & { readonly contentLength: number };
+
+/**
+ * A JSON answer's payload: its text, or for a long answer (a run's 10 MB output) a stream of
+ * its pieces (json-pieces.ts), so that neither the whole text nor its whole UTF-8 copy is ever
+ * in memory. The socket pulls pieces as it drains. The length is counted in a first pass over
+ * the same pieces, so the answer keeps its Content-Length.
+ *
+ * The pieces go to the socket as strings, in object mode (a byte-mode stream would turn each
+ * into a Buffer): the socket encodes a string into memory it frees as soon as it is written,
+ * where a Buffer per piece stays allocated until the next garbage collection, which made the
+ * 10 MB answer's pieces pile up to 10 MB.
+ */
+export function jsonAnswer(data: unknown): string | JsonBody {
+  if (!jsonAtLeast(data, ENCODE_FROM_CHARS)) return JSON.stringify(data);
+  const contentLength = jsonByteLength(data);
+  return Object.assign(Readable.from(jsonPieces(data), { objectMode: true }), { contentLength });
+}
+
+export function isJsonBody(payload: unknown): payload is JsonBody {
+  return (
+    payload instanceof Readable && typeof (payload as Partial<JsonBody>).contentLength === "number"
+  );
 }

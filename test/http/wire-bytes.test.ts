@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { wireChunk } from "../../src/http/wire-bytes.js";
+import { jsonAnswer, wireChunk } from "../../src/http/wire-bytes.js";
 import { build, type TestApp } from "../helpers/app.js";
 
 // Long enough to be sent as bytes, with characters of one, two, three and four UTF-8 bytes
@@ -14,6 +14,24 @@ describe("long answers go to the socket as UTF-8 bytes", () => {
     expect(wireChunk("short é")).toBe("short é");
     const given = new Uint8Array([1, 2, 3]);
     expect(wireChunk(given)).toBe(given);
+  });
+
+  it("a long JSON answer is streamed as the exact bytes of JSON.stringify, its length known", async () => {
+    const small = { run: { status: "success" }, output: { messages: [{ content: "hi" }] } };
+    expect(jsonAnswer(small)).toBe(JSON.stringify(small));
+    const large = {
+      run: { status: "success" },
+      output: { messages: [{ content: LONG }, { content: LONG }] },
+    };
+    const body = jsonAnswer(large);
+    expect(typeof body).not.toBe("string");
+    const chunks: string[] = [];
+    for await (const chunk of body as AsyncIterable<string>) chunks.push(chunk);
+    const bytes = Buffer.from(chunks.join(""), "utf8");
+    expect(bytes.equals(Buffer.from(JSON.stringify(large), "utf8"))).toBe(true);
+    expect((body as { contentLength: number }).contentLength).toBe(bytes.length);
+    // Pulled in pieces, not handed over whole.
+    expect(chunks.length).toBeGreaterThan(2);
   });
 
   describe("over a real socket", () => {
@@ -49,6 +67,7 @@ describe("long answers go to the socket as UTF-8 bytes", () => {
       expect(res.status).toBe(200);
       const raw = Buffer.from(await res.arrayBuffer());
       expect(Number(res.headers.get("content-length"))).toBe(raw.length);
+      expect(res.headers.get("transfer-encoding")).toBeNull();
       const body = JSON.parse(raw.toString("utf8")) as {
         output: { messages: { content: unknown }[] };
       };

@@ -2,7 +2,7 @@ import fp from "fastify-plugin";
 import { registerErrorHandling } from "../errors.js";
 import { type JsonLimits, registerJsonBodyParser } from "../json-body.js";
 import { registerValidatorCompiler } from "../validator-compiler.js";
-import { wireChunk } from "../wire-bytes.js";
+import { isJsonBody, wireChunk } from "../wire-bytes.js";
 import { PLUGIN } from "./names.js";
 
 export interface HttpConventionsOptions {
@@ -21,9 +21,11 @@ export const httpConventions = fp<HttpConventionsOptions>(
     registerJsonBodyParser(app, limits);
     registerValidatorCompiler(app);
     registerErrorHandling(app, { maxBodyBytes: limits.maxBodyBytes });
-    // A long answer (a run's output, a thread's history) goes out as bytes: see wire-bytes.ts.
+    // A long answer (a run's output, a thread's history) goes out as bytes, streamed in pieces
+    // when it is JSON we serialize (see wire-bytes.ts), with its length announced.
     // A callback, not an async hook: it runs for every answer, and needs no promise.
-    app.addHook("onSend", (_request, _reply, payload, done) => {
+    app.addHook("onSend", (_request, reply, payload, done) => {
+      if (isJsonBody(payload)) reply.header("content-length", String(payload.contentLength));
       done(null, typeof payload === "string" ? wireChunk(payload) : payload);
     });
   },

@@ -10,6 +10,7 @@ import type {
   ThreadStatus,
 } from "../types.js";
 import { fromJson } from "./json.js";
+import { unpackJson } from "./packed-json.js";
 
 export { addMs, isoTimestamp, nowIso, nullableIso, toFrame, toWebhook } from "../records.js";
 
@@ -48,7 +49,8 @@ export interface RunRow {
   updated_at: string;
   creation: string;
   metadata: string;
-  output: string;
+  /** JSON text, or packed when long (packed-json.ts). */
+  output: string | Buffer;
   interrupts: string;
   resume: string;
   segments: string;
@@ -104,7 +106,7 @@ export function toRun(row: RunRow): RunRecord {
     updated_at: row.updated_at,
     creation: fromJson<Record<string, unknown>>(row.creation),
     metadata: fromJson<Record<string, unknown>>(row.metadata),
-    output: fromJson<Record<string, unknown> | null>(row.output),
+    output: unpackJson<Record<string, unknown> | null>(row.output),
     interrupts: fromJson<Record<string, unknown>[]>(row.interrupts),
     resume: fromJson<Record<string, unknown>[] | null>(row.resume),
     segments: fromJson<SegmentRecord[]>(row.segments),

@@ -21,6 +21,7 @@ import {
   toRun,
 } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
+import { packJson } from "./packed-json.js";
 import { StatementCache } from "./statements.js";
 
 /**
@@ -464,6 +465,8 @@ const PATCH_COLUMNS = [
 function patchValue(column: (typeof PATCH_COLUMNS)[number], value: unknown): unknown {
   switch (column) {
     case "output":
+      // Megabytes for a long answer: packed, and never whole as text (packed-json.ts).
+      return packJson(value);
     case "interrupts":
     case "resume":
     case "segments":

@@ -136,6 +136,20 @@ export function describeRuns(factory: StorageFactory): void {
       expect(updated.status).toBe("success");
       expect(await context.storage.getRun(run.run_id)).toEqual(updated);
     });
+
+    it("keeps a long output with every kind of character exact", async () => {
+      const thread = await makeThread(context.storage);
+      const run = await makeRun(context.storage, thread.thread_id);
+      // Characters of one to four UTF-8 bytes, escapes and a surrogate pair on every
+      // boundary a piece of 64 K characters could fall on.
+      const text = Array.from(
+        { length: 40_000 },
+        (_, i) => ["a", "é", "€", "😀", '"\\\n'][i % 5],
+      ).join("");
+      const output = { type: "result", values: { text, extra: trickyJson() }, messages: [] };
+      await context.storage.updateRun(run.run_id, { status: "success", output });
+      expect((await context.storage.getRun(run.run_id))?.output).toEqual(output);
+    });
   });
 
   describe("insertRun", () => {

@@ -1,0 +1,89 @@
+/**
+ * SQLite stores a long output packed (src/storage/sqlite/packed-json.ts): compressed, built
+ * piece by piece, and read back exactly; short outputs and rows written before the format stay
+ * JSON text.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { SqliteStorage } from "../../src/storage/index.js";
+import { packJson, unpackJson } from "../../src/storage/sqlite/packed-json.js";
+import { makeRun, makeThread, trickyJson } from "./contract/helpers.js";
+
+const dir = mkdtempSync(join(tmpdir(), "acp-packed-json-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Text that compresses like prose, not like one repeated letter. */
+function prose(chars: number): string {
+  const words = ["the", "agent", "streams", "a", "long", "answer", "über", "naïve", "café", "😀"];
+  let text = "";
+  let state = 7;
+  while (text.length < chars) {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    text += `${words[state % words.length]} `;
+  }
+  return text;
+}
+
+describe("packJson", () => {
+  it("keeps short values as JSON text", () => {
+    const value = { messages: [{ role: "assistant", content: "hello" }], extra: trickyJson() };
+    expect(packJson(value)).toBe(JSON.stringify(value));
+    expect(packJson(undefined)).toBe("null");
+  });
+
+  it("packs long values into fewer bytes, and reads them back exactly", () => {
+    for (const value of [
+      { text: prose(300_000), extra: trickyJson() },
+      { list: Array.from({ length: 30_000 }, (_, i) => ({ i, s: "😀é" })) },
+      [prose(70_000), prose(70_000)],
+    ]) {
+      const packed = packJson(value);
+      expect(Buffer.isBuffer(packed)).toBe(true);
+      expect((packed as Buffer).length).toBeLessThan(Buffer.byteLength(JSON.stringify(value)) / 2);
+      expect(unpackJson(packed)).toEqual(value);
+    }
+  });
+
+  it("names an unknown stored format instead of guessing", () => {
+    expect(() => unpackJson(Buffer.from([9, 1, 2]))).toThrow(/unknown format \(first byte 9\)/);
+  });
+});
+
+describe("a run's output in SQLite", () => {
+  it("is a BLOB when long and JSON text when short; rows of either kind read back", async () => {
+    const path = join(dir, "outputs.db");
+    const storage = new SqliteStorage({ path });
+    await storage.open();
+    const thread = await makeThread(storage);
+    const long = await makeRun(storage, thread.thread_id);
+    const short = await makeRun(storage, thread.thread_id);
+    const longOutput = { type: "result", values: { text: prose(200_000) }, messages: [] };
+    const shortOutput = { type: "result", values: { n: 1 }, messages: [] };
+    await storage.updateRun(long.run_id, { status: "success", output: longOutput });
+    await storage.updateRun(short.run_id, { status: "success", output: shortOutput });
+    await storage.close();
+
+    const db = new Database(path, { readonly: true });
+    const row = (id: string) =>
+      db
+        .prepare(
+          "SELECT typeof(output) AS type, length(output) AS bytes FROM runs WHERE run_id = ?",
+        )
+        .get(id) as { type: string; bytes: number };
+    expect(row(long.run_id).type).toBe("blob");
+    expect(row(long.run_id).bytes).toBeLessThan(200_000 / 2);
+    expect(row(short.run_id)).toMatchObject({ type: "text" });
+    db.close();
+
+    const reopened = new SqliteStorage({ path });
+    await reopened.open();
+    expect((await reopened.getRun(long.run_id))?.output).toEqual(longOutput);
+    expect((await reopened.getRun(short.run_id))?.output).toEqual(shortOutput);
+    const listed = await reopened.searchRuns({ thread_id: thread.thread_id, limit: 10, offset: 0 });
+    expect(listed.find((run) => run.run_id === long.run_id)?.output).toEqual(longOutput);
+    await reopened.close();
+  });
+});
