@@ -87,3 +87,47 @@ describe("a run's output in SQLite", () => {
     await reopened.close();
   });
 });
+
+describe("a thread's state in SQLite", () => {
+  it("packs long checkpoint and thread values and messages; reads, search and copies see them", async () => {
+    const path = join(dir, "threads.db");
+    const storage = new SqliteStorage({ path });
+    await storage.open();
+    const thread = await makeThread(storage);
+    const text = prose(150_000);
+    const values = { topic: "long", draft: text };
+    const messages = [{ id: "m1", role: "assistant" as const, content: text }];
+    await storage.addCheckpoint(thread.thread_id, {
+      checkpoint_id: "c1",
+      values,
+      messages,
+      metadata: { step: 1 },
+    });
+
+    const db = new Database(path, { readonly: true });
+    const types = db
+      .prepare(
+        `SELECT typeof(t."values") AS tv, typeof(t.messages) AS tm, typeof(c."values") AS cv,
+                typeof(c.messages) AS cm
+           FROM threads t JOIN checkpoints c ON c.thread_id = t.thread_id WHERE t.thread_id = ?`,
+      )
+      .get(thread.thread_id);
+    expect(types).toEqual({ tv: "blob", tm: "blob", cv: "blob", cm: "blob" });
+    db.close();
+
+    const stored = await storage.getThread(thread.thread_id);
+    expect(stored?.values).toEqual(values);
+    expect(stored?.messages).toEqual(messages);
+    expect((await storage.getCheckpoint(thread.thread_id, "c1"))?.values).toEqual(values);
+    // Containment on values reads the packed document too.
+    const found = await storage.searchThreads({ values: { topic: "long" }, limit: 10, offset: 0 });
+    expect(found.map((t) => t.thread_id)).toEqual([thread.thread_id]);
+    expect(
+      await storage.searchThreads({ values: { topic: "short" }, limit: 10, offset: 0 }),
+    ).toEqual([]);
+    const copy = await storage.copyThread(thread.thread_id, "copy-of-long");
+    expect(copy.values).toEqual(values);
+    expect((await storage.getThread("copy-of-long"))?.messages).toEqual(messages);
+    await storage.close();
+  });
+});

@@ -4,6 +4,7 @@ import { conflict, notFound } from "../../errors.js";
 import type { CheckpointRecord, NewCheckpoint } from "../types.js";
 import { assertObject, toJson } from "./json.js";
 import { type CheckpointRow, nowIso, sqliteCode, toCheckpoint } from "./mapping.js";
+import { packJson } from "./packed-json.js";
 
 interface ThreadPointer {
   checkpoint_id: string | null;
@@ -131,8 +132,9 @@ export class CheckpointRepository {
         : checkpoint.parent_checkpoint_id;
     if (parent !== null) this.#requireRow(threadId, parent);
     const now = nowIso();
-    const values = toJson(checkpoint.values);
-    const messages = toJson(checkpoint.messages);
+    // The thread's state, megabytes after a long answer: packed (packed-json.ts).
+    const values = packJson(checkpoint.values);
+    const messages = packJson(checkpoint.messages);
     try {
       this.#insert.run({
         checkpoint_id: checkpoint.checkpoint_id,

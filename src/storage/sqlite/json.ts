@@ -4,6 +4,7 @@
  */
 
 import { canonicalJson } from "../json.js";
+import { unpackJson } from "./packed-json.js";
 
 export { assertObject, canonicalJson, toJson } from "../json.js";
 
@@ -20,7 +21,7 @@ export function canonicalEntries(filter: Record<string, unknown>): [string, stri
  * True when `doc` (JSON text) is an object holding every key of the needle with a deep-equal
  * value. `needle` is JSON text of `[key, canonicalValue][]` (see `canonicalEntries`).
  */
-export function makeContainsFunction(): (doc: string | null, needle: string) => number {
+export function makeContainsFunction(): (doc: string | Buffer | null, needle: string) => number {
   let lastNeedleText = "";
   let lastNeedle: [string, string][] = [];
   return (doc, needleText) => {
@@ -29,7 +30,8 @@ export function makeContainsFunction(): (doc: string | null, needle: string) => 
       lastNeedleText = needleText;
     }
     if (doc === null) return 0;
-    const parsed: unknown = JSON.parse(doc);
+    // A thread's values are JSON text, or packed when long (packed-json.ts).
+    const parsed: unknown = unpackJson(doc);
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return 0;
     for (const [key, canonical] of lastNeedle) {
       if (!Object.hasOwn(parsed, key)) return 0;

@@ -20,8 +20,8 @@ export interface ThreadRow {
   updated_at: string;
   metadata: string;
   status: string;
-  values: string;
-  messages: string;
+  values: string | Buffer;
+  messages: string | Buffer;
   checkpoint_id: string | null;
   hidden: number;
   principal: string | null;
@@ -33,8 +33,8 @@ export interface CheckpointRow {
   thread_id: string;
   parent_checkpoint_id: string | null;
   created_at: string;
-  values: string;
-  messages: string;
+  values: string | Buffer;
+  messages: string | Buffer;
   metadata: string;
 }
 
@@ -75,8 +75,8 @@ export function toThread(row: ThreadRow): ThreadRecord {
     updated_at: row.updated_at,
     metadata: fromJson<Record<string, unknown>>(row.metadata),
     status: row.status as ThreadStatus,
-    values: fromJson<unknown>(row.values),
-    messages: fromJson<AcpMessage[] | null>(row.messages),
+    values: unpackJson<unknown>(row.values),
+    messages: unpackJson<AcpMessage[] | null>(row.messages),
     checkpoint_id: row.checkpoint_id,
     hidden: row.hidden === 1,
     principal: row.principal,
@@ -89,8 +89,8 @@ export function toCheckpoint(row: CheckpointRow): CheckpointRecord {
     thread_id: row.thread_id,
     parent_checkpoint_id: row.parent_checkpoint_id,
     created_at: row.created_at,
-    values: fromJson<unknown>(row.values),
-    messages: fromJson<AcpMessage[] | null>(row.messages),
+    values: unpackJson<unknown>(row.values),
+    messages: unpackJson<AcpMessage[] | null>(row.messages),
     metadata: fromJson<Record<string, unknown>>(row.metadata),
   };
 }

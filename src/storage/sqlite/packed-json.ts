@@ -1,9 +1,10 @@
 import { constants, deflateRawSync, inflateRawSync } from "node:zlib";
 import { jsonAtLeast, jsonPieces, PIECE_CHARS } from "../../json-pieces.js";
-import { toJson } from "./json.js";
+import { toJson } from "../json.js";
 
 /**
- * A large JSON column value (a run's output, megabytes for a long answer) is stored packed: a
+ * A large JSON column value (a run's output, a thread's or checkpoint's values and messages:
+ * megabytes for a long answer) is stored packed: a
  * BLOB holding a format byte and the JSON text's UTF-8 bytes compressed with raw DEFLATE.
  * Smaller values stay JSON text, as every row stored before this format is.
  *

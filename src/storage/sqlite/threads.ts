@@ -5,6 +5,7 @@ import type { CheckpointRepository } from "./checkpoints.js";
 import { assertObject, canonicalEntries, toJson } from "./json.js";
 import { nowIso, rethrowCheck, type ThreadRow, toThread } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
+import { packJson } from "./packed-json.js";
 import { StatementCache } from "./statements.js";
 
 /** Threads, their metadata index (thread_metadata) and thread search. */
@@ -172,8 +173,8 @@ export class ThreadRepository {
       updated_at: now,
       metadata: toJson(source.metadata),
       status: "idle",
-      values: toJson(source.values),
-      messages: toJson(source.messages),
+      values: packJson(source.values),
+      messages: packJson(source.messages),
       checkpoint_id: null,
       hidden: 0,
       principal,
