@@ -73,8 +73,15 @@ describe("a run's output in SQLite", () => {
           "SELECT typeof(output) AS type, length(output) AS bytes FROM runs WHERE run_id = ?",
         )
         .get(id) as { type: string; bytes: number };
-    expect(row(long.run_id).type).toBe("blob");
-    expect(row(long.run_id).bytes).toBeLessThan(200_000 / 2);
+    // The long one is a marker, its packed bytes in parts of about 32 KB.
+    expect(row(long.run_id)).toEqual({ type: "blob", bytes: 1 });
+    const parts = db
+      .prepare(
+        "SELECT count(*) AS n, sum(length(data)) AS bytes FROM run_output_parts WHERE run_id = ?",
+      )
+      .get(long.run_id) as { n: number; bytes: number };
+    expect(parts.n).toBeGreaterThan(1);
+    expect(parts.bytes).toBeLessThan(Buffer.byteLength(JSON.stringify(longOutput)) / 2);
     expect(row(short.run_id)).toMatchObject({ type: "text" });
     db.close();
 
@@ -85,6 +92,35 @@ describe("a run's output in SQLite", () => {
     const listed = await reopened.searchRuns({ thread_id: thread.thread_id, limit: 10, offset: 0 });
     expect(listed.find((run) => run.run_id === long.run_id)?.output).toEqual(longOutput);
     await reopened.close();
+  });
+
+  it("replaces an output's parts when it is written again, and removes them with the run", async () => {
+    const path = join(dir, "rewrites.db");
+    const storage = new SqliteStorage({ path });
+    await storage.open();
+    const thread = await makeThread(storage);
+    const run = await makeRun(storage, thread.thread_id);
+    const parts = () => {
+      const db = new Database(path, { readonly: true });
+      const n = (db.prepare("SELECT count(*) AS n FROM run_output_parts").get() as { n: number }).n;
+      db.close();
+      return n;
+    };
+    const first = { type: "result", values: { text: prose(300_000) }, messages: [] };
+    const second = { type: "result", values: { text: prose(100_000) }, messages: [] };
+    await storage.updateRun(run.run_id, { status: "interrupted", output: first });
+    const firstParts = parts();
+    await storage.updateRun(run.run_id, { status: "success", output: second });
+    expect((await storage.getRun(run.run_id))?.output).toEqual(second);
+    expect(parts()).toBeGreaterThan(0);
+    expect(parts()).toBeLessThan(firstParts);
+    // A short output after a long one leaves no parts behind.
+    await storage.updateRun(run.run_id, { output: { type: "result", values: {}, messages: [] } });
+    expect(parts()).toBe(0);
+    await storage.updateRun(run.run_id, { output: first });
+    await storage.deleteRun(run.run_id);
+    expect(parts()).toBe(0);
+    await storage.close();
   });
 });
 

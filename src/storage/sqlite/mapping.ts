@@ -95,7 +95,8 @@ export function toCheckpoint(row: CheckpointRow): CheckpointRecord {
   };
 }
 
-export function toRun(row: RunRow): RunRecord {
+/** `outputParts`: reads the parts of an output stored in parts (packed-json.ts). */
+export function toRun(row: RunRow, outputParts?: (runId: string) => Buffer[]): RunRecord {
   return {
     run_id: row.run_id,
     thread_id: row.thread_id,
@@ -106,7 +107,10 @@ export function toRun(row: RunRow): RunRecord {
     updated_at: row.updated_at,
     creation: fromJson<Record<string, unknown>>(row.creation),
     metadata: fromJson<Record<string, unknown>>(row.metadata),
-    output: unpackJson<Record<string, unknown> | null>(row.output),
+    output: unpackJson<Record<string, unknown> | null>(
+      row.output,
+      outputParts && (() => outputParts(row.run_id)),
+    ),
     interrupts: fromJson<Record<string, unknown>[]>(row.interrupts),
     resume: fromJson<Record<string, unknown>[] | null>(row.resume),
     segments: fromJson<SegmentRecord[]>(row.segments),

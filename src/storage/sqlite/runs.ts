@@ -21,7 +21,7 @@ import {
   toRun,
 } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
-import { packJson } from "./packed-json.js";
+import { IN_PARTS, packJsonParts } from "./packed-json.js";
 import { StatementCache } from "./statements.js";
 
 /**
@@ -91,6 +91,8 @@ export class RunRepository {
     (runId: string, patch: RunPatch, fence: Fence | undefined) => RunRecord
   >;
   readonly #deleteTx: Database.Transaction<(runId: string) => void>;
+  readonly #insertOutputPart: Database.Statement<[string, number, Buffer]>;
+  readonly #outputParts: Database.Statement<[string], { data: Buffer }>;
   readonly #claimTx: Database.Transaction<
     (owner: string, leaseMs: number, now: Date, agents: string | null) => RunRecord | null
   >;
@@ -159,10 +161,20 @@ export class RunRepository {
     this.#threadOf = db.prepare("SELECT thread_id FROM runs WHERE run_id = ?");
     this.#updateTx = db.transaction((runId, patch, fence) => this.#updateRun(runId, patch, fence));
     this.#deleteTx = db.transaction((runId) => this.#deleteRun(runId));
+    this.#insertOutputPart = db.prepare(
+      "INSERT INTO run_output_parts (run_id, part, data) VALUES (?, ?, ?)",
+    );
+    this.#outputParts = db.prepare(
+      "SELECT data FROM run_output_parts WHERE run_id = ? ORDER BY part",
+    );
     this.#claimTx = db.transaction((owner, leaseMs, now, agents) =>
       this.#claim(owner, leaseMs, now, agents),
     );
   }
+
+  /** A row as a record, an output stored in parts read from them. */
+  readonly #toRun = (row: RunRow): RunRecord =>
+    toRun(row, (runId) => this.#outputParts.all(runId).map((part) => part.data));
 
   insert(run: NewRun, options: InsertRunOptions): RunRecord {
     return this.#insertTx.immediate(run, options);
@@ -170,7 +182,7 @@ export class RunRepository {
 
   get(runId: string): RunRecord | null {
     const row = this.#select.get(runId);
-    return row === undefined ? null : toRun(row);
+    return row === undefined ? null : this.#toRun(row);
   }
 
   search(search: RunSearch): RunRecord[] {
@@ -201,7 +213,7 @@ export class RunRepository {
     const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
     const sql = `SELECT * FROM runs ${filter} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`;
     params.push(search.limit, search.offset);
-    return (this.#cache.get(sql).all(...params) as RunRow[]).map(toRun);
+    return (this.#cache.get(sql).all(...params) as RunRow[]).map(this.#toRun);
   }
 
   count(filter: RunCountFilter, limit: number): number {
@@ -232,7 +244,7 @@ export class RunRepository {
   }
 
   pendingOfThread(threadId: string): RunRecord[] {
-    return this.#pendingOfThread.all(threadId).map(toRun);
+    return this.#pendingOfThread.all(threadId).map(this.#toRun);
   }
 
   update(runId: string, patch: RunPatch, fence?: Fence): RunRecord {
@@ -275,7 +287,7 @@ export class RunRepository {
       lease: addMs(now, leaseMs),
       now: now.toISOString(),
     });
-    return row === undefined ? null : toRun(row);
+    return row === undefined ? null : this.#toRun(row);
   }
 
   renewLeases(owner: string, leaseMs: number, now: Date): string[] {
@@ -283,7 +295,7 @@ export class RunRepository {
   }
 
   expired(now: Date): RunRecord[] {
-    return this.#expired.all(now.toISOString()).map(toRun);
+    return this.#expired.all(now.toISOString()).map(this.#toRun);
   }
 
   nextStartAfter(): string | null {
@@ -357,7 +369,7 @@ export class RunRepository {
       rethrowCheck(err, "run");
     }
     this.#metadata.put(run.run_id, run.metadata);
-    return toRun(row!);
+    return this.#toRun(row!);
   }
 
   /**
@@ -374,11 +386,19 @@ export class RunRepository {
       params.fence_owner = fence.owner;
       params.fence_epoch = fence.epoch;
     }
+    let outputParts: Buffer[] | undefined;
     for (const column of PATCH_COLUMNS) {
       const value = patch[column];
       if (value === undefined) continue;
       columns.push(column);
-      params[column] = patchValue(column, value);
+      if (column === "output") {
+        // Megabytes for a long answer: packed, in parts written after the row (packed-json.ts).
+        const packed = packJsonParts(value);
+        if (typeof packed !== "string") outputParts = packed;
+        params.output = typeof packed === "string" ? packed : IN_PARTS;
+      } else {
+        params[column] = patchValue(column, value);
+      }
     }
     const assigned = columns.map((column) => `${column} = @${column}`);
     if (detach) assigned.push("thread_id = NULL");
@@ -398,7 +418,11 @@ export class RunRepository {
       if (fence !== undefined && this.#exists.get(runId) !== undefined) throw claimLost(runId);
       throw notFound("run", runId);
     }
-    return patch.output === undefined ? toRun(row) : { ...toRun(row), output: patch.output };
+    // The row's trigger has removed the parts of an output written before (migration 008).
+    outputParts?.forEach((part, index) => this.#insertOutputPart.run(runId, index, part));
+    return patch.output === undefined
+      ? this.#toRun(row)
+      : { ...this.#toRun(row), output: patch.output };
   }
 
   #deleteRun(runId: string): void {
@@ -412,7 +436,7 @@ export class RunRepository {
     const row = this.#claimCandidate.get({ now: now.toISOString(), agents });
     if (row === undefined) return null;
     const claimed = this.#setLease.get({ owner, lease: addMs(now, leaseMs), seq: row.seq });
-    return claimed === undefined ? null : toRun(claimed);
+    return claimed === undefined ? null : this.#toRun(claimed);
   }
 
   #require(runId: string): RunRecord {
@@ -464,9 +488,6 @@ const PATCH_COLUMNS = [
 
 function patchValue(column: (typeof PATCH_COLUMNS)[number], value: unknown): unknown {
   switch (column) {
-    case "output":
-      // Megabytes for a long answer: packed, and never whole as text (packed-json.ts).
-      return packJson(value);
     case "interrupts":
     case "resume":
     case "segments":
