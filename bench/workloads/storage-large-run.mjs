@@ -7,6 +7,8 @@
 //   run, minus before: what the run keeps, not the WAL's transient copies) and peak RSS above idle (VmHWM − VmRSS at rest), and the seconds it took;
 //   then the same `wait` again, and its peak above the RSS the first run left (warm: V8's
 //   young generation grown, the compilers' code paged in, as on a server that has been busy);
+// - `warm`: a fresh server that first answers 300 short runs, so that its idle RSS is that of a
+//   server which has been serving (compilers warm, young generation grown), then the `wait`;
 // - `stream`: the same run created in the background, with a values+custom stream open on it
 //   and a `wait` beside it: peak RSS above idle.
 //
@@ -22,6 +24,8 @@ import { ROOT } from "../lib/servers.mjs";
 const MB = 1024 * 1024;
 const CONTENT_MB = Math.max(1, Number(process.env.BENCH_STORAGE_MB ?? 10));
 const DELTA_CHARS = 200;
+/** Short runs that warm a server up before the `warm` case measures its idle RSS. */
+const WARM_RUNS = 300;
 
 /**
  * The deltas: words drawn from a fixed list by a seeded generator, 200 characters each. Text
@@ -63,7 +67,13 @@ function writeScript(dir) {
     description: Streams ${CONTENT_MB} MB of text in one message.
     adapter: { type: scripted, script: ./storage-large.json }
     limits: { runTimeoutSeconds: 600 }
+  - name: small
+    version: 1.0.0
+    description: A short answer, to warm the server up.
+    adapter: { type: scripted, script: ./storage-small.json }
 `;
+  const small = [...events.slice(0, 2), ...events.slice(2, 22), ...events.slice(-2)];
+  writeFileSync(join(dir, "storage-small.json"), JSON.stringify(small));
   const path = join(dir, "storage-large.yaml");
   writeFileSync(path, config);
   return { path, content: count * DELTA_CHARS };
@@ -130,7 +140,15 @@ async function measure(ctx, cli, label, mode, config) {
   const origin = `http://127.0.0.1:${port}`;
   try {
     await waitReady(proc, `${origin}/readyz`);
-    const [agent] = await json(origin, "POST", "/agents/search", {});
+    const [agent] = await json(origin, "POST", "/agents/search", { name: "large" });
+    if (mode === "warm") {
+      // A server that has been serving: short runs first, then at rest.
+      const [small] = await json(origin, "POST", "/agents/search", { name: "small" });
+      const input = { messages: [{ role: "user", content: "go" }] };
+      for (let i = 0; i < WARM_RUNS; i++) {
+        await json(origin, "POST", "/runs/wait", { agent_id: small.agent_id, input });
+      }
+    }
     await sleep(500);
     const idle = rssBytes(proc.pid);
     const before = dbBytes(ctx.tmp, name);
@@ -141,7 +159,7 @@ async function measure(ctx, cli, label, mode, config) {
     const t0 = performance.now();
     let output;
     let streamed = 0;
-    if (mode === "wait") {
+    if (mode !== "stream") {
       output = await json(origin, "POST", "/runs/wait", body);
     } else {
       const run = await json(origin, "POST", "/runs", {
@@ -176,6 +194,12 @@ async function measure(ctx, cli, label, mode, config) {
   }
 }
 
+const CASES = {
+  wait: "wait",
+  warm: `wait, idle measured after ${WARM_RUNS} short runs`,
+  stream: "wait + values stream",
+};
+
 export async function storageLargeRun({ ctx, row, log }) {
   const config = writeScript(ctx.tmp);
   const content = config.content;
@@ -183,7 +207,7 @@ export async function storageLargeRun({ ctx, row, log }) {
   const sides = [["ours", join(ROOT, "dist", "cli.js")]];
   if (baselineCli) sides.push(["baseline", baselineCli]);
   const results = {};
-  for (const mode of ["wait", "stream"]) {
+  for (const mode of ["wait", "warm", "stream"]) {
     for (const [label, cli] of sides) {
       log(`storage: ${label}, ${mode}`);
       results[`${label}-${mode}`] = await measure(ctx, cli, label, mode, config);
@@ -191,7 +215,7 @@ export async function storageLargeRun({ ctx, row, log }) {
   }
   const mb = (bytes) => `${(bytes / MB).toFixed(1)} MB`;
   const ratio = (bytes) => bytes / content;
-  for (const mode of ["wait", "stream"]) {
+  for (const mode of ["wait", "warm", "stream"]) {
     const ours = results[`ours-${mode}`];
     const base = results[`baseline-${mode}`];
     const facts = (r) =>
@@ -234,7 +258,7 @@ export async function storageLargeRun({ ctx, row, log }) {
     row({
       id: `storage-rss-${mode}`,
       workload: "storage",
-      figure: `peak RSS above idle ÷ content (${mode === "wait" ? "wait" : "wait + values stream"})`,
+      figure: `peak RSS above idle ÷ content (${CASES[mode]})`,
       unit: "×",
       ours: ratio(ours.peakAboveIdle),
       baseline: base ? ratio(base.peakAboveIdle) : Number.NaN,
