@@ -141,13 +141,18 @@ async function measure(ctx, cli, label, mode, config) {
   try {
     await waitReady(proc, `${origin}/readyz`);
     const [agent] = await json(origin, "POST", "/agents/search", { name: "large" });
+    let warmUp = Number.NaN;
     if (mode === "warm") {
-      // A server that has been serving: short runs first, then at rest.
+      // A server that has been serving: short runs first, then at rest. What the short runs
+      // alone raised the fresh server's peak by is reported beside it.
+      await sleep(500);
+      const fresh = rssBytes(proc.pid);
       const [small] = await json(origin, "POST", "/agents/search", { name: "small" });
       const input = { messages: [{ role: "user", content: "go" }] };
       for (let i = 0; i < WARM_RUNS; i++) {
         await json(origin, "POST", "/runs/wait", { agent_id: small.agent_id, input });
       }
+      warmUp = hwmBytes(proc.pid) - fresh;
     }
     await sleep(500);
     const idle = rssBytes(proc.pid);
@@ -179,6 +184,7 @@ async function measure(ctx, cli, label, mode, config) {
       stored: dbBytes(ctx.tmp, name) - before,
       streamed,
       warmPeak: Number.NaN,
+      warmUp,
     };
     if (mode === "wait") {
       // The same run again on the now warm process: its peak above the RSS it rests at after
@@ -221,7 +227,12 @@ export async function storageLargeRun({ ctx, row, log }) {
     const facts = (r) =>
       `${mb(r.stored)} stored, peak ${mb(r.peakAboveIdle)} above idle, ${r.seconds.toFixed(1)} s` +
       (r.streamed ? `, ${mb(r.streamed)} streamed` : "") +
-      (Number.isNaN(r.warmPeak) ? "" : `; the same run again peaks ${mb(r.warmPeak)} above the RSS the first left`);
+      (Number.isNaN(r.warmPeak)
+        ? ""
+        : `; the same run again peaks ${mb(r.warmPeak)} above the RSS the first left`) +
+      (Number.isNaN(r.warmUp)
+        ? ""
+        : `; the ${WARM_RUNS} short runs alone peaked ${mb(r.warmUp)} above the fresh idle`);
     const notes =
       `${CONTENT_MB} MB of text content (${content / 200} × 200-char TEXT_MESSAGE_CONTENT), SQLite; ours: ${facts(ours)}` +
       (base ? `; baseline (${baselineCli}): ${facts(base)}` : "");
