@@ -419,7 +419,11 @@ export class RunRepository {
       throw notFound("run", runId);
     }
     // The row's trigger has removed the parts of an output written before (migration 008).
-    outputParts?.forEach((part, index) => this.#insertOutputPart.run(runId, index, part));
+    if (outputParts !== undefined) {
+      for (const [index, part] of outputParts.entries()) {
+        this.#insertOutputPart.run(runId, index, part);
+      }
+    }
     return patch.output === undefined
       ? this.#toRun(row)
       : { ...this.#toRun(row), output: patch.output };
