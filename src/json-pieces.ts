@@ -30,8 +30,10 @@ export function jsonAtLeast(value: unknown, chars: number): boolean {
       return budget <= 0;
     }
     for (const key of Object.keys(node)) {
+      const item = (node as Record<string, unknown>)[key];
+      if (omitted(item)) continue;
       budget -= key.length + 3;
-      if (visit((node as Record<string, unknown>)[key], depth + 1)) return true;
+      if (visit(item, depth + 1)) return true;
     }
     return budget <= 0;
   };
@@ -91,7 +93,7 @@ function* writeValue(out: PieceWriter, value: unknown, ancestors: Set<object>): 
     else yield* writeLongString(out, value);
     return;
   }
-  if (value === null || typeof value !== "object" || !isPlainContainer(value)) {
+  if (value === null || typeof value !== "object" || isBoxedPrimitive(value)) {
     // Numbers, booleans, null, boxed primitives; undefined at the top is stored as null.
     yield* out.add(JSON.stringify(value) ?? "null");
     return;
@@ -122,11 +124,19 @@ function* writeValue(out: PieceWriter, value: unknown, ancestors: Set<object>): 
   ancestors.delete(value);
 }
 
-/** Arrays and plain objects are walked; anything else (a boxed string…) goes to JSON.stringify. */
-function isPlainContainer(value: object): boolean {
-  if (Array.isArray(value)) return true;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+/**
+ * A String, Number, Boolean or BigInt object, which JSON.stringify writes as its primitive.
+ * Every other object is walked by its own enumerable keys, as JSON.stringify walks it (its
+ * toJSON already called once: JSON.stringify of a Date returned by a toJSON would call the
+ * Date's toJSON again).
+ */
+function isBoxedPrimitive(value: object): boolean {
+  return (
+    value instanceof String ||
+    value instanceof Number ||
+    value instanceof Boolean ||
+    value instanceof BigInt
+  );
 }
 
 /** A long string, escaped slice by slice; a slice never ends between a surrogate pair's halves. */

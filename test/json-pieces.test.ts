@@ -100,6 +100,20 @@ describe("jsonPieces", () => {
     };
     expect(joined(value, 3)).toBe(JSON.stringify(value));
     expect(keys).toEqual(["custom", "0", "custom", "0"]);
+    // What a toJSON returns is not asked for its own toJSON, and any object is walked by its keys.
+    class Point {
+      constructor(
+        readonly x: number,
+        readonly y: number,
+      ) {}
+    }
+    const odd = {
+      date: { toJSON: () => new Date(0) },
+      point: new Point(1, 2),
+      map: new Map([["k", "v"]]),
+      typed: new Uint8Array([1, 2]),
+    };
+    expect(joined(odd, 2)).toBe(JSON.stringify(odd));
   });
 
   it("stores an undefined value as null, and throws on a cycle as JSON.stringify does", () => {
@@ -136,5 +150,7 @@ describe("jsonAtLeast", () => {
         65_536,
       ),
     ).toBe(true);
+    // Keys JSON.stringify leaves out count for nothing.
+    expect(jsonAtLeast({ ["a".repeat(30)]: undefined, ["b".repeat(30)]: () => 1 }, 10)).toBe(false);
   });
 });

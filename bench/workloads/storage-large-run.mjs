@@ -4,7 +4,8 @@
 // default, and a fresh server measures each case:
 //
 // - `wait`: one stateless POST /runs/wait; stored bytes (the database's pages in use after the
-//   run, minus before: what the run keeps, not the WAL's transient copies) and peak RSS above idle (VmHWM − VmRSS at rest), and the seconds it took;
+//   run, minus before: what the run keeps, not the WAL's transient copies) and peak RSS above
+//   idle (VmHWM − VmRSS at rest, the peak reset through clear_refs at rest), and the seconds it took;
 //   then the same `wait` again, and its peak above the RSS the first run left (warm: V8's
 //   young generation grown, the compilers' code paged in, as on a server that has been busy);
 // - `warm`: a fresh server that first answers 300 short runs, so that its idle RSS is that of a
@@ -156,6 +157,8 @@ async function measure(ctx, cli, label, mode, config) {
     }
     await sleep(500);
     const idle = rssBytes(proc.pid);
+    // The peak from here on: start-up's (and the warm-up's) own peak is not the run's.
+    writeFileSync(`/proc/${proc.pid}/clear_refs`, "5");
     const before = dbBytes(ctx.tmp, name);
     const body = {
       agent_id: agent.agent_id,

@@ -36,7 +36,30 @@ export type JsonBody = Readable & { readonly contentLength: number };
 export function jsonAnswer(data: unknown): string | JsonBody {
   if (!jsonAtLeast(data, ENCODE_FROM_CHARS)) return JSON.stringify(data);
   const contentLength = jsonByteLength(data);
-  return Object.assign(Readable.from(jsonPieces(data), { objectMode: true }), { contentLength });
+  // One piece at a time: the socket's own buffer is the queue.
+  const body = Readable.from(piecesOfLength(data, contentLength), {
+    objectMode: true,
+    highWaterMark: 1,
+  });
+  return Object.assign(body, { contentLength });
+}
+
+/**
+ * The pieces again, checked against the length announced: the value is walked a second time as
+ * the socket drains, and an answer that changed in between (or a toJSON that answers
+ * differently) would otherwise break the connection's framing. Such an answer is cut off, and
+ * Fastify destroys the connection.
+ */
+function* piecesOfLength(data: unknown, contentLength: number): Generator<string> {
+  let sent = 0;
+  for (const piece of jsonPieces(data)) {
+    sent += Buffer.byteLength(piece, "utf8");
+    if (sent > contentLength) break;
+    yield piece;
+  }
+  if (sent !== contentLength) {
+    throw new Error(`the answer changed while it was sent (${sent} of ${contentLength} bytes)`);
+  }
 }
 
 export function isJsonBody(payload: unknown): payload is JsonBody {

@@ -34,6 +34,18 @@ describe("long answers go to the socket as UTF-8 bytes", () => {
     expect(chunks.length).toBeGreaterThan(2);
   });
 
+  it("cuts off a long answer whose value changed after its length was counted", async () => {
+    const output = { messages: [{ content: LONG }] };
+    const body = jsonAnswer({ output }) as AsyncIterable<string>;
+    output.messages.push({ content: "one more" });
+    const read = async () => {
+      for await (const _ of body) {
+        // drained
+      }
+    };
+    await expect(read()).rejects.toThrow(/the answer changed while it was sent/);
+  });
+
   describe("over a real socket", () => {
     let t: TestApp;
     let origin: string;

@@ -135,6 +135,7 @@ export class CheckpointRepository {
     // The thread's state, megabytes after a long answer: packed (packed-json.ts).
     const values = packJson(checkpoint.values);
     const messages = packJson(checkpoint.messages);
+    const metadata = toJson(checkpoint.metadata);
     try {
       this.#insert.run({
         checkpoint_id: checkpoint.checkpoint_id,
@@ -143,7 +144,7 @@ export class CheckpointRepository {
         created_at: now,
         values,
         messages,
-        metadata: toJson(checkpoint.metadata),
+        metadata,
       });
     } catch (err) {
       if (sqliteCode(err) === "SQLITE_CONSTRAINT_UNIQUE") {
@@ -152,7 +153,22 @@ export class CheckpointRepository {
       throw err;
     }
     this.#setCurrent.run(values, messages, checkpoint.checkpoint_id, now, threadId);
-    return toCheckpoint(this.#requireRow(threadId, checkpoint.checkpoint_id));
+    // What the row now holds, without reading it back: a packed state read back would be
+    // inflated and parsed again at every run's end, megabytes after a long answer. A packed
+    // value is the one given (its JSON text is never whole to parse).
+    const record = toCheckpoint({
+      seq: 0,
+      checkpoint_id: checkpoint.checkpoint_id,
+      thread_id: threadId,
+      parent_checkpoint_id: parent,
+      created_at: now,
+      values: typeof values === "string" ? values : "null",
+      messages: typeof messages === "string" ? messages : "null",
+      metadata,
+    });
+    if (typeof values !== "string") record.values = checkpoint.values;
+    if (typeof messages !== "string") record.messages = checkpoint.messages;
+    return record;
   }
 
   #list(threadId: string, limit: number, before: string | undefined): CheckpointRecord[] {
