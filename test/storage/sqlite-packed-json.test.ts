@@ -27,6 +27,14 @@ function prose(chars: number): string {
   return text;
 }
 
+/** A fresh database file with one thread in it. */
+async function openWithThread(name: string) {
+  const path = join(dir, name);
+  const storage = new SqliteStorage({ path });
+  await storage.open();
+  return { path, storage, thread: await makeThread(storage) };
+}
+
 describe("packJson", () => {
   it("keeps short values as JSON text", () => {
     const value = { messages: [{ role: "assistant", content: "hello" }], extra: trickyJson() };
@@ -54,10 +62,7 @@ describe("packJson", () => {
 
 describe("a run's output in SQLite", () => {
   it("is a BLOB when long and JSON text when short; rows of either kind read back", async () => {
-    const path = join(dir, "outputs.db");
-    const storage = new SqliteStorage({ path });
-    await storage.open();
-    const thread = await makeThread(storage);
+    const { path, storage, thread } = await openWithThread("outputs.db");
     const long = await makeRun(storage, thread.thread_id);
     const short = await makeRun(storage, thread.thread_id);
     const longOutput = { type: "result", values: { text: prose(200_000) }, messages: [] };
@@ -95,10 +100,7 @@ describe("a run's output in SQLite", () => {
   });
 
   it("replaces an output's parts when it is written again, and removes them with the run", async () => {
-    const path = join(dir, "rewrites.db");
-    const storage = new SqliteStorage({ path });
-    await storage.open();
-    const thread = await makeThread(storage);
+    const { path, storage, thread } = await openWithThread("rewrites.db");
     const run = await makeRun(storage, thread.thread_id);
     const parts = () => {
       const db = new Database(path, { readonly: true });
@@ -126,10 +128,7 @@ describe("a run's output in SQLite", () => {
 
 describe("a thread's state in SQLite", () => {
   it("packs long checkpoint and thread values and messages; reads, search and copies see them", async () => {
-    const path = join(dir, "threads.db");
-    const storage = new SqliteStorage({ path });
-    await storage.open();
-    const thread = await makeThread(storage);
+    const { path, storage, thread } = await openWithThread("threads.db");
     const text = prose(150_000);
     const values = { topic: "long", draft: text };
     const messages = [{ id: "m1", role: "assistant" as const, content: text }];

@@ -156,19 +156,17 @@ export class CheckpointRepository {
     // What the row now holds, without reading it back: a packed state read back would be
     // inflated and parsed again at every run's end, megabytes after a long answer. A packed
     // value is the one given (its JSON text is never whole to parse).
-    const record = toCheckpoint({
-      seq: 0,
+    const stored = <T>(text: string | Buffer, given: T): T =>
+      typeof text === "string" ? (JSON.parse(text) as T) : given;
+    return {
       checkpoint_id: checkpoint.checkpoint_id,
       thread_id: threadId,
       parent_checkpoint_id: parent,
       created_at: now,
-      values: typeof values === "string" ? values : "null",
-      messages: typeof messages === "string" ? messages : "null",
-      metadata,
-    });
-    if (typeof values !== "string") record.values = checkpoint.values;
-    if (typeof messages !== "string") record.messages = checkpoint.messages;
-    return record;
+      values: stored(values, checkpoint.values),
+      messages: stored(messages, checkpoint.messages),
+      metadata: JSON.parse(metadata) as Record<string, unknown>,
+    };
   }
 
   #list(threadId: string, limit: number, before: string | undefined): CheckpointRecord[] {

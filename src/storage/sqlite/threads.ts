@@ -5,7 +5,6 @@ import type { CheckpointRepository } from "./checkpoints.js";
 import { assertObject, canonicalEntries, toJson } from "./json.js";
 import { nowIso, rethrowCheck, type ThreadRow, toThread } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
-import { packJson } from "./packed-json.js";
 import { StatementCache } from "./statements.js";
 
 /** Threads, their metadata index (thread_metadata) and thread search. */
@@ -164,17 +163,20 @@ export class ThreadRepository {
   }
 
   #copy(threadId: string, newThreadId: string, principal: string | null): ThreadRecord {
-    const source = this.require(threadId);
+    // The row as stored: its state is copied as it is (packed or not), never parsed and packed
+    // again, as the checkpoints are (copyAll).
+    const source = this.#select.get(threadId);
+    if (source === undefined) throw notFound("thread", threadId);
     if (this.get(newThreadId) !== null) throw conflict(`thread ${newThreadId} already exists`);
     const now = nowIso();
     this.#insert.run({
       thread_id: newThreadId,
       created_at: now,
       updated_at: now,
-      metadata: toJson(source.metadata),
+      metadata: source.metadata,
       status: "idle",
-      values: packJson(source.values),
-      messages: packJson(source.messages),
+      values: source.values,
+      messages: source.messages,
       checkpoint_id: null,
       hidden: 0,
       principal,
