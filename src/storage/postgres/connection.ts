@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { invalid, isDomainError } from "../../errors.js";
 import { isWrite, WriteCounter } from "../write-counts.js";
+import type { ConnectionTarget } from "./connection-target.js";
 import { type GroupConnection, PgGroupCommit, type WriteOptions } from "./group-commit.js";
 
 /** What the repositories need from a pool or a client inside a transaction. */
@@ -47,46 +48,6 @@ export function prepared(text: string): string {
 function querySpec(text: string, values: unknown[] | undefined): string | pg.QueryConfig {
   const name = values === undefined ? undefined : PREPARED.get(text);
   return name === undefined ? text : { name, text, values };
-}
-
-/** Lower-case unquoted identifiers only: the name goes into `search_path` and DDL as-is. */
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-export interface ConnectionTarget {
-  /** The URL handed to pg, without our `schema` parameter (and without `options`, merged below). */
-  url: string;
-  schema: string;
-  /** Server options from the URL's own `options` parameter, kept ahead of ours. */
-  options: string | null;
-}
-
-/**
- * Splits a `postgres://` URL into what pg gets and the schema: the `schema` option wins over a
- * `?schema=` query parameter, and `public` is the default.
- */
-export function connectionTarget(url: string, schema?: string): ConnectionTarget {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new Error("PostgreSQL storage URL is not a valid URL (postgres://user@host:port/db)");
-  }
-  let pgUrl = url;
-  const fromUrl = parsed.searchParams.get("schema");
-  const options = parsed.searchParams.get("options");
-  // Only rewrite the URL when there is something to take out: the rest reaches pg untouched.
-  if (fromUrl !== null || options !== null) {
-    parsed.searchParams.delete("schema");
-    parsed.searchParams.delete("options");
-    pgUrl = parsed.toString();
-  }
-  const chosen = schema ?? (fromUrl === null || fromUrl === "" ? "public" : fromUrl);
-  if (!SCHEMA_NAME.test(chosen)) {
-    throw new Error(
-      `PostgreSQL schema name ${JSON.stringify(chosen)} is not allowed: use lower-case letters, digits and _ (at most 63)`,
-    );
-  }
-  return { url: pgUrl, schema: chosen, options };
 }
 
 /**

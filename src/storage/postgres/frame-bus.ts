@@ -8,7 +8,7 @@ import {
   LocalFrameBus,
 } from "../../engine/frame-bus.js";
 import type { RunFrame } from "../types.js";
-import { connectionTarget } from "./connection.js";
+import { connectionTarget } from "./connection-target.js";
 
 /**
  * The frame bus of several replicas sharing one PostgreSQL: local listeners are called

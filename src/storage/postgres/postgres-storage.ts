@@ -20,15 +20,10 @@ import type {
   WebhookDelivery,
 } from "../types.js";
 import { WriteCounter, type WriteCounts } from "../write-counts.js";
-import { CheckpointRepository } from "./checkpoints.js";
-import { connectionTarget, createPool, Database, TRANSACTION } from "./connection.js";
-import { FrameRepository } from "./frames.js";
-import { migrate } from "./migrate.js";
-import { PostgresRetention } from "./retention.js";
-import { RunClaims } from "./run-claims.js";
-import { RunRepository } from "./runs.js";
-import { ThreadRepository } from "./threads.js";
-import { type WebhookPatch, WebhookRepository } from "./webhooks.js";
+import type { Database } from "./connection.js";
+import { type ConnectionTarget, connectionTarget } from "./connection-target.js";
+import type { Repositories } from "./repositories.js";
+import type { WebhookPatch } from "./webhooks.js";
 
 export interface PostgresStorageOptions {
   /**
@@ -52,17 +47,6 @@ export interface PostgresStorageOptions {
   writesPerGroup?: number;
 }
 
-interface Repositories {
-  db: Database;
-  threads: ThreadRepository;
-  checkpoints: CheckpointRepository;
-  runs: RunRepository;
-  claims: RunClaims;
-  frames: FrameRepository;
-  webhooks: WebhookRepository;
-  retention: PostgresRetention;
-}
-
 /**
  * The shared backend: several replicas point at one database. Decisions about who runs what take
  * row locks in the database (see runs.ts and run-claims.ts), never process memory.
@@ -73,7 +57,7 @@ export class PostgresStorage implements Storage {
   readonly schema: string;
   /** Names of the migrations the last `open()` applied (empty when the schema was current). */
   appliedMigrations: string[] = [];
-  readonly #target: ReturnType<typeof connectionTarget>;
+  readonly #target: ConnectionTarget;
   readonly #poolSize: number;
   readonly #writeGroups: number;
   readonly #writesPerGroup: number | undefined;
@@ -105,29 +89,15 @@ export class PostgresStorage implements Storage {
   }
 
   async #open(): Promise<void> {
-    const db = new Database(
-      await createPool(this.#target, this.#poolSize),
-      this.#writeGroups,
-      this.#writesPerGroup,
-    );
-    try {
-      this.appliedMigrations = await db.transaction((client) => migrate(client, this.schema));
-    } catch (err) {
-      await db.pool.end();
-      throw err;
-    }
-    const checkpoints = new CheckpointRepository(db);
-    const frames = new FrameRepository(db);
-    this.#repos = {
-      db,
-      threads: new ThreadRepository(db),
-      checkpoints,
-      runs: new RunRepository(db, frames, checkpoints),
-      claims: new RunClaims(db),
-      frames,
-      webhooks: new WebhookRepository(db),
-      retention: new PostgresRetention(db, this.schema),
-    };
+    // Imported here, not at the top: a server on SQLite never loads the PostgreSQL code.
+    const { openRepositories } = await import("./repositories.js");
+    const { repos, appliedMigrations } = await openRepositories(this.#target, {
+      poolSize: this.#poolSize,
+      writeGroups: this.#writeGroups,
+      writesPerGroup: this.#writesPerGroup,
+    });
+    this.appliedMigrations = appliedMigrations;
+    this.#repos = repos;
   }
 
   async close(): Promise<void> {
@@ -321,15 +291,9 @@ export class PostgresStorage implements Storage {
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
-    return this.#require().db.write(async (db) => {
-      const threads = await db.query("UPDATE threads SET principal = $1 WHERE principal IS NULL", [
-        principal,
-      ]);
-      const runs = await db.query("UPDATE runs SET principal = $1 WHERE principal IS NULL", [
-        principal,
-      ]);
-      return { threads: threads.rowCount ?? 0, runs: runs.rowCount ?? 0 };
-    }, TRANSACTION);
+    const db = this.#require().db;
+    const { assignUnowned } = await import("./repositories.js");
+    return assignUnowned(db, principal);
   }
 
   retention(): RetentionStore {
