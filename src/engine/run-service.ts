@@ -17,7 +17,7 @@ import type {
 } from "../storage/types.js";
 import { StopReason } from "./executor.js";
 import { readFinal } from "./frames/codec.js";
-import { followRun, type RunStreamOptions } from "./frames/follow.js";
+import { followRun, followRunBatches, type RunStreamOptions } from "./frames/follow.js";
 import type { RunEngine } from "./run-engine.js";
 
 /** What run creation needs to know of an agent: its id and its descriptor's validators. */
@@ -80,6 +80,12 @@ export class RunService {
   follow(runId: string, options: RunStreamOptions): AsyncGenerator<RunFrame> {
     const { engine } = this.options;
     return followRun(engine.storage, engine.bus, runId, options, engine.tails);
+  }
+
+  /** `follow`'s frames in the batches they come in (see frames/follow.ts `followRunBatches`). */
+  followBatches(runId: string, options: RunStreamOptions): AsyncGenerator<RunFrame[]> {
+    const { engine } = this.options;
+    return followRunBatches(engine.storage, engine.bus, runId, options, engine.tails);
   }
 
   async create(
@@ -283,13 +289,13 @@ export class RunService {
       if (signal.aborted) return run;
     }
     let last: RunFrame | undefined;
-    for await (const frame of this.follow(runId, {
+    for await (const frames of this.followBatches(runId, {
       afterSeq: run.last_seq,
       signal,
       read: "events",
     })) {
       // Only the end matters here; the stream's last frame is the run's final frame.
-      last = frame;
+      last = frames[frames.length - 1];
     }
     const ended = await this.storage.getRun(runId);
     if (ended) return ended;

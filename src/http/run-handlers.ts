@@ -127,8 +127,13 @@ export class RunHandlers {
     }
     try {
       const read = modes.has("values") ? "all" : "without-values";
-      const frames = this.runs.follow(run.run_id, { afterSeq, signal, read, lazyValues: true });
-      await sendFrames(frames, writer, modes);
+      const batches = this.runs.followBatches(run.run_id, {
+        afterSeq,
+        signal,
+        read,
+        lazyValues: true,
+      });
+      await sendFrames(batches, writer, modes);
     } finally {
       writer.end();
     }
@@ -141,18 +146,21 @@ export class RunHandlers {
  * optimized code that touches one is thrown away when it meets the next stream's.
  */
 async function sendFrames(
-  frames: AsyncIterable<RunFrame>,
+  batches: AsyncIterable<RunFrame[]>,
   writer: AcpSseStream,
   modes: Set<string>,
 ): Promise<void> {
-  for await (const frame of frames) {
-    if (frame.mode !== "final" && !modes.has(frame.mode)) continue;
-    // A values frame is superseded by the next one (and the final frame carries values), so a
-    // client that cannot keep up skips it instead of growing our buffer. Skipped, it is never
-    // rendered (the frames come with lazy values: `data` is rendered when written here).
-    if (frame.mode === "values" && writer.farBehind) continue;
-    writer.write(frame);
-    if (writer.congested) await writer.drain();
+  for await (const frames of batches) {
+    for (const frame of frames) {
+      if (frame.mode !== "final" && !modes.has(frame.mode)) continue;
+      // A values frame is superseded by the next one (and the final frame carries values), so
+      // a client that cannot keep up skips it instead of growing our buffer. Skipped, it is
+      // never rendered (values frames come lazily, one per batch: `data` is rendered when
+      // written here).
+      if (frame.mode === "values" && writer.farBehind) continue;
+      writer.write(frame);
+      if (writer.congested) await writer.drain();
+    }
   }
 }
 

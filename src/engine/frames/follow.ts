@@ -44,30 +44,55 @@ export async function* followRun(
   /** This replica's live tails: the frames of a run executing here that are not stored yet. */
   tails?: LiveTails,
 ): AsyncGenerator<RunFrame> {
+  for await (const batch of followRunBatches(storage, bus, runId, options, tails)) yield* batch;
+}
+
+/**
+ * `followRun`'s frames in the batches they come in: a page read from storage, or what the frame
+ * writer published in one turn of the event loop. A stream of 10,000 small frames then passes a
+ * few hundred batches through the generators instead of 10,000 frames: each step through an
+ * async generator is a promise and a turn of the microtask queue.
+ *
+ * With `read: "all"` and `lazyValues`, each batch is one frame: a values frame rendered lazily
+ * must be read before the next frame is rebuilt (see ValuesRebuilder.nextLazy).
+ */
+export async function* followRunBatches(
+  storage: Storage,
+  bus: FrameBus,
+  runId: string,
+  options: RunStreamOptions,
+  tails?: LiveTails,
+): AsyncGenerator<RunFrame[]> {
   const read = options.read ?? "all";
+  let runOutput: Record<string, unknown> | null | undefined;
+  /** A frame in full form; a final frame stored by reference reads the run's output once. */
+  const full = async (frame: RunFrame): Promise<RunFrame> => {
+    if (!finalNeedsRunOutput(frame)) return fullCustom(frame);
+    runOutput ??= (await storage.getRun(runId))?.output ?? null;
+    return fullFinalData(frame, runOutput);
+  };
   if (read !== "all") {
-    let runOutput: Record<string, unknown> | null | undefined;
-    for await (const frame of followStored(storage, bus, runId, options, tails)) {
-      if (frame.mode === "values") continue;
-      if (read === "without-values" && finalNeedsRunOutput(frame)) {
-        runOutput ??= (await storage.getRun(runId))?.output ?? null;
-        yield fullFinalData(frame, runOutput);
-      } else {
-        yield read === "events" ? frame : fullCustom(frame);
+    for await (const batch of followStored(storage, bus, runId, options, tails)) {
+      const out: RunFrame[] = [];
+      for (const frame of batch) {
+        if (frame.mode === "values") continue;
+        out.push(read === "events" ? frame : await full(frame));
       }
+      if (out.length > 0) yield out;
     }
     return;
   }
-  // Values frames are rebuilt from the log before them: a follower that joins late reads the
-  // log from the start first (linear in the run's content, once per join).
   const rebuilder = new ValuesRebuilder();
   if (options.afterSeq > 0) await replayInto(rebuilder, storage, tails, runId, options.afterSeq);
-  for await (const frame of followStored(storage, bus, runId, options, tails)) {
-    const full = options.lazyValues ? rebuilder.nextLazy(frame) : rebuilder.next(frame);
-    if (full === undefined) continue;
-    yield finalNeedsRunOutput(full)
-      ? fullFinalData(full, (await storage.getRun(runId))?.output ?? null)
-      : fullCustom(full);
+  for await (const batch of followStored(storage, bus, runId, options, tails)) {
+    const out: RunFrame[] = [];
+    for (const frame of batch) {
+      const rebuilt = options.lazyValues ? rebuilder.nextLazy(frame) : rebuilder.next(frame);
+      if (rebuilt === undefined) continue;
+      if (options.lazyValues) yield [await full(rebuilt)];
+      else out.push(await full(rebuilt));
+    }
+    if (out.length > 0) yield out;
   }
 }
 
@@ -120,14 +145,17 @@ export async function readFullFrames(
   return out;
 }
 
-/** The run's frames as stored and published (see `followRun`). */
+/**
+ * The run's frames as stored and published (see `followRun`), in batches: each in order and
+ * not empty, the first frame of each following the last of the one before.
+ */
 async function* followStored(
   storage: Storage,
   bus: FrameBus,
   runId: string,
   options: RunStreamOptions,
   tails: LiveTails | undefined,
-): AsyncGenerator<RunFrame> {
+): AsyncGenerator<RunFrame[]> {
   let lastSeq = options.afterSeq;
   let live: RunFrame[] = [];
   let lastWasFinal = false;
@@ -153,12 +181,10 @@ async function* followStored(
       if (first === undefined || first.seq > lastSeq + 1) {
         const stored = await readLog(storage, tails, runId, lastSeq, 1000);
         if (stored.length > 0) {
-          for (const frame of stored) {
-            lastSeq = frame.seq;
-            emptyWake = false;
-            yield frame;
-          }
           const lastStored = stored[stored.length - 1]!;
+          lastSeq = lastStored.seq;
+          emptyWake = false;
+          yield stored;
           lastWasFinal = lastStored.mode === "final";
           if (lastWasFinal && (endsForGood(lastStored) || (await endsRun(storage, runId, lastSeq))))
             return;
@@ -171,6 +197,9 @@ async function* followStored(
       }
       const batch = live;
       live = [];
+      // What continues in order, up to a frame that ends the run.
+      const next: RunFrame[] = [];
+      let ended = false;
       for (const frame of batch) {
         if (frame.seq <= lastSeq) continue;
         if (frame.seq > lastSeq + 1) {
@@ -179,11 +208,18 @@ async function* followStored(
           break;
         }
         lastSeq = frame.seq;
-        emptyWake = false;
-        yield frame;
+        next.push(frame);
         lastWasFinal = frame.mode === "final";
-        if (lastWasFinal && endsForGood(frame)) return;
+        if (lastWasFinal && endsForGood(frame)) {
+          ended = true;
+          break;
+        }
       }
+      if (next.length > 0) {
+        emptyWake = false;
+        yield next;
+      }
+      if (ended) return;
       if (live.length === 0 && !options.signal.aborted) {
         // Idle after a final frame, or before any frame: the run may be over. (Every segment
         // ends with a final frame, so after any other frame there is no need to look...
