@@ -17,7 +17,7 @@ import type {
 } from "../storage/types.js";
 import { StopReason } from "./executor.js";
 import { readFinal } from "./frames/codec.js";
-import { followRun, followRunBatches, type RunStreamOptions } from "./frames/follow.js";
+import { followRunBatches, type RunStreamOptions } from "./frames/follow.js";
 import type { RunEngine } from "./run-engine.js";
 
 /** What run creation needs to know of an agent: its id and its descriptor's validators. */
@@ -75,14 +75,8 @@ export class RunService {
 
   /**
    * A run's frames after `afterSeq`, replayed from storage and then followed live until the
-   * run ends or the signal aborts (see frames/follow.ts).
+   * run ends or the signal aborts, in the batches they come in (see frames/follow.ts).
    */
-  follow(runId: string, options: RunStreamOptions): AsyncGenerator<RunFrame> {
-    const { engine } = this.options;
-    return followRun(engine.storage, engine.bus, runId, options, engine.tails);
-  }
-
-  /** `follow`'s frames in the batches they come in (see frames/follow.ts `followRunBatches`). */
   followBatches(runId: string, options: RunStreamOptions): AsyncGenerator<RunFrame[]> {
     const { engine } = this.options;
     return followRunBatches(engine.storage, engine.bus, runId, options, engine.tails);

@@ -45,26 +45,29 @@ export async function* runEvents(
   /** Whether the current segment has ended with the agent's own terminal event. */
   let terminal = false;
   let started = false;
-  for await (const frame of runs.follow(run.run_id, {
+  const batches = runs.followBatches(run.run_id, {
     afterSeq: options.afterSeq,
     signal: options.signal,
     read: "events",
-  })) {
-    const event = readUpdate(frame);
-    if (event) {
-      if (event.type === "RUN_STARTED") {
-        // A resumed segment starts a new AG-UI run after the interrupted one.
-        terminal = false;
-        started = true;
+  });
+  for await (const frames of batches) {
+    for (const frame of frames) {
+      const event = readUpdate(frame);
+      if (event) {
+        if (event.type === "RUN_STARTED") {
+          // A resumed segment starts a new AG-UI run after the interrupted one.
+          terminal = false;
+          started = true;
+        }
+        if (event.type === "RUN_FINISHED" || event.type === "RUN_ERROR") terminal = true;
+        spans.observe(event);
+        yield event;
+      } else if (frame.mode === "final" && !terminal) {
+        if (!started && options.quietWhenUnstarted) continue;
+        const output = readFinal(frame)?.output ?? {};
+        yield* serverEnding(run, output, spans, started, options.ending);
+        terminal = true;
       }
-      if (event.type === "RUN_FINISHED" || event.type === "RUN_ERROR") terminal = true;
-      spans.observe(event);
-      yield event;
-    } else if (frame.mode === "final" && !terminal) {
-      if (!started && options.quietWhenUnstarted) continue;
-      const output = readFinal(frame)?.output ?? {};
-      yield* serverEnding(run, output, spans, started, options.ending);
-      terminal = true;
     }
   }
 }

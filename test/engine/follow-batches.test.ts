@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { LocalFrameBus } from "../../src/engine/frame-bus.js";
-import { customFrameData, finalFrameData } from "../../src/engine/frames/codec.js";
+import {
+  customFrameData,
+  finalFrameData,
+  VALUES_DELTA_DATA,
+  valuesKeyframeData,
+} from "../../src/engine/frames/codec.js";
 import { followRun, followRunBatches } from "../../src/engine/frames/follow.js";
 import { createStorage } from "../../src/storage/index.js";
 import type { RunFrame } from "../../src/storage/types.js";
@@ -112,21 +117,64 @@ describe("following a run in batches", () => {
     expect(batches.every((b) => b.length > 0)).toBe(true);
   });
 
-  it("gives one by one the same frames as in batches", async () => {
-    const stored = [custom(1), custom(2)];
-    const storage = await pendingRun(stored);
+  it("gives one by one the frames it gives in batches", async () => {
+    const follow = async (batched: boolean) => {
+      const storage = await pendingRun([custom(1), custom(2)]);
+      const bus = new LocalFrameBus();
+      const options = { afterSeq: 1, signal: new AbortController().signal };
+      const seen: number[][] = [];
+      const following = (async () => {
+        if (batched) {
+          for await (const batch of followRunBatches(storage, bus, RUN, options)) {
+            seen.push(batch.map((f) => f.seq));
+          }
+        } else {
+          for await (const frame of followRun(storage, bus, RUN, options)) seen.push([frame.seq]);
+        }
+      })();
+      await settle();
+      bus.publish(RUN, [custom(3), final(4)]);
+      await following;
+      await storage.close();
+      return seen;
+    };
+    expect(await follow(false)).toEqual([[2], [3], [4]]);
+    expect(await follow(true)).toEqual([[2], [3, 4]]);
+  });
+
+  it("ends a batch after each values frame, which a lazy reader reads before the next", async () => {
+    const keyframe: RunFrame = {
+      run_id: RUN,
+      seq: 2,
+      mode: "values",
+      data: valuesKeyframeData({ n: 1 }, []),
+    };
+    const delta = (seq: number): RunFrame => ({
+      run_id: RUN,
+      seq,
+      mode: "values",
+      data: VALUES_DELTA_DATA,
+    });
+    const storage = await pendingRun([custom(1), keyframe, custom(3), delta(4), custom(5)]);
     const bus = new LocalFrameBus();
     const signal = new AbortController().signal;
-    const seen: number[] = [];
+    const options = { afterSeq: 0, signal, read: "all" as const, lazyValues: true };
+    const batches: number[][] = [];
+    let unread: RunFrame | undefined;
     const following = (async () => {
-      for await (const frame of followRun(storage, bus, RUN, { afterSeq: 1, signal })) {
-        seen.push(frame.seq);
+      for await (const batch of followRunBatches(storage, bus, RUN, options)) {
+        batches.push(batch.map((f) => f.seq));
+        const last = batch[batch.length - 1]!;
+        // Read at once, as a stream writes it; one values frame is kept unread for later.
+        if (last.mode === "values" && last.seq === 4) unread = last;
+        else for (const frame of batch) expect(JSON.parse(frame.data)).toBeTypeOf("object");
       }
     })();
     await settle();
-    bus.publish(RUN, [custom(3), final(4)]);
+    bus.publish(RUN, [custom(6), final(7)]);
     await following;
     await storage.close();
-    expect(seen).toEqual([2, 3, 4]);
+    expect(batches).toEqual([[1, 2], [3, 4], [5], [6, 7]]);
+    expect(() => unread!.data).toThrow(/read after the log moved on/);
   });
 });

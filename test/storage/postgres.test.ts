@@ -207,6 +207,15 @@ describe("PostgresStorage connections", () => {
     await expect(storage.getThread("x")).rejects.toThrow(/not open/);
     expect(await storage.ping()).toBe(false);
   });
+
+  it("a close while it opens waits for the open, then closes the pool it opened", async () => {
+    const storage = new PostgresStorage({ url: TEST_DATABASE_URL, schema: newSchemaName() });
+    const opening = storage.open();
+    await storage.close();
+    await opening;
+    expect(await storage.ping()).toBe(false);
+    await expect(storage.getThread("x")).rejects.toThrow(/not open/);
+  });
 });
 
 describe("createStorage with PostgreSQL URLs", () => {

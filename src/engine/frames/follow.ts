@@ -53,8 +53,9 @@ export async function* followRun(
  * few hundred batches through the generators instead of 10,000 frames: each step through an
  * async generator is a promise and a turn of the microtask queue.
  *
- * With `read: "all"` and `lazyValues`, each batch is one frame: a values frame rendered lazily
- * must be read before the next frame is rebuilt (see ValuesRebuilder.nextLazy).
+ * With `read: "all"`, a values frame is always the last of its batch: rendered lazily, it must
+ * be read before the next frame is rebuilt (see ValuesRebuilder.nextLazy); rendered at once, a
+ * batch holds at most one (each can be megabytes: a long answer's whole state).
  */
 export async function* followRunBatches(
   storage: Storage,
@@ -65,9 +66,8 @@ export async function* followRunBatches(
 ): AsyncGenerator<RunFrame[]> {
   const read = options.read ?? "all";
   let runOutput: Record<string, unknown> | null | undefined;
-  /** A frame in full form; a final frame stored by reference reads the run's output once. */
-  const full = async (frame: RunFrame): Promise<RunFrame> => {
-    if (!finalNeedsRunOutput(frame)) return fullCustom(frame);
+  /** A final frame stored by reference, completed from the run's output (read once). */
+  const fromRunOutput = async (frame: RunFrame): Promise<RunFrame> => {
     runOutput ??= (await storage.getRun(runId))?.output ?? null;
     return fullFinalData(frame, runOutput);
   };
@@ -76,23 +76,33 @@ export async function* followRunBatches(
       const out: RunFrame[] = [];
       for (const frame of batch) {
         if (frame.mode === "values") continue;
-        out.push(read === "events" ? frame : await full(frame));
+        if (read === "events") out.push(frame);
+        else if (finalNeedsRunOutput(frame)) out.push(await fromRunOutput(frame));
+        else out.push(fullCustom(frame));
       }
       if (out.length > 0) yield out;
+      if (options.signal.aborted) return;
     }
     return;
   }
+  // Values frames are rebuilt from the log before them: a follower that joins late reads the
+  // log from the start first (linear in the run's content, once per join).
   const rebuilder = new ValuesRebuilder();
   if (options.afterSeq > 0) await replayInto(rebuilder, storage, tails, runId, options.afterSeq);
   for await (const batch of followStored(storage, bus, runId, options, tails)) {
-    const out: RunFrame[] = [];
+    let out: RunFrame[] = [];
     for (const frame of batch) {
-      const rebuilt = options.lazyValues ? rebuilder.nextLazy(frame) : rebuilder.next(frame);
-      if (rebuilt === undefined) continue;
-      if (options.lazyValues) yield [await full(rebuilt)];
-      else out.push(await full(rebuilt));
+      const full = options.lazyValues ? rebuilder.nextLazy(frame) : rebuilder.next(frame);
+      if (full === undefined) continue;
+      if (finalNeedsRunOutput(full)) out.push(await fromRunOutput(full));
+      else out.push(fullCustom(full));
+      if (full.mode === "values") {
+        yield out;
+        out = [];
+      }
     }
     if (out.length > 0) yield out;
+    if (options.signal.aborted) return;
   }
 }
 

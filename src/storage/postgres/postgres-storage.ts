@@ -101,6 +101,8 @@ export class PostgresStorage implements Storage {
   }
 
   async close(): Promise<void> {
+    // An open under way ends first: the pool it opens would otherwise outlive the close.
+    await this.#opening?.catch(() => undefined);
     const repos = this.#repos;
     if (repos === null) return;
     this.#repos = null;
