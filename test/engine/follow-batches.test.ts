@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { LocalFrameBus } from "../../src/engine/frame-bus.js";
 import {
@@ -8,8 +7,8 @@ import {
   valuesKeyframeData,
 } from "../../src/engine/frames/codec.js";
 import { followRun, followRunBatches } from "../../src/engine/frames/follow.js";
-import { createStorage } from "../../src/storage/index.js";
 import type { RunFrame } from "../../src/storage/types.js";
+import { storageWithPendingRun } from "../helpers/pending-run.js";
 
 /**
  * A follower gets a run's frames in the batches they come in (a page of storage, a turn's
@@ -32,20 +31,7 @@ const final = (seq: number): RunFrame => ({
 });
 
 async function pendingRun(stored: RunFrame[]) {
-  const storage = createStorage(":memory:");
-  await storage.open();
-  await storage.insertRun(
-    {
-      run_id: RUN,
-      thread_id: randomUUID(),
-      agent_id: "a",
-      kind: "stateless",
-      creation: {},
-      metadata: {},
-      start_after: new Date().toISOString(),
-    },
-    { reject_if_busy: false, create_hidden_thread: true },
-  );
+  const { storage } = await storageWithPendingRun(RUN);
   if (stored.length > 0) await storage.appendFrames(stored);
   return storage;
 }

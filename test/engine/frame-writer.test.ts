@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LocalFrameBus } from "../../src/engine/frame-bus.js";
 import { LiveTails, readLog } from "../../src/engine/frames/live-tails.js";
 import { FrameWriter } from "../../src/engine/frames/writer.js";
-import { createStorage } from "../../src/storage/index.js";
 import type { RunFrame, RunRecord, Storage } from "../../src/storage/types.js";
+import { storageWithPendingRun } from "../helpers/pending-run.js";
 
 // Frames go to this replica's followers from memory at once, and to storage within the store
 // delay (or with the run's end): the writer's live tail bridges the two for readers here.
@@ -16,20 +16,7 @@ let storage: Storage;
 let run: RunRecord;
 
 beforeEach(async () => {
-  storage = createStorage(":memory:");
-  await storage.open();
-  run = await storage.insertRun(
-    {
-      run_id: crypto.randomUUID(),
-      thread_id: crypto.randomUUID(),
-      agent_id: "agent",
-      kind: "stateless",
-      creation: {},
-      metadata: {},
-      start_after: new Date().toISOString(),
-    },
-    { reject_if_busy: false, create_hidden_thread: true },
-  );
+  ({ storage, run } = await storageWithPendingRun());
 });
 
 afterEach(async () => {

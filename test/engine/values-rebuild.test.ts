@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { aguiToAcpMessages } from "../../src/bridge/messages.js";
 import { LocalFrameBus } from "../../src/engine/frame-bus.js";
@@ -9,27 +8,14 @@ import {
   valuesKeyframeData,
 } from "../../src/engine/frames/codec.js";
 import { followRun, readFullFrames } from "../../src/engine/frames/follow.js";
-import { createStorage } from "../../src/storage/index.js";
 import type { RunFrame, Storage } from "../../src/storage/types.js";
+import { storageWithPendingRun } from "../helpers/pending-run.js";
 
 const RUN = "0190c7a0-0000-7000-8000-000000000001";
 
 /** A run record in storage with these frames (the run itself ended with `output`). */
 async function storedRun(frames: Omit<RunFrame, "run_id">[], output: Record<string, unknown>) {
-  const storage = createStorage(":memory:");
-  await storage.open();
-  await storage.insertRun(
-    {
-      run_id: RUN,
-      thread_id: randomUUID(),
-      agent_id: "a",
-      kind: "stateless",
-      creation: {},
-      metadata: {},
-      start_after: new Date().toISOString(),
-    },
-    { reject_if_busy: false, create_hidden_thread: true },
-  );
+  const { storage } = await storageWithPendingRun(RUN);
   await storage.appendFrames(frames.map((f) => ({ ...f, run_id: RUN })));
   await storage.updateRun(RUN, { status: "success", output });
   return storage;
