@@ -73,7 +73,8 @@ function writeScript(dir) {
     description: A short answer, to warm the server up.
     adapter: { type: scripted, script: ./storage-small.json }
 `;
-  const small = [...events.slice(0, 2), ...events.slice(2, 22), ...events.slice(-2)];
+  // The same run cut short: its start, 20 events, its end.
+  const small = [...events.slice(0, 22), ...events.slice(-2)];
   writeFileSync(join(dir, "storage-small.json"), JSON.stringify(small));
   const path = join(dir, "storage-large.yaml");
   writeFileSync(path, config);

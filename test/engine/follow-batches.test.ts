@@ -7,7 +7,7 @@ import {
   valuesKeyframeData,
 } from "../../src/engine/frames/codec.js";
 import { followRun, followRunBatches } from "../../src/engine/frames/follow.js";
-import type { RunFrame } from "../../src/storage/types.js";
+import type { RunFrame, Storage } from "../../src/storage/types.js";
 import { storageWithPendingRun } from "../helpers/pending-run.js";
 
 /**
@@ -36,22 +36,40 @@ async function pendingRun(stored: RunFrame[]) {
   return storage;
 }
 
-/** Collects the batches while `publish` feeds the bus once the follower waits. */
+interface Following {
+  read?: "events" | "without-values" | "all";
+  afterSeq?: number;
+  lazyValues?: boolean;
+  /** false: through `followRun`, each frame counted as a batch of its own. */
+  batched?: boolean;
+  /** Sees each batch as it comes, before the next is asked for. */
+  onBatch?: (batch: RunFrame[]) => void;
+}
+
+/**
+ * The seqs of each batch a follower gets of a pending run holding `stored`, while `publish`
+ * feeds the bus (and storage) once the follower waits.
+ */
 async function collect(
-  read: "events" | "without-values" | "all",
   stored: RunFrame[],
-  publish: (bus: LocalFrameBus) => Promise<void>,
+  publish: (bus: LocalFrameBus, storage: Storage) => Promise<void>,
+  { read = "events", afterSeq = 0, lazyValues, batched = true, onBatch }: Following = {},
 ) {
   const storage = await pendingRun(stored);
   const bus = new LocalFrameBus();
-  const signal = new AbortController().signal;
+  const options = { afterSeq, signal: new AbortController().signal, read, lazyValues };
   const batches: number[][] = [];
   const following = (async () => {
-    for await (const batch of followRunBatches(storage, bus, RUN, { afterSeq: 0, signal, read })) {
+    if (!batched) {
+      for await (const frame of followRun(storage, bus, RUN, options)) batches.push([frame.seq]);
+      return;
+    }
+    for await (const batch of followRunBatches(storage, bus, RUN, options)) {
       batches.push(batch.map((f) => f.seq));
+      onBatch?.(batch);
     }
   })();
-  await publish(bus);
+  await publish(bus, storage);
   await following;
   await storage.close();
   return batches;
@@ -61,7 +79,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
 
 describe("following a run in batches", () => {
   it("gives the stored page as one batch, then each publish as one batch", async () => {
-    const batches = await collect("events", [custom(1), custom(2), custom(3)], async (bus) => {
+    const batches = await collect([custom(1), custom(2), custom(3)], async (bus) => {
       await settle();
       bus.publish(RUN, [custom(4), custom(5)]);
       await settle();
@@ -75,55 +93,38 @@ describe("following a run in batches", () => {
   });
 
   it("stops at the frame that ends the run, even inside a batch", async () => {
-    const batches = await collect("without-values", [], async (bus) => {
-      await settle();
-      bus.publish(RUN, [custom(1), final(2), custom(3)]);
-    });
+    const batches = await collect(
+      [],
+      async (bus) => {
+        await settle();
+        bus.publish(RUN, [custom(1), final(2), custom(3)]);
+      },
+      { read: "without-values" },
+    );
     expect(batches).toEqual([[1, 2]]);
   });
 
   it("skips frames already delivered and fills a hole from storage", async () => {
-    const storage = await pendingRun([custom(1)]);
-    const bus = new LocalFrameBus();
-    const signal = new AbortController().signal;
-    const batches: number[][] = [];
-    const following = (async () => {
-      const options = { afterSeq: 0, signal, read: "events" as const };
-      for await (const batch of followRunBatches(storage, bus, RUN, options)) {
-        batches.push(batch.map((f) => f.seq));
-      }
-    })();
-    await settle();
-    // Frame 2 is stored but never published here (another replica's); 1 comes again.
-    await storage.appendFrames([custom(2)]);
-    bus.publish(RUN, [custom(1), custom(3), final(4)]);
-    await following;
-    await storage.close();
+    const batches = await collect([custom(1)], async (bus, storage) => {
+      await settle();
+      // Frame 2 is stored but never published here (another replica's); 1 comes again.
+      await storage.appendFrames([custom(2)]);
+      bus.publish(RUN, [custom(1), custom(3), final(4)]);
+    });
     expect(batches.flat()).toEqual([1, 2, 3, 4]);
     expect(batches.every((b) => b.length > 0)).toBe(true);
   });
 
   it("gives one by one the frames it gives in batches", async () => {
-    const follow = async (batched: boolean) => {
-      const storage = await pendingRun([custom(1), custom(2)]);
-      const bus = new LocalFrameBus();
-      const options = { afterSeq: 1, signal: new AbortController().signal };
-      const seen: number[][] = [];
-      const following = (async () => {
-        if (batched) {
-          for await (const batch of followRunBatches(storage, bus, RUN, options)) {
-            seen.push(batch.map((f) => f.seq));
-          }
-        } else {
-          for await (const frame of followRun(storage, bus, RUN, options)) seen.push([frame.seq]);
-        }
-      })();
-      await settle();
-      bus.publish(RUN, [custom(3), final(4)]);
-      await following;
-      await storage.close();
-      return seen;
-    };
+    const follow = (batched: boolean) =>
+      collect(
+        [custom(1), custom(2)],
+        async (bus) => {
+          await settle();
+          bus.publish(RUN, [custom(3), final(4)]);
+        },
+        { read: "all", afterSeq: 1, batched },
+      );
     expect(await follow(false)).toEqual([[2], [3], [4]]);
     expect(await follow(true)).toEqual([[2], [3, 4]]);
   });
@@ -141,25 +142,24 @@ describe("following a run in batches", () => {
       mode: "values",
       data: VALUES_DELTA_DATA,
     });
-    const storage = await pendingRun([custom(1), keyframe, custom(3), delta(4), custom(5)]);
-    const bus = new LocalFrameBus();
-    const signal = new AbortController().signal;
-    const options = { afterSeq: 0, signal, read: "all" as const, lazyValues: true };
-    const batches: number[][] = [];
     let unread: RunFrame | undefined;
-    const following = (async () => {
-      for await (const batch of followRunBatches(storage, bus, RUN, options)) {
-        batches.push(batch.map((f) => f.seq));
-        const last = batch[batch.length - 1]!;
-        // Read at once, as a stream writes it; one values frame is kept unread for later.
-        if (last.mode === "values" && last.seq === 4) unread = last;
-        else for (const frame of batch) expect(JSON.parse(frame.data)).toBeTypeOf("object");
-      }
-    })();
-    await settle();
-    bus.publish(RUN, [custom(6), final(7)]);
-    await following;
-    await storage.close();
+    const batches = await collect(
+      [custom(1), keyframe, custom(3), delta(4), custom(5)],
+      async (bus) => {
+        await settle();
+        bus.publish(RUN, [custom(6), final(7)]);
+      },
+      {
+        read: "all",
+        lazyValues: true,
+        onBatch: (batch) => {
+          const last = batch[batch.length - 1]!;
+          // Read at once, as a stream writes it; one values frame is kept unread for later.
+          if (last.mode === "values" && last.seq === 4) unread = last;
+          else for (const frame of batch) expect(JSON.parse(frame.data)).toBeTypeOf("object");
+        },
+      },
+    );
     expect(batches).toEqual([[1, 2], [3, 4], [5], [6, 7]]);
     expect(() => unread!.data).toThrow(/read after the log moved on/);
   });
