@@ -22,13 +22,15 @@ describeStorageContract("SQLite in memory", () => openStorage(":memory:"));
 describeStorageContract("SQLite file", () => openStorage(join(dir, "contract", `${id()}.db`)));
 
 describe("SqliteStorage on a file", () => {
-  it("creates parent directories and uses WAL with foreign keys on", async () => {
+  it("creates parent directories and uses WAL with foreign keys on, savepoint journals in memory", async () => {
     const path = join(dir, "nested", "deeper", "wal.db");
     const storage = await openStorage(path);
     expect(storage.database.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(storage.database.pragma("foreign_keys", { simple: true })).toBe(1);
     expect(storage.database.pragma("synchronous", { simple: true })).toBe(1);
     expect(storage.database.pragma("busy_timeout", { simple: true })).toBe(5000);
+    // 2 = MEMORY: a group commit's per-write savepoints copy pages to memory, not a temp file.
+    expect(storage.database.pragma("temp_store", { simple: true })).toBe(2);
     await storage.close();
     expect(await storage.ping()).toBe(false);
   });
