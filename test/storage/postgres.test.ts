@@ -218,6 +218,37 @@ describe("PostgresStorage connections", () => {
   });
 });
 
+describe("PostgresStorage query plans", () => {
+  it("counts an agent's queue from its pending runs alone, however many runs it finished", async () => {
+    const storage = await openDisposable(8);
+    const thread = await makeThread(storage);
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          const run = await makeRun(storage, thread.thread_id);
+          await storage.updateRun(run.run_id, { status: "success" });
+        }),
+      );
+    }
+    await storage.database.query("ANALYZE runs");
+    // The count that run creation makes for the agent's queue limit (runs.ts), as a generic
+    // plan: a prepared statement's plan once PostgreSQL stops planning it per call.
+    const plan = await storage.database.transaction(async (db) => {
+      await db.query(
+        "PREPARE queue_count(text, integer) AS SELECT count(*) FROM (" +
+          "SELECT 1 FROM runs WHERE agent_id = $1 AND status = 'pending' LIMIT $2) limited",
+      );
+      const explained = await db.query("EXPLAIN (FORMAT JSON) EXECUTE queue_count('agent-a', 100)");
+      await db.query("DEALLOCATE queue_count");
+      return JSON.stringify(explained.rows);
+    }, "SET LOCAL plan_cache_mode = force_generic_plan");
+    await storage.close();
+    expect(plan).toContain('"Index Name":"runs_pending_by_agent"');
+    // Not the index of every run the agent ever had, which grows with each run.
+    expect(plan).not.toContain('"Index Name":"runs_by_agent"');
+  });
+});
+
 describe("createStorage with PostgreSQL URLs", () => {
   it("chooses PostgreSQL for postgres:// and postgresql:// URLs", () => {
     for (const url of ["postgres://u:p@db/acp", "postgresql://db/acp", "POSTGRES://db/acp"]) {
