@@ -161,7 +161,9 @@ export class BackendCpu {
  *     and no ROLLBACK in between. An explicit BEGIN … COMMIT is one commit; a statement outside
  *     a transaction is one too (PostgreSQL commits it on its own, as xact_commit counts it);
  *   - writes: INSERT/UPDATE/DELETE statements (by tag), the rows they touched, and the commits
- *     that held at least one of them (`writeCommits`; the others only read).
+ *     of transactions in which they touched a row (`writeCommits`). An UPDATE that matched
+ *     nothing (a poll finding no due delivery) writes no WAL and no commit record, as in SQLite,
+ *     so its transaction counts as a commit but not as a write commit.
  * The client → server half is forwarded untouched. Our servers do not use SSL to localhost, so
  * the stream is plain; a connection that starts with anything else is counted as unreadable.
  */
@@ -265,9 +267,10 @@ class BackendParser {
       this.counts.byTag[verb] = (this.counts.byTag[verb] ?? 0) + 1;
       this.sinceReady += 1;
       if (verb === "INSERT" || verb === "UPDATE" || verb === "DELETE") {
+        const rows = Number(tag.split(" ").pop()) || 0;
         this.counts.writes += 1;
-        this.wrote = true;
-        this.counts.rowsWritten += Number(tag.split(" ").pop()) || 0;
+        this.counts.rowsWritten += rows;
+        if (rows > 0) this.wrote = true;
       }
     } else if (type === "E") {
       this.failed = true;
