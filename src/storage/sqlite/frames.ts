@@ -18,7 +18,10 @@ export class FrameRepository {
   readonly #lastSeq: Database.Statement<[string], { last_seq: number }>;
   readonly #bumpLastSeq: Database.Statement<[number, string]>;
   readonly #pages: Database.Statement<[string, number], FramePage>;
-  readonly #holdsClaim: Database.Statement<[string, number, string], { one: number }>;
+  readonly #lastSeqUnderFence: Database.Statement<
+    [number, string, string],
+    { last_seq: number; held: 0 | 1 }
+  >;
   readonly #appendTx: Database.Transaction<(frames: RunFrame[], fence: Fence | undefined) => void>;
 
   constructor(db: Database.Database) {
@@ -31,13 +34,19 @@ export class FrameRepository {
     this.#pages = db.prepare(
       "SELECT run_id, last_seq, frames, data FROM run_frames WHERE run_id = ? AND last_seq > ? ORDER BY last_seq",
     );
-    this.#holdsClaim = db.prepare(
-      `SELECT 1 AS one FROM runs WHERE run_id = ? AND lease_epoch = ?
-         AND (owner = ? OR (owner IS NULL AND status <> 'pending'))`,
+    // The fence's check and the run's last seq in one read.
+    this.#lastSeqUnderFence = db.prepare(
+      `SELECT last_seq, (lease_epoch = ? AND (owner = ? OR (owner IS NULL AND status <> 'pending')))
+         AS held FROM runs WHERE run_id = ?`,
     );
     this.#appendTx = db.transaction((frames, fence) => {
-      if (fence !== undefined) this.#checkFence(frames, fence);
-      this.#append(frames);
+      if (fence === undefined) {
+        this.#append(frames);
+        return;
+      }
+      const runId = this.#fencedRun(frames);
+      const last = this.#insertFenced(runId, frames, fence);
+      this.#bumpLastSeq.run(last, runId);
     });
   }
 
@@ -58,44 +67,67 @@ export class FrameRepository {
     return out;
   }
 
+  /**
+   * Inside the caller's transaction (a run's end): one run's frames under its fence, as `append`
+   * stores them, except that the run's new last seq is returned instead of written, for the
+   * caller's own UPDATE of the run to set (one write of the row, not two).
+   */
+  appendLeavingLastSeq(frames: RunFrame[], fence: Fence): number {
+    return this.#insertFenced(this.#fencedRun(frames), frames, fence);
+  }
+
   /** Inside a transaction: the call's frames, run by run, after each run's last stored frame. */
   #append(frames: RunFrame[]): void {
     for (const [runId, ofRun] of byRun(frames)) {
       const last = this.#lastSeq.get(runId);
       if (last === undefined) throw notFound("run", runId);
-      ofRun.sort((a, b) => a.seq - b.seq);
-      let previous = last.last_seq;
-      for (const frame of ofRun) {
-        if (frame.seq <= last.last_seq) {
-          throw conflict(
-            `frame ${frame.seq} of run ${runId} is not after the run's last stored frame (${last.last_seq})`,
-          );
-        }
-        if (frame.seq === previous) {
-          throw conflict(`frame ${frame.seq} of run ${runId} appears twice in one append`);
-        }
-        previous = frame.seq;
-      }
-      for (const page of toPages(runId, ofRun)) {
-        try {
-          this.#insert.run(page.run_id, page.last_seq, page.frames, page.data);
-        } catch (err) {
-          rethrowCheck(err, "frame");
-        }
-      }
-      this.#bumpLastSeq.run(previous, runId);
+      this.#bumpLastSeq.run(this.#insertPages(runId, ofRun, last.last_seq), runId);
     }
   }
 
-  /** Inside the append's transaction, so no claim can move between the check and the insert. */
-  #checkFence(frames: RunFrame[], fence: Fence): void {
+  /**
+   * Inside a transaction, so no claim can move between the check and the insert: the frames of
+   * one run, if the fence still holds it. Returns their last seq.
+   */
+  #insertFenced(runId: string, frames: RunFrame[], fence: Fence): number {
+    const last = this.#lastSeqUnderFence.get(fence.epoch, fence.owner, runId);
+    if (last === undefined) throw notFound("run", runId);
+    if (last.held !== 1) throw claimLost(runId);
+    return this.#insertPages(runId, [...frames], last.last_seq);
+  }
+
+  /** The run of a fenced append, which holds frames of one run only. */
+  #fencedRun(frames: RunFrame[]): string {
     const runId = frames[0]!.run_id;
     if (frames.some((frame) => frame.run_id !== runId)) {
       throw conflict("a fenced append holds frames of one run only");
     }
-    if (this.#holdsClaim.get(runId, fence.epoch, fence.owner) !== undefined) return;
-    if (this.#lastSeq.get(runId) === undefined) throw notFound("run", runId);
-    throw claimLost(runId);
+    return runId;
+  }
+
+  /** `ofRun` (sorted here) stored after `lastSeq`, the run's last stored frame; returns the new last. */
+  #insertPages(runId: string, ofRun: RunFrame[], lastSeq: number): number {
+    ofRun.sort((a, b) => a.seq - b.seq);
+    let previous = lastSeq;
+    for (const frame of ofRun) {
+      if (frame.seq <= lastSeq) {
+        throw conflict(
+          `frame ${frame.seq} of run ${runId} is not after the run's last stored frame (${lastSeq})`,
+        );
+      }
+      if (frame.seq === previous) {
+        throw conflict(`frame ${frame.seq} of run ${runId} appears twice in one append`);
+      }
+      previous = frame.seq;
+    }
+    for (const page of toPages(runId, ofRun)) {
+      try {
+        this.#insert.run(page.run_id, page.last_seq, page.frames, page.data);
+      } catch (err) {
+        rethrowCheck(err, "frame");
+      }
+    }
+    return previous;
   }
 }
 

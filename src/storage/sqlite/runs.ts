@@ -257,8 +257,26 @@ export class RunRepository {
    * set it NULL all the same (ON DELETE SET NULL), but as a second write of the whole row, which
    * SQLite rewrites with its output: a 10 MB answer read back and written again.
    */
-  updateDetached(runId: string, patch: RunPatch, fence: Fence | undefined): RunRecord {
-    return this.#updateRun(runId, patch, fence, true);
+  updateDetached(
+    runId: string,
+    patch: RunPatch,
+    fence: Fence | undefined,
+    lastSeq?: number,
+  ): RunRecord {
+    return this.#updateRun(runId, patch, fence, { detach: true, lastSeq });
+  }
+
+  /**
+   * Inside the caller's transaction: `update`'s patch, with `lastSeq` as the run's last stored
+   * frame when given (frames appended just before, `appendLeavingLastSeq`), in one statement.
+   */
+  updateInTransaction(
+    runId: string,
+    patch: RunPatch,
+    fence: Fence | undefined,
+    lastSeq?: number,
+  ): RunRecord {
+    return this.#updateRun(runId, patch, fence, { lastSeq });
   }
 
   /** The run's thread id (null once detached); undefined when there is no such run. */
@@ -324,7 +342,10 @@ export class RunRepository {
         throw err;
       }
     }
-    const thread = this.#threadCheckpoint.get(run.thread_id);
+    // A hidden thread inserted just now has no checkpoint: nothing to read back.
+    const thread = options.create_hidden_thread
+      ? { checkpoint_id: null }
+      : this.#threadCheckpoint.get(run.thread_id);
     if (thread === undefined) throw notFound("thread", run.thread_id);
     // A hidden thread was created just now: nothing else can be pending on it. (Only looked up
     // when something depends on it.)
@@ -376,7 +397,12 @@ export class RunRepository {
    * One statement: only the patched columns are written (no read of the row first, no
    * re-serializing what did not change), and RETURNING gives the updated record.
    */
-  #updateRun(runId: string, patch: RunPatch, fence: Fence | undefined, detach = false): RunRecord {
+  #updateRun(
+    runId: string,
+    patch: RunPatch,
+    fence: Fence | undefined,
+    also: { detach?: boolean; lastSeq?: number } = {},
+  ): RunRecord {
     const columns: string[] = [];
     const params: Record<string, unknown> = { run_id: runId, updated_at: nowIso() };
     // The fence is part of the statement's WHERE: checked and written in one step.
@@ -401,7 +427,11 @@ export class RunRepository {
       }
     }
     const assigned = columns.map((column) => `${column} = @${column}`);
-    if (detach) assigned.push("thread_id = NULL");
+    if (also.detach) assigned.push("thread_id = NULL");
+    if (also.lastSeq !== undefined) {
+      assigned.push("last_seq = @last_seq");
+      params.last_seq = also.lastSeq;
+    }
     const assignments = assigned.join(", ");
     // A run's output can be megabytes (a long answer): the one just written is the patch's,
     // so it is not read back and parsed again.

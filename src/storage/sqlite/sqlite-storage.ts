@@ -160,16 +160,26 @@ export class SqliteStorage implements Storage {
             fence: Fence | undefined,
             writes: FinishRunWrites | undefined,
           ) => {
-            // Frames first: under a fence they need the run still held by it.
-            if (writes?.frames !== undefined) frames.append(writes.frames, fence);
+            // Frames first: under a fence they need the run still held by it. Under a fence (the
+            // engine's ends) the run's new last seq rides in the UPDATE below, not a write of
+            // its own; inside this transaction, neither needs a savepoint.
+            let lastSeq: number | undefined;
+            const ending = writes?.frames ?? [];
+            if (ending.length > 0) {
+              if (fence !== undefined && ending.every((frame) => frame.run_id === runId)) {
+                lastSeq = frames.appendLeavingLastSeq(ending, fence);
+              } else {
+                frames.append(ending, fence);
+              }
+            }
             if ("delete" in thread) {
               const threadId = runs.threadOf(runId);
-              const updated = runs.updateDetached(runId, patch, fence);
+              const updated = runs.updateDetached(runId, patch, fence, lastSeq);
               if (threadId == null) throw notFound("thread of run", runId);
               threads.delete(threadId);
               return updated;
             }
-            const updated = runs.update(runId, patch, fence);
+            const updated = runs.updateInTransaction(runId, patch, fence, lastSeq);
             if (writes?.checkpoint !== undefined) {
               if (updated.thread_id === null) throw notFound("thread of run", runId);
               checkpoints.add(updated.thread_id, writes.checkpoint);
