@@ -615,7 +615,9 @@ export class RunEngine {
 
   /**
    * Keeps this replica's claims alive, and stops a run whose cancel we missed (the bus delivers
-   * cancels promptly, but a notification lost in a reconnect must not be fatal).
+   * cancels promptly, but a notification lost in a reconnect must not be fatal). Both happen on
+   * the ticks when some run is due for renewal (see anyLeaseDue): a run too young for one has
+   * its cancel backstop at its first renewal, at most one interval later than before.
    */
   private async renewLeases(): Promise<void> {
     if (!this.anyLeaseDue() && this.unrecorded.size === 0) return;
@@ -625,7 +627,7 @@ export class RunEngine {
       }
       const now = new Date();
       const held = new Set(await this.storage.renewLeases(this.owner, this.leaseMs, now));
-      for (const [runId, execution] of [...this.executing]) {
+      for (const [runId, execution] of this.executing) {
         if (held.has(runId)) execution.leaseEnds = now.getTime() + this.leaseMs;
       }
       for (const runId of [...this.executing.keys()]) {
