@@ -163,7 +163,9 @@ export class BackendCpu {
  *   - writes: INSERT/UPDATE/DELETE statements (by tag), the rows they touched, and the commits
  *     of transactions in which they touched a row (`writeCommits`). An UPDATE that matched
  *     nothing (a poll finding no due delivery) writes no WAL and no commit record, as in SQLite,
- *     so its transaction counts as a commit but not as a write commit.
+ *     so its transaction counts as a commit but not as a write commit. (A transaction whose only
+ *     change is a row lock, SELECT … FOR UPDATE, does write a commit record and is not counted
+ *     either; the run path locks only rows it then writes.)
  * The client → server half is forwarded untouched. Our servers do not use SSL to localhost, so
  * the stream is plain; a connection that starts with anything else is counted as unreadable.
  */

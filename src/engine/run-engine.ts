@@ -363,7 +363,9 @@ export class RunEngine {
         this.activeByAgent.set(agentId, (this.activeByAgent.get(agentId) ?? 1) - 1);
         this.slotFreed();
       });
-    const leaseEnds = run.lease_expires_at === null ? Date.now() : Date.parse(run.lease_expires_at);
+    // Unknown (no lease, or one that does not parse): due at the next tick.
+    const written = run.lease_expires_at === null ? Number.NaN : Date.parse(run.lease_expires_at);
+    const leaseEnds = Number.isFinite(written) ? written : Date.now();
     this.executing.set(run.run_id, { controller, done, agentId, leaseEnds });
   }
 

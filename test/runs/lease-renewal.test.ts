@@ -2,37 +2,36 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../helpers/app.js";
 import { agentId, buildWith, type Json, post, slowScript, tempDbFile } from "./helpers.js";
 
-// Lease renewals write only for runs that have held their lease a while. A 6 s lease is renewed
-// every 2 s (a third of it), and a run is due once it has held its lease longer than half the
-// lease less an interval (1 s): short runs never are, so they cost no renewal write.
+// Lease renewals write only once a run has held its lease a while: past half the lease less one
+// renewal interval (a third of the lease, a second at the least). Short runs never get there, so
+// they cost no renewal write; a long run is renewed before half its lease has gone.
 
-const LEASE_SECONDS = 6;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-let t: TestApp;
-let renewals = 0;
-
-beforeAll(async () => {
-  t = await buildWith(
-    [
-      // 5 events 40 ms apart: about 0.2 s, well inside the 1 s.
-      { name: "quick", script: slowScript(1), delayMs: 40 },
-      // 43 events 100 ms apart: about 4.3 s, past the 1 s and two renewal ticks.
-      { name: "slow", script: slowScript(20), delayMs: 100 },
-    ],
-    { settings: { leaseSeconds: LEASE_SECONDS, database: tempDbFile() } },
-  );
+/** A server whose storage counts the renewal calls the engine makes. */
+async function countingRenewals(leaseSeconds: number, agents: Parameters<typeof buildWith>[0]) {
+  const t = await buildWith(agents, { settings: { leaseSeconds, database: tempDbFile() } });
+  const counter = { renewals: 0 };
   const renew = t.storage.renewLeases.bind(t.storage);
   t.storage.renewLeases = (...args) => {
-    renewals++;
+    counter.renewals++;
     return renew(...args);
   };
-});
-afterAll(() => t?.close());
+  return { t, counter };
+}
 
-describe("lease renewals", () => {
+describe("lease renewals, 6 s lease (renewed every 2 s once held for 1 s)", () => {
+  let t: TestApp;
+  let counter: { renewals: number };
+  beforeAll(async () => {
+    // 5 events 40 ms apart: about 0.2 s, well inside the 1 s.
+    ({ t, counter } = await countingRenewals(6, [
+      { name: "quick", script: slowScript(1), delayMs: 40 },
+    ]));
+  });
+  afterAll(() => t?.close());
+
   it("write nothing while every run executing is younger than its renewal", async () => {
-    renewals = 0;
     // Two clients one after the other's start: a run is executing at every tick.
     const until = Date.now() + 4_500; // two renewal ticks at least
     let runs = 0;
@@ -45,25 +44,41 @@ describe("lease renewals", () => {
     };
     await Promise.all([client(), sleep(100).then(client)]);
     expect(runs).toBeGreaterThan(10);
-    expect(renewals).toBe(0);
+    expect(counter.renewals).toBe(0);
   });
+});
 
-  it("keep renewing a long run's lease, which never lapses", async () => {
-    renewals = 0;
+describe("lease renewals, 3 s lease (renewed every second once held for 0.5 s)", () => {
+  const LEASE_MS = 3_000;
+  let t: TestApp;
+  let counter: { renewals: number };
+  beforeAll(async () => {
+    // 43 events 100 ms apart: about 4.3 s, past the lease.
+    ({ t, counter } = await countingRenewals(LEASE_MS / 1000, [
+      { name: "slow", script: slowScript(20), delayMs: 100 },
+    ]));
+  });
+  afterAll(() => t?.close());
+
+  it("keep a run that outlives its lease held, with half its lease left at the least", async () => {
     const run = await post(t, "/runs", { agent_id: agentId("slow"), input: {} });
     const runId = run.run_id as string;
     const leaseEnds = new Set<string>();
+    let leastLeft = Number.POSITIVE_INFINITY;
     const started = Date.now();
-    while (Date.now() - started < 3_500) {
+    // Longer than the lease: without renewals it would lapse in here.
+    while (Date.now() - started < LEASE_MS + 700) {
       const stored = await t.storage.getRun(runId);
       expect(stored?.status).toBe("pending");
       expect(stored?.lease_expires_at).not.toBeNull();
-      expect(Date.parse(stored?.lease_expires_at as string)).toBeGreaterThan(Date.now());
+      leastLeft = Math.min(leastLeft, Date.parse(stored?.lease_expires_at as string) - Date.now());
       leaseEnds.add(stored?.lease_expires_at as string);
-      await sleep(100);
+      await sleep(50);
     }
-    expect(renewals).toBeGreaterThan(0);
+    expect(counter.renewals).toBeGreaterThan(0);
     expect(leaseEnds.size).toBeGreaterThan(1);
+    // Half the lease (1.5 s), less slack for timers on a busy machine.
+    expect(leastLeft).toBeGreaterThan(LEASE_MS / 2 - 500);
     const wait = await t.call("GET", `/runs/${runId}/wait`);
     expect((wait.body as { run: Json }).run.status).toBe("success");
   });
