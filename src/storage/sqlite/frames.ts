@@ -105,7 +105,10 @@ export class FrameRepository {
     return runId;
   }
 
-  /** `ofRun` (sorted here) stored after `lastSeq`, the run's last stored frame; returns the new last. */
+  /**
+   * `ofRun` (sorted here) stored after `lastSeq`, the run's last stored frame. Returns the new
+   * last seq.
+   */
   #insertPages(runId: string, ofRun: RunFrame[], lastSeq: number): number {
     ofRun.sort((a, b) => a.seq - b.seq);
     let previous = lastSeq;
