@@ -1,5 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { GroupCommitError } from "../../src/storage/postgres/group-commit.js";
+import {
+  GROUP_LOCK_TIMEOUT_MS,
+  GroupCommitError,
+} from "../../src/storage/postgres/group-commit.js";
 import type { RunFrame } from "../../src/storage/types.js";
 import { expectDomainError, id, makeRun, makeThread, PAST } from "./contract/helpers.js";
 import {
@@ -21,9 +24,8 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((storage) => storage.close()));
 });
 
-/** Grouping is off by default (see group-commit.ts); these tests turn it on. */
 async function storage(poolSize = 4): Promise<DisposablePostgresStorage> {
-  const opened = await openDisposable(poolSize, { writesPerGroup: 64 });
+  const opened = await openDisposable(poolSize);
   open.push(opened);
   return opened;
 }
@@ -164,7 +166,7 @@ describe("PostgreSQL group commit", () => {
     expect(db.writeCounts().commits - before).toBe(Math.ceil(runs.length / 64));
   });
 
-  it("gets through two groups in flight that deadlock on the same rows, by running one again", async () => {
+  it("gets through two groups in flight that deadlock on the same rows, by running their writes again", async () => {
     const db = await storage(10);
     const thread = await makeThread(db);
     const [a, b] = [await makeRun(db, thread.thread_id), await makeRun(db, thread.thread_id)];
@@ -176,7 +178,8 @@ describe("PostgreSQL group commit", () => {
       bTaken = resolve;
     });
     // First group: a, then (once the second group holds b) b. Second group, in flight at the
-    // same time: b, then a. A certain deadlock: PostgreSQL aborts one group, which starts over.
+    // same time: b, then a. A certain deadlock: one group gives up (its lock wait times out, or
+    // PostgreSQL aborts it), and its writes run again, alone.
     const first = [
       db.database.write(touch(a.run_id)),
       db.database.write(async (tx) => {
@@ -196,6 +199,39 @@ describe("PostgreSQL group commit", () => {
     await Promise.all([...first, ...second]);
     expect((await db.getRun(a.run_id))?.last_seq).toBe(2);
     expect((await db.getRun(b.run_id))?.last_seq).toBe(2);
+  });
+
+  it("gives up on a lock held past the group's lock timeout: its writes run alone, in order, and all commit", async () => {
+    const db = await storage(10);
+    const thread = await makeThread(db);
+    const [a, b, c] = [
+      await makeRun(db, thread.thread_id),
+      await makeRun(db, thread.thread_id),
+      await makeRun(db, thread.thread_id),
+    ];
+    // Another session holds b's row well past the group's lock timeout, then lets go.
+    const holder = await db.database.pool.connect();
+    await holder.query("BEGIN");
+    await holder.query("SELECT 1 FROM runs WHERE run_id = $1 FOR UPDATE", [b.run_id]);
+    const released = new Promise((resolve) => setTimeout(resolve, GROUP_LOCK_TIMEOUT_MS * 3)).then(
+      async () => {
+        await holder.query("COMMIT");
+        holder.release();
+      },
+    );
+    const order: string[] = [];
+    const touch = (run: { run_id: string }, name: string) =>
+      db.database.write(async (tx) => {
+        await tx.query("UPDATE runs SET last_seq = last_seq + 1 WHERE run_id = $1", [run.run_id]);
+        order.push(name);
+      });
+    const before = db.writeCounts().commits;
+    // One group: a commits only if the group does, and b waits for the holder.
+    await Promise.all([touch(a, "a"), touch(b, "b"), touch(c, "c"), released]);
+    for (const run of [a, b, c]) expect((await db.getRun(run.run_id))?.last_seq).toBe(1);
+    // The group ran a, then gave up at b: then a, b and c alone, in order, a commit each.
+    expect(order).toEqual(["a", "a", "b", "c"]);
+    expect(db.writeCounts().commits - before).toBe(3);
   });
 
   it("runs a write alone in the turn as before: one statement, one commit, no savepoint", async () => {

@@ -99,6 +99,8 @@ function typeParsers(types: typeof pg.types): pg.CustomTypesConfig {
 export const TRANSACTION: WriteOptions = { transaction: true };
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock detected, serialization failure
+/** A group gives up on these and runs its writes alone (group-commit.ts); 55P03: lock_timeout. */
+const GROUP_GIVES_UP = new Set([...RETRYABLE, "55P03"]);
 
 /**
  * The pool as the repositories use it: plain queries, transactions on one connection, and
@@ -119,8 +121,8 @@ export class Database implements Queryable {
       counter: this.counter,
       alone: (write) =>
         write.transaction === true ? this.transaction(write.work, write.setup) : write.work(this),
-      on: (client, wrote) => this.#counted(client, wrote),
-      retryable: (err) => RETRYABLE.has(pgCode(err) ?? ""),
+      on: (client, wrote, before) => this.#counted(client, wrote, before),
+      retryable: (err) => GROUP_GIVES_UP.has(pgCode(err) ?? ""),
     };
     this.#groups = new PgGroupCommit(connection, maxGroups, writesPerGroup);
   }

@@ -31,8 +31,12 @@ export interface GroupConnection {
   readonly counter: WriteCounter;
   /** Runs a write alone, as it would run without grouping. */
   alone(write: QueuedWrite): Promise<unknown>;
-  /** A query function on `client` that counts and translates errors (see connection.ts). */
-  on(client: pg.PoolClient, wrote: () => void): WriteQueryable;
+  /**
+   * A query function on `client` that counts and translates errors (see connection.ts). Each
+   * query awaits `before` once it is written: what was sent ahead of it is answered first.
+   */
+  on(client: pg.PoolClient, wrote: () => void, before: () => Promise<void>): WriteQueryable;
+  /** The group must not go on: a deadlock victim, a serialization failure, a lock wait cut short. */
   retryable(err: unknown): boolean;
 }
 
@@ -50,56 +54,59 @@ export class GroupCommitError extends Error {
   }
 }
 
-/** Writes per transaction at most: a longer queue is split over several connections. */
 /**
- * The most writes one group may hold. The default is 1, so by default nothing is grouped. A group
- * holds the row locks of all its writes until it commits, across different runs. With several
- * replicas, groups on different replicas then deadlock. PostgreSQL only notices after
- * `deadlock_timeout` (1 s), and a replica stalled by a few of those in a row can miss its lease
- * renewal. Measured with three replicas and a burst of 45 runs: runs were executed twice and
- * failed ("frame N already exists").
+ * The most writes one group holds (the same bound as a frame batch): a longer queue is
+ * split over several groups, each on its own connection.
  */
-export const DEFAULT_WRITES_PER_GROUP = 1;
-/**
- * Attempts of a group that PostgreSQL aborted as a deadlock victim (or a serialization failure).
- * The whole group is rolled back and run again: rolling back only the victim's savepoint would
- * keep the locks the earlier writes of the group hold, and the deadlock with them.
- */
-const ATTEMPTS = 3;
+export const DEFAULT_WRITES_PER_GROUP = 64;
 
-/** A write of the group was a deadlock victim: the group starts over. */
-class RetryGroup extends Error {}
+/**
+ * How long a statement of a group waits for a row lock before the group gives up
+ * (`SET LOCAL lock_timeout`). A group holds the locks of all its writes until it commits, across
+ * runs, so two groups (on two replicas, or two connections of one) that take the same rows in
+ * opposite orders deadlock, and PostgreSQL would notice only after `deadlock_timeout` (1 s by
+ * default). Three replicas with no bound lost whole seconds that way and missed lease renewals.
+ * A wait this long is not one group waiting for another to commit (a group commits within a few
+ * milliseconds): the group is rolled back, which frees its locks, and its writes run alone.
+ */
+export const GROUP_LOCK_TIMEOUT_MS = 100;
+
+/** The group gave up (see GROUP_LOCK_TIMEOUT_MS): it was rolled back, its writes run alone. */
+class RunAlone extends Error {}
 
 /**
  * Group commit on PostgreSQL, as SQLite has it (../sqlite/group-commit.ts): the writes requested
  * during one turn of the event loop run on one pooled connection in one transaction, each inside
  * its own SAVEPOINT, and their promises settle after COMMIT.
  *
- * Why: every commit waits for its WAL flush; a group of concurrent runs' writes pays one flush
- * (and one BEGIN/COMMIT round trip pair) instead of one each. Savepoint control rides in the
- * same round trip as the transaction's own control (`RELEASE w; SAVEPOINT w` between writes is
- * one simple query), so a grouped write costs its statements plus one round trip.
+ * Why: every commit waits for its WAL flush and costs the database a commit record; a group of
+ * concurrent runs' writes pays one of each instead of one per write. The savepoint control
+ * (`BEGIN; SAVEPOINT w` before the first write, `RELEASE SAVEPOINT w; SAVEPOINT w` between
+ * writes) is written ahead of the write's first statement and answered in the same round trip,
+ * so a grouped write costs its own statements' round trips, and the group one COMMIT.
  *
  * Nothing is weakened:
  * - a promise resolves only once COMMIT has returned, so a read issued after it (on any pooled
  *   connection, READ COMMITTED) sees the write; a read issued before is ordered before it, as a
  *   write nobody has seen resolve has not happened yet — reads are not queued;
  * - a write that throws is rolled back to its savepoint and rejects alone; the others still
- *   commit. A deadlock victim or a serialization failure is different: the whole group is rolled
- *   back (releasing every lock it held) and run again, as the unbatched transactions are;
+ *   commit;
+ * - a group that waits for a lock longer than GROUP_LOCK_TIMEOUT_MS, is a deadlock victim or
+ *   meets a serialization failure gives up: it is rolled back (releasing every lock it held),
+ *   and its writes then run alone, one after another in their order, each as an unbatched
+ *   write would (its own transaction, retried as a deadlock victim). Alone, a write holds no
+ *   lock of another run's while it waits, which is what a cycle of waits needs;
  * - when the transaction itself fails (the connection is lost, COMMIT refused), every write of
  *   the group rejects with a `GroupCommitError`, and the connection is discarded;
  * - writes of one group run in the order they were requested.
  *
  * At most `maxGroups` groups are in flight at once, each on its own connection; while they are,
- * new writes wait and then go out together in the next group. More than one: a group's
- * statements go out one round trip after another (pg has no pipelining), so a single lane
- * bounds a replica's writes by the database's latency (measured: one lane halved runs/s on a
- * busy machine). The price: a group holds the row locks of all its writes until COMMIT, so two
- * groups taking the same rows in opposite orders deadlock; PostgreSQL notices after
- * `deadlock_timeout` (1 s) and the victim group starts over. A run's own writes are issued one
- * after another, so its rows are in one group at a time; a lease renewal (every run the replica
- * holds) is the one write that can cross another group.
+ * new writes wait and then go out together in the next group. More than one: a group's writes
+ * go out one after another, each awaiting its statements' answers, so a single lane bounds a
+ * replica's writes by the database's latency (measured: one lane halved runs/s on a busy
+ * machine). A run's own writes are issued one after another, so its rows are in one group at a
+ * time; a lease renewal (every run the replica holds) and writes to a shared thread are the ones
+ * that can cross another group.
  */
 export class PgGroupCommit {
   readonly #connection: GroupConnection;
@@ -165,23 +172,20 @@ export class PgGroupCommit {
 
   async #commit(writes: QueuedWrite[]): Promise<void> {
     if (writes.length === 1) {
-      const [only] = writes as [QueuedWrite];
-      try {
-        only.resolve(await this.#connection.alone(only));
-      } catch (err) {
-        only.reject(err);
-      }
+      await this.#alone(writes[0]!);
       return;
     }
-    let results: PromiseSettledResult<unknown>[] | undefined;
-    for (let attempt = 1; results === undefined; attempt++) {
-      try {
-        results = await this.#inOneTransaction(writes, attempt < ATTEMPTS);
-      } catch (err) {
-        if (err instanceof RetryGroup) continue;
+    let results: PromiseSettledResult<unknown>[];
+    try {
+      results = await this.#inOneTransaction(writes);
+    } catch (err) {
+      if (!(err instanceof RunAlone)) {
         for (const queued of writes) queued.reject(err);
         return;
       }
+      // In order, each committed before the next starts, as the group would have run them.
+      for (const queued of writes) await this.#alone(queued);
+      return;
     }
     writes.forEach((queued, i) => {
       const result = results[i]!;
@@ -190,10 +194,15 @@ export class PgGroupCommit {
     });
   }
 
-  async #inOneTransaction(
-    writes: QueuedWrite[],
-    mayRetry: boolean,
-  ): Promise<PromiseSettledResult<unknown>[]> {
+  async #alone(write: QueuedWrite): Promise<void> {
+    try {
+      write.resolve(await this.#connection.alone(write));
+    } catch (err) {
+      write.reject(err);
+    }
+  }
+
+  async #inOneTransaction(writes: QueuedWrite[]): Promise<PromiseSettledResult<unknown>[]> {
     const { pool, counter, retryable } = this.#connection;
     const client = await pool.connect();
     // A connection that breaks between two of our queries is reported as an event, not by a
@@ -204,27 +213,50 @@ export class PgGroupCommit {
     };
     client.on("error", onError);
     let wrote = false;
-    const db = this.#connection.on(client, () => {
-      wrote = true;
-    });
+    /** The control written ahead of the current write's first statement, not awaited yet. */
+    let control: Promise<unknown> | undefined;
+    let controlFailed: unknown;
+    const answered = async () => {
+      const pending = control;
+      control = undefined;
+      await pending;
+    };
+    const db = this.#connection.on(
+      client,
+      () => {
+        wrote = true;
+      },
+      answered,
+    );
     let committing = false;
     let broken: Error | undefined;
     try {
       const results: PromiseSettledResult<unknown>[] = [];
-      // Control text that goes out with the next round trip (BEGIN, RELEASE/SAVEPOINT, setup).
-      let pending = "BEGIN; SAVEPOINT w";
+      // Control text that goes out ahead of the next write (BEGIN, RELEASE/SAVEPOINT, setup).
+      let pending = `BEGIN; SET LOCAL lock_timeout = '${GROUP_LOCK_TIMEOUT_MS}ms'; SAVEPOINT w`;
       for (const write of writes) {
-        const control = [pending, write.setup].filter((text) => text !== undefined && text !== "");
-        if (control.length > 0) await client.query(control.join("; "));
+        const text = [pending, write.setup].filter((t) => t !== undefined && t !== "").join("; ");
         pending = "RELEASE SAVEPOINT w; SAVEPOINT w";
+        if (text !== "") {
+          // Written now (the pool pipelines), answered before the write's first statement.
+          control = client.query(text);
+          control.catch((err: unknown) => {
+            controlFailed = err;
+          });
+        }
         try {
-          results.push({ status: "fulfilled", value: await write.work(db) });
+          const value = await write.work(db);
+          await answered();
+          results.push({ status: "fulfilled", value });
           if (write.teardown !== undefined) pending = `${write.teardown}; ${pending}`;
         } catch (reason) {
+          await answered().catch(() => undefined);
           if (lost !== undefined) throw lost;
-          if (mayRetry && retryable(reason)) {
+          // Control refused: the transaction (or its savepoint) is not what the write ran in.
+          if (controlFailed !== undefined) throw controlFailed;
+          if (retryable(reason)) {
             await client.query("ROLLBACK").catch(() => undefined);
-            throw new RetryGroup();
+            throw new RunAlone();
           }
           // Undoes this write alone (its setup too); throws if the transaction is gone.
           await client.query("ROLLBACK TO SAVEPOINT w");
@@ -238,7 +270,7 @@ export class PgGroupCommit {
       if (wrote) counter.commit();
       return results;
     } catch (err) {
-      if (err instanceof RetryGroup) throw err;
+      if (err instanceof RunAlone) throw err;
       broken = lost ?? (err as Error);
       await client.query("ROLLBACK").then(
         () => {

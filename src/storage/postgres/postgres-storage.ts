@@ -41,8 +41,8 @@ export interface PostgresStorageOptions {
    */
   writeGroups?: number;
   /**
-   * The most writes one group may hold (default 1: no grouping; see group-commit.ts for why).
-   * Larger groups share commits and suit one replica on its own.
+   * The most writes one group may hold (default 64, see group-commit.ts); 1 turns grouping
+   * off: every write is its own transaction.
    */
   writesPerGroup?: number;
 }
