@@ -55,8 +55,9 @@ export class GroupCommitError extends Error {
 }
 
 /**
- * The most writes one group holds (the same bound as a frame batch): a longer queue is
- * split over several groups, each on its own connection.
+ * The most writes one group holds; a longer queue is split over several groups, each on its own
+ * connection. The bound keeps a group short: its writes go out one after another, and it holds
+ * all their row locks until it commits.
  */
 export const DEFAULT_WRITES_PER_GROUP = 64;
 
