@@ -7,7 +7,12 @@ import type pg from "pg";
 import { invalid, isDomainError } from "../../errors.js";
 import { isWrite, WriteCounter } from "../write-counts.js";
 import type { ConnectionTarget } from "./connection-target.js";
-import { type GroupConnection, PgGroupCommit, type WriteOptions } from "./group-commit.js";
+import {
+  abortedAtCommit,
+  type GroupConnection,
+  PgGroupCommit,
+  type WriteOptions,
+} from "./group-commit.js";
 
 /** What the repositories need from a pool or a client inside a transaction. */
 export interface Queryable {
@@ -99,7 +104,7 @@ function typeParsers(types: typeof pg.types): pg.CustomTypesConfig {
 export const TRANSACTION: WriteOptions = { transaction: true };
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock detected, serialization failure
-/** A group gives up on these and runs its writes alone (group-commit.ts); 55P03: lock_timeout. */
+/** A group gives up on a write failing so, and runs it alone (group-commit.ts); 55P03: lock_timeout. */
 const GROUP_GIVES_UP = new Set([...RETRYABLE, "55P03"]);
 
 /**
@@ -122,7 +127,7 @@ export class Database implements Queryable {
       alone: (write) =>
         write.transaction === true ? this.transaction(write.work, write.setup) : write.work(this),
       on: (client, wrote, before) => this.#counted(client, wrote, before),
-      retryable: (err) => GROUP_GIVES_UP.has(pgCode(err) ?? ""),
+      givesUp: (err) => GROUP_GIVES_UP.has(pgCode(err) ?? ""),
     };
     this.#groups = new PgGroupCommit(connection, maxGroups, writesPerGroup);
   }
@@ -194,7 +199,9 @@ export class Database implements Queryable {
       try {
         const result = await work(db);
         await begun();
-        await client.query("COMMIT");
+        const done = await client.query("COMMIT");
+        // COMMIT of an aborted transaction is answered ROLLBACK, not with an error.
+        if (done.command !== "COMMIT") throw abortedAtCommit();
         if (wrote) this.counter.commit();
         return result;
       } catch (err) {

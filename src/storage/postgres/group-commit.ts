@@ -17,6 +17,11 @@ export interface WriteOptions {
   setup?: string;
   /** Undoes `setup` for the writes after it in the same transaction. */
   teardown?: string;
+  /**
+   * Never shares a group: a write that locks many rows (every lease a replica holds) would
+   * hold them all until the group commits, and wait while holding them.
+   */
+  ownGroup?: boolean;
 }
 
 interface QueuedWrite extends WriteOptions {
@@ -36,8 +41,8 @@ export interface GroupConnection {
    * query awaits `before` once it is written: what was sent ahead of it is answered first.
    */
   on(client: pg.PoolClient, wrote: () => void, before: () => Promise<void>): WriteQueryable;
-  /** The group must not go on: a deadlock victim, a serialization failure, a lock wait cut short. */
-  retryable(err: unknown): boolean;
+  /** A write must leave the group: a deadlock victim, a serialization failure, a lock wait cut short. */
+  givesUp(err: unknown): boolean;
 }
 
 /** The group's transaction ended without a commit: none of its writes was kept. */
@@ -62,18 +67,34 @@ export class GroupCommitError extends Error {
 export const DEFAULT_WRITES_PER_GROUP = 64;
 
 /**
- * How long a statement of a group waits for a row lock before the group gives up
- * (`SET LOCAL lock_timeout`). A group holds the locks of all its writes until it commits, across
- * runs, so two groups (on two replicas, or two connections of one) that take the same rows in
- * opposite orders deadlock, and PostgreSQL would notice only after `deadlock_timeout` (1 s by
- * default). Three replicas with no bound lost whole seconds that way and missed lease renewals.
- * A wait this long is not one group waiting for another to commit (a group commits within a few
- * milliseconds): the group is rolled back, which frees its locks, and its writes run alone.
+ * How long a statement of a group waits for a lock before the group gives up on that write
+ * (`SET LOCAL lock_timeout`, per lock acquisition). A group holds the locks of all its writes
+ * until it commits, across runs, so two groups (on two replicas, or two connections of one)
+ * that take the same rows in opposite orders deadlock, and PostgreSQL would notice only after
+ * `deadlock_timeout` (1 s by default). Three replicas with no bound lost whole seconds that way
+ * and missed lease renewals. Well above GROUP_BUDGET_MS: waiting for another group to commit
+ * takes less.
  */
 export const GROUP_LOCK_TIMEOUT_MS = 100;
 
-/** The group gave up (see GROUP_LOCK_TIMEOUT_MS): it was rolled back, its writes run alone. */
-class RunAlone extends Error {}
+/**
+ * How long a group takes writes: past it, the group commits what it has run and the writes left
+ * go back to the front of the queue, for the next group. A group's writes go out one after
+ * another, a round trip or more each; 64 writes of several statements took 250 ms here. The
+ * budget keeps every group's locks short, so that another group waiting for them stays well
+ * under GROUP_LOCK_TIMEOUT_MS.
+ */
+export const GROUP_BUDGET_MS = 25;
+
+/** How a group transaction ended: what it committed, and what it left to run. */
+interface GroupOutcome {
+  /** The writes it ran, settled in order (the first `results.length` of the group). */
+  results: PromiseSettledResult<unknown>[];
+  /** The write it gave up on, rolled back to its savepoint: it runs alone next. */
+  giveUp?: QueuedWrite;
+  /** The writes after those, not run: back to the front of the queue. */
+  rest: QueuedWrite[];
+}
 
 /**
  * Group commit on PostgreSQL, as SQLite has it (../sqlite/group-commit.ts): the writes requested
@@ -82,9 +103,10 @@ class RunAlone extends Error {}
  *
  * Why: every commit waits for its WAL flush and costs the database a commit record; a group of
  * concurrent runs' writes pays one of each instead of one per write. The savepoint control
- * (`BEGIN; SAVEPOINT w` before the first write, `RELEASE SAVEPOINT w; SAVEPOINT w` between
- * writes) is written ahead of the write's first statement and answered in the same round trip,
- * so a grouped write costs its own statements' round trips, and the group one COMMIT.
+ * (`BEGIN; SET LOCAL lock_timeout …; SAVEPOINT w` before the first write, `RELEASE SAVEPOINT w;
+ * SAVEPOINT w` between writes) is written ahead of the write's first statement and answered in
+ * the same round trip, so a grouped write costs its own statements' round trips, and the group
+ * one COMMIT.
  *
  * Nothing is weakened:
  * - a promise resolves only once COMMIT has returned, so a read issued after it (on any pooled
@@ -92,11 +114,13 @@ class RunAlone extends Error {}
  *   write nobody has seen resolve has not happened yet — reads are not queued;
  * - a write that throws is rolled back to its savepoint and rejects alone; the others still
  *   commit;
- * - a group that waits for a lock longer than GROUP_LOCK_TIMEOUT_MS, is a deadlock victim or
- *   meets a serialization failure gives up: it is rolled back (releasing every lock it held),
- *   and its writes then run alone, one after another in their order, each as an unbatched
- *   write would (its own transaction, retried as a deadlock victim). Alone, a write holds no
- *   lock of another run's while it waits, which is what a cycle of waits needs;
+ * - a write of a group that waits for a lock longer than GROUP_LOCK_TIMEOUT_MS, is a deadlock
+ *   victim or meets a serialization failure is rolled back to its savepoint, and the group
+ *   commits the writes before it, which releases their locks and so breaks any cycle of waits
+ *   through the group. That write then runs alone, as an unbatched write would, and the writes
+ *   after it go back to the front of the queue once it has, so their order holds;
+ * - a group takes writes for GROUP_BUDGET_MS at most, then commits: the writes left go back to
+ *   the front of the queue;
  * - when the transaction itself fails (the connection is lost, COMMIT refused), every write of
  *   the group rejects with a `GroupCommitError`, and the connection is discarded;
  * - writes of one group run in the order they were requested.
@@ -106,8 +130,8 @@ class RunAlone extends Error {}
  * go out one after another, each awaiting its statements' answers, so a single lane bounds a
  * replica's writes by the database's latency (measured: one lane halved runs/s on a busy
  * machine). A run's own writes are issued one after another, so its rows are in one group at a
- * time; a lease renewal (every run the replica holds) and writes to a shared thread are the ones
- * that can cross another group.
+ * time; writes to a shared thread can cross another group, and a lease renewal (every run the
+ * replica holds) never shares a group (`ownGroup`).
  */
 export class PgGroupCommit {
   readonly #connection: GroupConnection;
@@ -160,7 +184,7 @@ export class PgGroupCommit {
 
   #flush(): void {
     while (this.#queue.length > 0 && this.#inFlight < this.#maxGroups) {
-      const writes = this.#queue.splice(0, this.#writesPerGroup);
+      const writes = this.#queue.splice(0, this.#groupLength());
       this.#inFlight++;
       const group = this.#commit(writes).finally(() => {
         this.#inFlight--;
@@ -171,28 +195,37 @@ export class PgGroupCommit {
     }
   }
 
+  /** How many writes from the front of the queue the next group takes. */
+  #groupLength(): number {
+    const queue = this.#queue;
+    if (queue[0]?.ownGroup) return 1;
+    let n = 1;
+    while (n < queue.length && n < this.#writesPerGroup && !queue[n]!.ownGroup) n++;
+    return n;
+  }
+
   async #commit(writes: QueuedWrite[]): Promise<void> {
     if (writes.length === 1) {
       await this.#alone(writes[0]!);
       return;
     }
-    let results: PromiseSettledResult<unknown>[];
+    let outcome: GroupOutcome;
     try {
-      results = await this.#inOneTransaction(writes);
+      outcome = await this.#inOneTransaction(writes);
     } catch (err) {
-      if (!(err instanceof RunAlone)) {
-        for (const queued of writes) queued.reject(err);
-        return;
-      }
-      // In order, each committed before the next starts, as the group would have run them.
-      for (const queued of writes) await this.#alone(queued);
+      for (const queued of writes) queued.reject(err);
       return;
     }
-    writes.forEach((queued, i) => {
-      const result = results[i]!;
+    outcome.results.forEach((result, i) => {
+      const queued = writes[i]!;
       if (result.status === "fulfilled") queued.resolve(result.value);
       else queued.reject(result.reason);
     });
+    if (outcome.giveUp !== undefined) await this.#alone(outcome.giveUp);
+    if (outcome.rest.length > 0) {
+      this.#queue.unshift(...outcome.rest);
+      this.#schedule();
+    }
   }
 
   async #alone(write: QueuedWrite): Promise<void> {
@@ -203,9 +236,10 @@ export class PgGroupCommit {
     }
   }
 
-  async #inOneTransaction(writes: QueuedWrite[]): Promise<PromiseSettledResult<unknown>[]> {
-    const { pool, counter, retryable } = this.#connection;
+  async #inOneTransaction(writes: QueuedWrite[]): Promise<GroupOutcome> {
+    const { pool, counter, givesUp } = this.#connection;
     const client = await pool.connect();
+    const started = performance.now();
     // A connection that breaks between two of our queries is reported as an event, not by a
     // query: without a listener that event would end the process.
     let lost: Error | undefined;
@@ -232,10 +266,14 @@ export class PgGroupCommit {
     let committing = false;
     let broken: Error | undefined;
     try {
-      const results: PromiseSettledResult<unknown>[] = [];
+      const outcome: GroupOutcome = { results: [], rest: [] };
       // Control text that goes out ahead of the next write (BEGIN, RELEASE/SAVEPOINT, setup).
       let pending = `BEGIN; SET LOCAL lock_timeout = '${GROUP_LOCK_TIMEOUT_MS}ms'; SAVEPOINT w`;
-      for (const write of writes) {
+      for (const [i, write] of writes.entries()) {
+        if (i > 0 && performance.now() - started > GROUP_BUDGET_MS) {
+          outcome.rest = writes.slice(i);
+          break;
+        }
         const text = [pending, write.setup].filter((t) => t !== undefined && t !== "").join("; ");
         pending = "RELEASE SAVEPOINT w; SAVEPOINT w";
         if (text !== "") {
@@ -248,30 +286,34 @@ export class PgGroupCommit {
         try {
           const value = await write.work(db);
           await answered();
-          results.push({ status: "fulfilled", value });
+          if (controlFailed !== undefined) throw controlFailed;
+          outcome.results.push({ status: "fulfilled", value });
           if (write.teardown !== undefined) pending = `${write.teardown}; ${pending}`;
         } catch (reason) {
           await answered().catch(() => undefined);
           if (lost !== undefined) throw lost;
           // Control refused: the transaction (or its savepoint) is not what the write ran in.
           if (controlFailed !== undefined) throw controlFailed;
-          if (retryable(reason)) {
-            await client.query("ROLLBACK").catch(() => undefined);
-            throw new RunAlone();
-          }
           // Undoes this write alone (its setup too); throws if the transaction is gone.
           await client.query("ROLLBACK TO SAVEPOINT w");
           // Still inside savepoint w, now empty: the next write starts there.
           pending = "";
-          results.push({ status: "rejected", reason });
+          if (givesUp(reason)) {
+            // The writes before it commit now, which lets go of their locks; it runs alone.
+            outcome.giveUp = write;
+            outcome.rest = writes.slice(i + 1);
+            break;
+          }
+          outcome.results.push({ status: "rejected", reason });
         }
       }
       committing = true;
-      await client.query("COMMIT");
+      const done = await client.query("COMMIT");
+      // COMMIT of an aborted transaction is answered ROLLBACK, not with an error.
+      if (done.command !== "COMMIT") throw abortedAtCommit();
       if (wrote) counter.commit();
-      return results;
+      return outcome;
     } catch (err) {
-      if (err instanceof RunAlone) throw err;
       broken = lost ?? (err as Error);
       await client.query("ROLLBACK").then(
         () => {
@@ -288,6 +330,13 @@ export class PgGroupCommit {
       client.release(broken);
     }
   }
+}
+
+/** COMMIT answered ROLLBACK: the transaction had failed, and nothing of it was kept. */
+export function abortedAtCommit(): Error {
+  return Object.assign(new Error("the transaction had failed: COMMIT rolled it back"), {
+    code: "25P02",
+  });
 }
 
 function hasSqlState(err: unknown): boolean {

@@ -129,13 +129,17 @@ export class RunClaims {
   }
 
   async renewLeases(owner: string, leaseMs: number, now: Date): Promise<string[]> {
-    // One statement for every run the replica holds, in the next group.
-    const result = await this.#db.write((db) =>
-      db.query<{ run_id: string }>(
-        `UPDATE runs SET lease_expires_at = $1 WHERE owner = $2 AND status = 'pending'
-         RETURNING run_id`,
-        [addMs(now, leaseMs), owner],
-      ),
+    // One statement for every run the replica holds, in a group of its own (see `ownGroup`).
+    // The lease runs from when the statement goes out: a wait in the queue does not shorten it.
+    const queuedAt = Date.now();
+    const result = await this.#db.write(
+      (db) =>
+        db.query<{ run_id: string }>(
+          `UPDATE runs SET lease_expires_at = $1 WHERE owner = $2 AND status = 'pending'
+           RETURNING run_id`,
+          [addMs(new Date(now.getTime() + Date.now() - queuedAt), leaseMs), owner],
+        ),
+      { ownGroup: true },
     );
     return result.rows.map((row) => row.run_id);
   }
