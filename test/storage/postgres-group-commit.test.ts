@@ -170,7 +170,7 @@ describe("PostgreSQL group commit", () => {
     expect(commits).toBeLessThan(runs.length / 4);
   });
 
-  it("gets through two groups in flight that deadlock on the same rows, by running their writes again", async () => {
+  it("gets through two groups in flight that deadlock on the same rows, by running the waiting write on its own", async () => {
     const db = await storage(10);
     const thread = await makeThread(db);
     const [a, b] = [await makeRun(db, thread.thread_id), await makeRun(db, thread.thread_id)];
@@ -182,8 +182,8 @@ describe("PostgreSQL group commit", () => {
       bTaken = resolve;
     });
     // First group: a, then (once the second group holds b) b. Second group, in flight at the
-    // same time: b, then a. A certain deadlock: one group gives up (its lock wait times out, or
-    // PostgreSQL aborts it), and its writes run again, alone.
+    // same time: b, then a. A certain deadlock: one group gives up on its waiting write (the lock
+    // wait times out, or PostgreSQL aborts it), commits the write before it, and runs it alone.
     const first = [
       db.database.write(touch(a.run_id)),
       db.database.write(async (tx) => {

@@ -104,7 +104,10 @@ function typeParsers(types: typeof pg.types): pg.CustomTypesConfig {
 export const TRANSACTION: WriteOptions = { transaction: true };
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock detected, serialization failure
-/** A group gives up on a write failing so, and runs it alone (group-commit.ts); 55P03: lock_timeout. */
+/**
+ * A group gives up on a write failing so and runs it alone (group-commit.ts).
+ * 55P03: lock_timeout.
+ */
 const GROUP_GIVES_UP = new Set([...RETRYABLE, "55P03"]);
 
 /**

@@ -41,7 +41,10 @@ export interface GroupConnection {
    * query awaits `before` once it is written: what was sent ahead of it is answered first.
    */
   on(client: pg.PoolClient, wrote: () => void, before: () => Promise<void>): WriteQueryable;
-  /** A write must leave the group: a deadlock victim, a serialization failure, a lock wait cut short. */
+  /**
+   * A write must leave the group: a deadlock victim, a serialization failure, a lock wait cut
+   * short.
+   */
   givesUp(err: unknown): boolean;
 }
 
