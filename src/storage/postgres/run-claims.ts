@@ -130,14 +130,14 @@ export class RunClaims {
 
   async renewLeases(owner: string, leaseMs: number, now: Date): Promise<string[]> {
     // One statement for every run the replica holds, in a group of its own (see `ownGroup`).
-    // The lease runs from when the statement goes out: a wait in the queue does not shorten it.
-    const queuedAt = Date.now();
+    // The lease runs from the caller's `now`, the instant the engine also counts it from, so the
+    // two agree on when it ends; a wait in the write queue ends it that much early, never late.
     const result = await this.#db.write(
       (db) =>
         db.query<{ run_id: string }>(
           `UPDATE runs SET lease_expires_at = $1 WHERE owner = $2 AND status = 'pending'
            RETURNING run_id`,
-          [addMs(new Date(now.getTime() + Date.now() - queuedAt), leaseMs), owner],
+          [addMs(now, leaseMs), owner],
         ),
       { ownGroup: true },
     );
