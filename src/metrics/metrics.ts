@@ -11,6 +11,7 @@ export interface MetricsSources {
     backend: string;
     commits: number;
     statements: Record<string, number>;
+    giveUps: Record<string, number>;
   };
 }
 
@@ -170,6 +171,19 @@ export class Metrics {
           this.reset();
           for (const [kind, n] of Object.entries(counts.statements)) {
             this.inc({ backend: counts.backend, kind }, n);
+          }
+        },
+      });
+      new Counter({
+        name: "acp_storage_write_give_ups_total",
+        help: "Writes a PostgreSQL group commit gave up on and ran alone, by backend and reason (lock_timeout, deadlock, serialization); a steady rise means replicas contend for the same rows",
+        labelNames: ["backend", "reason"],
+        registers,
+        collect() {
+          const counts = storageWrites();
+          this.reset();
+          for (const [reason, n] of Object.entries(counts.giveUps)) {
+            this.inc({ backend: counts.backend, reason }, n);
           }
         },
       });

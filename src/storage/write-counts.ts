@@ -8,6 +8,13 @@
 
 export type StatementKind = "select" | "insert" | "update" | "delete" | "other";
 
+/**
+ * Why a write left a shared group commit to run alone (PostgreSQL, ./postgres/group-commit.ts):
+ * it waited for a lock past the group's lock timeout, was a deadlock victim, or met a
+ * serialization failure. SQLite has one writer and never gives up.
+ */
+export type GiveUpReason = "lock_timeout" | "deadlock" | "serialization";
+
 export interface WriteCounts {
   /**
    * Transactions that changed rows and committed (an autocommit write statement is one). A poll
@@ -15,6 +22,8 @@ export interface WriteCounts {
    */
   commits: number;
   statements: Record<StatementKind, number>;
+  /** Writes a group commit gave up on and ran alone, by reason (always zero on SQLite). */
+  giveUps: Record<GiveUpReason, number>;
 }
 
 /** Transaction control: not counted as a statement (it frames the ones that are). */
@@ -84,6 +93,11 @@ export class WriteCounter {
     delete: 0,
     other: 0,
   };
+  readonly giveUps: Record<GiveUpReason, number> = {
+    lock_timeout: 0,
+    deadlock: 0,
+    serialization: 0,
+  };
 
   /** Counts `sql` if it is a statement; returns its kind (null for transaction control). */
   statement(sql: string): StatementKind | null {
@@ -96,7 +110,15 @@ export class WriteCounter {
     this.commits++;
   }
 
+  giveUp(reason: GiveUpReason): void {
+    this.giveUps[reason]++;
+  }
+
   snapshot(): WriteCounts {
-    return { commits: this.commits, statements: { ...this.statements } };
+    return {
+      commits: this.commits,
+      statements: { ...this.statements },
+      giveUps: { ...this.giveUps },
+    };
   }
 }

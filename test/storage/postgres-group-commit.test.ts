@@ -200,9 +200,15 @@ describe("PostgreSQL group commit", () => {
       }),
       db.database.write(touch(a.run_id)),
     ];
+    const before = db.writeCounts().giveUps;
     await Promise.all([...first, ...second]);
     expect((await db.getRun(a.run_id))?.last_seq).toBe(2);
     expect((await db.getRun(b.run_id))?.last_seq).toBe(2);
+    // Counted, by what ended the wait: at least one group gave up (both may).
+    const after = db.writeCounts().giveUps;
+    const gaveUp = after.lock_timeout - before.lock_timeout + (after.deadlock - before.deadlock);
+    expect(gaveUp).toBeGreaterThanOrEqual(1);
+    expect(after.serialization).toBe(before.serialization);
   });
 
   it("gives up on a write that waits past the lock timeout: the writes before it commit, it runs alone, the rest after it", async () => {
@@ -229,14 +235,17 @@ describe("PostgreSQL group commit", () => {
         await tx.query("UPDATE runs SET last_seq = last_seq + 1 WHERE run_id = $1", [run.run_id]);
         order.push(name);
       });
-    const before = db.writeCounts().commits;
+    const before = db.writeCounts();
     // One group; b waits for the holder.
     await Promise.all([touch(a, "a"), touch(b, "b"), touch(c, "c"), released]);
+    const after = db.writeCounts();
     for (const run of [a, b, c]) expect((await db.getRun(run.run_id))?.last_seq).toBe(1);
     // The group committed a and gave up on b, which then ran alone once the holder let go;
     // c went to the next group, after b. Each ran once: three commits.
     expect(order).toEqual(["a", "b", "c"]);
-    expect(db.writeCounts().commits - before).toBe(3);
+    expect(after.commits - before.commits).toBe(3);
+    expect(after.giveUps.lock_timeout - before.giveUps.lock_timeout).toBe(1);
+    expect(after.giveUps.deadlock - before.giveUps.deadlock).toBe(0);
   });
 
   it("commits what it has run once its time budget is spent: the writes left go to the next group, in order", async () => {

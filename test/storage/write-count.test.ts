@@ -37,6 +37,11 @@ async function scrape(t: TestApp): Promise<Cost> {
   };
   const commits = sample(`acp_storage_commits_total{backend="${backend}"}`);
   expect(res.body).toContain(`acp_storage_commits_total{backend="${backend}"}`);
+  // Listed on both backends, each reason (zero on SQLite, which never gives up).
+  for (const reason of ["lock_timeout", "deadlock", "serialization"]) {
+    const line = `acp_storage_write_give_ups_total{backend="${backend}",reason="${reason}"}`;
+    expect(res.body).toContain(backend === "sqlite" ? `${line} 0` : line);
+  }
   const kind = (k: string) =>
     sample(`acp_storage_statements_total{backend="${backend}",kind="${k}"}`);
   return {

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { invalid, isDomainError } from "../../errors.js";
-import { isWrite, WriteCounter } from "../write-counts.js";
+import { type GiveUpReason, isWrite, WriteCounter } from "../write-counts.js";
 import type { ConnectionTarget } from "./connection-target.js";
 import {
   abortedAtCommit,
@@ -104,11 +104,12 @@ function typeParsers(types: typeof pg.types): pg.CustomTypesConfig {
 export const TRANSACTION: WriteOptions = { transaction: true };
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock detected, serialization failure
-/**
- * A group gives up on a write failing so and runs it alone (group-commit.ts).
- * 55P03: lock_timeout.
- */
-const GROUP_GIVES_UP = new Set([...RETRYABLE, "55P03"]);
+/** A group gives up on a write failing with one of these and runs it alone (group-commit.ts). */
+const GROUP_GIVES_UP = new Map<string, GiveUpReason>([
+  ["55P03", "lock_timeout"],
+  ["40P01", "deadlock"],
+  ["40001", "serialization"],
+]);
 
 /**
  * The pool as the repositories use it: plain queries, transactions on one connection, and
@@ -130,7 +131,7 @@ export class Database implements Queryable {
       alone: (write) =>
         write.transaction === true ? this.transaction(write.work, write.setup) : write.work(this),
       on: (client, wrote, before) => this.#counted(client, wrote, before),
-      givesUp: (err) => GROUP_GIVES_UP.has(pgCode(err) ?? ""),
+      givesUp: (err) => GROUP_GIVES_UP.get(pgCode(err) ?? "") ?? null,
     };
     this.#groups = new PgGroupCommit(connection, maxGroups, writesPerGroup);
   }

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { WriteCounter } from "../write-counts.js";
+import type { GiveUpReason, WriteCounter } from "../write-counts.js";
 
 /** What a write runs its statements on: the group's connection, or the pool when alone. */
 export interface WriteQueryable {
@@ -42,10 +42,10 @@ export interface GroupConnection {
    */
   on(client: pg.PoolClient, wrote: () => void, before: () => Promise<void>): WriteQueryable;
   /**
-   * A write must leave the group: a deadlock victim, a serialization failure, a lock wait cut
-   * short.
+   * Why a write must leave the group (a lock wait cut short, a deadlock victim, a serialization
+   * failure), or null when its error is its own and it rejects in the group.
    */
-  givesUp(err: unknown): boolean;
+  givesUp(err: unknown): GiveUpReason | null;
 }
 
 /** The group's transaction ended without a commit: none of its writes was kept. */
@@ -301,8 +301,10 @@ export class PgGroupCommit {
           await client.query("ROLLBACK TO SAVEPOINT w");
           // Still inside savepoint w, now empty: the next write starts there.
           pending = "";
-          if (givesUp(reason)) {
+          const givenUp = givesUp(reason);
+          if (givenUp !== null) {
             // The writes before it commit now, which lets go of their locks; it runs alone.
+            counter.giveUp(givenUp);
             outcome.giveUp = write;
             outcome.rest = writes.slice(i + 1);
             break;
