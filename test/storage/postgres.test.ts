@@ -269,6 +269,25 @@ describe("createStorage with PostgreSQL URLs", () => {
     }
   });
 
+  it("takes the connections per replica from ?pool_size= and refuses a size that is not one", async () => {
+    const schema = newSchemaName();
+    const url = new URL(TEST_DATABASE_URL);
+    url.searchParams.set("schema", schema);
+    url.searchParams.set("pool_size", "3");
+    const storage = createStorage(url.toString()) as PostgresStorage;
+    await storage.open();
+    // Ours, not pg's: taken out of the URL pg gets, and used for the pool.
+    expect(storage.database.pool.options.max).toBe(3);
+    expect(await storage.ping()).toBe(true);
+    await storage.close();
+    await dropSchema(schema);
+    for (const size of ["0", "-1", "2.5", "ten", "", "1001", "99999"]) {
+      expect(() => createStorage(`postgres://db/acp?pool_size=${size}`), size).toThrow(
+        /pool_size .* whole number of connections from 1 to 1000/,
+      );
+    }
+  });
+
   it("opens a working storage in the schema the URL names, creating it", async () => {
     const schema = newSchemaName();
     const url = new URL(TEST_DATABASE_URL);
