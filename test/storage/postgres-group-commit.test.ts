@@ -303,3 +303,68 @@ describe("PostgreSQL group commit", () => {
     await expectDomainError(db.setThreadStatus(id(), "busy"), "not_found");
   });
 });
+
+describe("PostgreSQL write alone, outside a transaction", () => {
+  /**
+   * A certain deadlock in which the write is the victim: its one statement takes `first`, then
+   * waits for `second`, which another session holds; that session then waits for `first`. The
+   * write waited first, so its deadlock check (deadlock_timeout after its wait began) runs
+   * first, and PostgreSQL aborts its statement, not the other session's.
+   */
+  async function deadlockAgainst(
+    db: DisposablePostgresStorage,
+    first: string,
+    second: string,
+    before?: string,
+  ) {
+    const other = await db.database.pool.connect();
+    await other.query("BEGIN");
+    await other.query("SELECT 1 FROM runs WHERE run_id = $1 FOR UPDATE", [second]);
+    let attempts = 0;
+    const write = db.database.write(async (tx) => {
+      if (before !== undefined) {
+        await tx.query("UPDATE runs SET last_seq = last_seq + 1 WHERE run_id = $1", [before]);
+      }
+      attempts++;
+      // One statement, its two updates in this order.
+      await tx.query(`DO $$ BEGIN
+        UPDATE runs SET last_seq = last_seq + 1 WHERE run_id = '${first}';
+        UPDATE runs SET last_seq = last_seq + 1 WHERE run_id = '${second}';
+      END $$`);
+    });
+    write.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await other.query("UPDATE runs SET last_seq = last_seq + 10 WHERE run_id = $1", [first]);
+    await other.query("COMMIT");
+    other.release();
+    return { write, attempts: () => attempts };
+  }
+
+  it("runs a deadlock victim again while none of its writes went through", async () => {
+    const db = await storage();
+    const thread = await makeThread(db);
+    const [a, b] = [await makeRun(db, thread.thread_id), await makeRun(db, thread.thread_id)];
+    const { write, attempts } = await deadlockAgainst(db, a.run_id, b.run_id);
+    await write;
+    expect(attempts()).toBe(2);
+    // The other session's +10 and the write's +1 on a; the write's +1 on b, once.
+    expect((await db.getRun(a.run_id))?.last_seq).toBe(11);
+    expect((await db.getRun(b.run_id))?.last_seq).toBe(1);
+  });
+
+  it("does not run it again once one of its statements has written: it fails with the deadlock", async () => {
+    const db = await storage();
+    const thread = await makeThread(db);
+    const [a, b, c] = [
+      await makeRun(db, thread.thread_id),
+      await makeRun(db, thread.thread_id),
+      await makeRun(db, thread.thread_id),
+    ];
+    const { write, attempts } = await deadlockAgainst(db, a.run_id, b.run_id, c.run_id);
+    await expect(write).rejects.toMatchObject({ code: "40P01" });
+    expect(attempts()).toBe(1);
+    expect((await db.getRun(c.run_id))?.last_seq).toBe(1);
+    expect((await db.getRun(a.run_id))?.last_seq).toBe(10);
+    expect((await db.getRun(b.run_id))?.last_seq).toBe(0);
+  });
+});

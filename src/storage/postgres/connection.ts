@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { invalid, isDomainError } from "../../errors.js";
-import { type GiveUpReason, isWrite, WriteCounter } from "../write-counts.js";
+import { type GiveUpReason, isWrite, statementKind, WriteCounter } from "../write-counts.js";
 import type { ConnectionTarget } from "./connection-target.js";
 import {
   abortedAtCommit,
@@ -129,7 +129,9 @@ export class Database implements Queryable {
       pool,
       counter: this.counter,
       alone: (write) =>
-        write.transaction === true ? this.transaction(write.work, write.setup) : write.work(this),
+        write.transaction === true
+          ? this.transaction(write.work, write.setup)
+          : this.#autocommit(write.work),
       on: (client, wrote, before) => this.#counted(client, wrote, before),
       givesUp: (err) => GROUP_GIVES_UP.get(pgCode(err) ?? "") ?? null,
     };
@@ -219,6 +221,32 @@ export class Database implements Queryable {
         throw err;
       } finally {
         client.release(broken);
+      }
+    }
+  }
+
+  /**
+   * Runs `work`'s statements each on its own (autocommit), retrying it a few times when
+   * PostgreSQL aborts a statement as a deadlock victim or for serialization, as `transaction`
+   * does, but only while none of its statements that may write has gone through: the aborted
+   * statement was rolled back, and a write already committed must not run twice.
+   */
+  async #autocommit<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let committed = false;
+      const db: Queryable = {
+        query: async <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
+          const result = await this.query<R>(text, values);
+          // Anything but a plain read may have changed rows that are now committed.
+          if (statementKind(text) !== "select") committed = true;
+          return result;
+        },
+      };
+      try {
+        return await work(db);
+      } catch (err) {
+        if (attempt < 3 && !committed && RETRYABLE.has(pgCode(err) ?? "")) continue;
+        throw err;
       }
     }
   }
