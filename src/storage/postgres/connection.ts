@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { invalid, isDomainError } from "../../errors.js";
-import { type GiveUpReason, isWrite, statementKind, WriteCounter } from "../write-counts.js";
+import { type GiveUpReason, isWrite, WriteCounter } from "../write-counts.js";
 import type { ConnectionTarget } from "./connection-target.js";
 import {
   abortedAtCommit,
@@ -110,6 +110,8 @@ const GROUP_GIVES_UP = new Map<string, GiveUpReason>([
   ["40P01", "deadlock"],
   ["40001", "serialization"],
 ]);
+
+const PLAIN_SELECT = /^\s*select\b/i;
 
 /**
  * The pool as the repositories use it: plain queries, transactions on one connection, and
@@ -237,8 +239,8 @@ export class Database implements Queryable {
       const db: Queryable = {
         query: async <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
           const result = await this.query<R>(text, values);
-          // Anything but a plain read may have changed rows that are now committed.
-          if (statementKind(text) !== "select") committed = true;
+          // Anything but a plain SELECT (a WITH may hold an UPDATE) may have committed rows.
+          if (!PLAIN_SELECT.test(text)) committed = true;
           return result;
         },
       };
