@@ -9,8 +9,13 @@ afterEach(killAll);
 type Run = { run_id: string; thread_id: string; status: string; output?: Record<string, unknown> };
 type Checkpoint = { checkpoint: { checkpoint_id: string } };
 
-/** A run of ~3 s: 40 steps, each a state snapshot and a step checkpoint, 25 ms per event. */
-const slowScript = progressScript(40);
+/**
+ * A run of ~6 s: 80 steps, each a state snapshot and a step checkpoint, 25 ms per event. It must
+ * still be running at the kill, after the 150 runs are created and every slow one has
+ * checkpointed (more than 5 s on a busy 2-core machine, see QUEUED_AFTER_SECONDS); at ~3 s the
+ * first ones could finish before it.
+ */
+const slowScript = progressScript(80);
 const config = {
   server: { maxConcurrentRuns: 200, keepAliveSeconds: 0 },
   agents: [

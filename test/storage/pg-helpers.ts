@@ -74,7 +74,7 @@ export class DisposablePostgresStorage extends PostgresStorage {
 
 export async function openDisposable(
   poolSize = 4,
-  options: { writesPerGroup?: number } = {},
+  options: { writesPerGroup?: number; groupBudgetMs?: number } = {},
 ): Promise<DisposablePostgresStorage> {
   const storage = new DisposablePostgresStorage({
     url: TEST_DATABASE_URL,

@@ -109,6 +109,29 @@ const CEILINGS: Record<string, Record<"stateless" | "stateful", Ceiling>> = {
   },
 };
 
+function within(cost: Cost, ceiling: Ceiling): boolean {
+  return (
+    cost.commits <= ceiling.commits &&
+    cost.insert <= ceiling.insert &&
+    cost.delete <= ceiling.delete
+  );
+}
+
+/**
+ * The cost of the cheapest of up to three runs. A run's frames wait up to 50 ms for storage and
+ * normally go into its end; a turn that stalls that long on a busy machine makes one run store
+ * them on their own, an extra commit that says nothing about the write path. A change that adds
+ * a write makes every run cost more, and still fails.
+ */
+async function cheapestOf(t: TestApp, run: () => Promise<void>, ceiling: Ceiling): Promise<Cost> {
+  let cheapest = await costOf(t, run);
+  for (let attempt = 2; attempt <= 3 && !within(cheapest, ceiling); attempt++) {
+    const cost = await costOf(t, run);
+    if (cost.commits + cost.insert < cheapest.commits + cheapest.insert) cheapest = cost;
+  }
+  return cheapest;
+}
+
 /** The run wrote something, and no more commits, inserts or deletes than its ceiling. */
 function expectWithin(cost: Cost, ceiling: Ceiling): void {
   expect(cost.commits).toBeGreaterThan(0);
@@ -128,9 +151,9 @@ describe.each(backends)("writes of one run on %s", (backend, open) => {
     const t = await build({ storage });
     try {
       await statelessRun(t); // warm-up: prepared statements, pool connections
-      const cost = await costOf(t, () => statelessRun(t));
-      console.info(`${backend} stateless run:`, cost);
       const ceiling = CEILINGS[backend]!.stateless;
+      const cost = await cheapestOf(t, () => statelessRun(t), ceiling);
+      console.info(`${backend} stateless run:`, cost);
       expectWithin(cost, ceiling);
     } finally {
       await t.close();
@@ -145,9 +168,9 @@ describe.each(backends)("writes of one run on %s", (backend, open) => {
       const created = await t.call("POST", "/threads", {});
       const threadId = (created.body as { thread_id: string }).thread_id;
       await statefulRun(t, threadId); // warm-up
-      const cost = await costOf(t, () => statefulRun(t, threadId));
-      console.info(`${backend} stateful run:`, cost);
       const ceiling = CEILINGS[backend]!.stateful;
+      const cost = await cheapestOf(t, () => statefulRun(t, threadId), ceiling);
+      console.info(`${backend} stateful run:`, cost);
       expectWithin(cost, ceiling);
     } finally {
       await t.close();

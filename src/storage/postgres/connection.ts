@@ -125,7 +125,7 @@ export class Database implements Queryable {
   readonly counter = new WriteCounter();
   readonly #groups: PgGroupCommit;
 
-  constructor(pool: pg.Pool, maxGroups = 1, writesPerGroup?: number) {
+  constructor(pool: pg.Pool, maxGroups = 1, writesPerGroup?: number, groupBudgetMs?: number) {
     this.pool = pool;
     const connection: GroupConnection = {
       pool,
@@ -137,7 +137,7 @@ export class Database implements Queryable {
       on: (client, wrote, before) => this.#counted(client, wrote, before),
       givesUp: (err) => GROUP_GIVES_UP.get(pgCode(err) ?? "") ?? null,
     };
-    this.#groups = new PgGroupCommit(connection, maxGroups, writesPerGroup);
+    this.#groups = new PgGroupCommit(connection, maxGroups, writesPerGroup, groupBudgetMs);
   }
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(

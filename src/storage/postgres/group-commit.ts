@@ -140,6 +140,7 @@ export class PgGroupCommit {
   readonly #connection: GroupConnection;
   readonly #maxGroups: number;
   readonly #writesPerGroup: number;
+  readonly #budgetMs: number;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
   #inFlight = 0;
@@ -149,10 +150,12 @@ export class PgGroupCommit {
     connection: GroupConnection,
     maxGroups: number,
     writesPerGroup = DEFAULT_WRITES_PER_GROUP,
+    budgetMs = GROUP_BUDGET_MS,
   ) {
     this.#connection = connection;
     this.#maxGroups = Math.max(1, maxGroups);
     this.#writesPerGroup = Math.max(1, writesPerGroup);
+    this.#budgetMs = budgetMs;
   }
 
   /** Runs `work` in the next group; resolves with its result once that group is committed. */
@@ -273,7 +276,7 @@ export class PgGroupCommit {
       // Control text that goes out ahead of the next write (BEGIN, RELEASE/SAVEPOINT, setup).
       let pending = `BEGIN; SET LOCAL lock_timeout = '${GROUP_LOCK_TIMEOUT_MS}ms'; SAVEPOINT w`;
       for (const [i, write] of writes.entries()) {
-        if (i > 0 && performance.now() - started > GROUP_BUDGET_MS) {
+        if (i > 0 && performance.now() - started > this.#budgetMs) {
           outcome.rest = writes.slice(i);
           break;
         }

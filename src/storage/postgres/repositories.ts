@@ -30,6 +30,7 @@ export interface PoolSettings {
   poolSize: number;
   writeGroups: number;
   writesPerGroup: number | undefined;
+  groupBudgetMs: number | undefined;
 }
 
 /** Opens the pool and brings the schema up to date; the pool is closed again if that fails. */
@@ -41,6 +42,7 @@ export async function openRepositories(
     await createPool(target, settings.poolSize),
     settings.writeGroups,
     settings.writesPerGroup,
+    settings.groupBudgetMs,
   );
   let appliedMigrations: string[];
   try {
