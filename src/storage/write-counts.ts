@@ -3,7 +3,8 @@
  * transactions that wrote something, and statements by kind. Both backends count the same way
  * (transaction control — BEGIN, COMMIT, SAVEPOINT, RELEASE, ROLLBACK, SET — is not a statement
  * here), so `acp_storage_commits_total` and `acp_storage_statements_total` compare them, and a
- * test can hold the writes of one run to a number.
+ * test can hold the writes of one run to a number. The writes a PostgreSQL group commit gave up
+ * on are counted too (`acp_storage_write_give_ups_total`).
  */
 
 export type StatementKind = "select" | "insert" | "update" | "delete" | "other";
