@@ -7,12 +7,14 @@ export interface MetricsSources {
   openStreams(): number;
   webhooks(): { delivered: number; retried: number; failed: number };
   /** The storage's running totals (Storage.writeCounts) and its backend name. */
-  storageWrites?(): {
-    backend: string;
-    commits: number;
-    statements: Record<string, number>;
-    giveUps: Record<string, number>;
-  };
+  storageWrites?(): StorageTotals;
+}
+
+export interface StorageTotals {
+  backend: string;
+  commits: number;
+  statements: Record<string, number>;
+  giveUps: Record<string, number>;
 }
 
 /** Why the engine rejected an event an adapter yielded (see `EngineEventOutcome`). */
@@ -161,32 +163,38 @@ export class Metrics {
           this.inc({ backend: counts.backend }, counts.commits);
         },
       });
-      new Counter({
-        name: "acp_storage_statements_total",
-        help: "Statements the storage ran, by backend and kind (select, insert, update, delete, other); transaction control (BEGIN, COMMIT, SAVEPOINT, SET) is not counted",
-        labelNames: ["backend", "kind"],
-        registers,
-        collect() {
-          const counts = storageWrites();
-          this.reset();
-          for (const [kind, n] of Object.entries(counts.statements)) {
-            this.inc({ backend: counts.backend, kind }, n);
-          }
-        },
-      });
-      new Counter({
-        name: "acp_storage_write_give_ups_total",
-        help: "Writes a PostgreSQL group commit gave up on and ran alone, by backend and reason (lock_timeout, deadlock, serialization); a steady rise means replicas contend for the same rows",
-        labelNames: ["backend", "reason"],
-        registers,
-        collect() {
-          const counts = storageWrites();
-          this.reset();
-          for (const [reason, n] of Object.entries(counts.giveUps)) {
-            this.inc({ backend: counts.backend, reason }, n);
-          }
-        },
-      });
+      /** A counter read from the storage's totals at each scrape: one sample per `label` value. */
+      const storageCounter = (
+        name: string,
+        help: string,
+        label: string,
+        samples: (counts: StorageTotals) => Record<string, number>,
+      ) =>
+        new Counter({
+          name,
+          help,
+          labelNames: ["backend", label],
+          registers,
+          collect() {
+            const counts = storageWrites();
+            this.reset();
+            for (const [value, n] of Object.entries(samples(counts))) {
+              this.inc({ backend: counts.backend, [label]: value }, n);
+            }
+          },
+        });
+      storageCounter(
+        "acp_storage_statements_total",
+        "Statements the storage ran, by backend and kind (select, insert, update, delete, other); transaction control (BEGIN, COMMIT, SAVEPOINT, SET) is not counted",
+        "kind",
+        (counts) => counts.statements,
+      );
+      storageCounter(
+        "acp_storage_write_give_ups_total",
+        "Writes a PostgreSQL group commit gave up on and ran alone, by backend and reason (lock_timeout, deadlock, serialization); a steady rise means replicas contend for the same rows",
+        "reason",
+        (counts) => counts.giveUps,
+      );
     }
   }
 
