@@ -25,8 +25,9 @@ describe("multitask strategies and cancel", () => {
     t = await buildWith([
       // About 3 s if left alone: long enough to be caught mid-run.
       { name: "long", script: progressScript(30), delayMs: 30 },
-      // About 0.2 s.
-      { name: "short", script: progressScript(3), delayMs: 20 },
+      // About 0.7 s: still running while the enqueue test posts and reads behind it, on a busy
+      // machine too, and short enough for the queued run to follow soon.
+      { name: "short", script: progressScript(3), delayMs: 60 },
       { name: "quick", script: [started, snapshot({ quick: true }), finished()] },
       { name: "noop", script: [started, finished()] },
       {
