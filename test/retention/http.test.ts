@@ -29,10 +29,14 @@ const chatty: Event[] = [
   finished(),
 ];
 
-/** Short enough for a test: runs are swept about a third of a second after they end. */
+/**
+ * Short enough for a test: frames are compacted about a third of a second after their run ends,
+ * stateless runs swept a second after (long enough for the GET right after `wait` to find one on
+ * a busy machine).
+ */
 const retention = {
   ...RETENTION_DEFAULTS,
-  finishedStatelessRuns: 0.3,
+  finishedStatelessRuns: 1,
   frames: 0.3,
   sweepInterval: 0.1,
 };
