@@ -132,6 +132,11 @@ export interface RunRecord {
   last_seq: number;
   /** The principal the run belongs to (see `ThreadRecord.principal`); not the replica `owner`. */
   principal: string | null;
+  /**
+   * The W3C trace context (traceparent, and tracestate after a newline) of the request that
+   * created the run, when tracing was on: every segment's span joins that trace, on any replica.
+   */
+  trace_context: string | null;
 }
 
 /**
@@ -158,6 +163,8 @@ export interface NewRun {
   start_after: string;
   /** Who the run (and a hidden thread created with it) belongs to; default nobody. */
   principal?: string | null;
+  /** See `RunRecord.trace_context`; default none. */
+  trace_context?: string | null;
 }
 
 export interface InsertRunOptions {

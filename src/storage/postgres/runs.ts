@@ -37,14 +37,14 @@ const INSERT_RUN = prepared(`
   INSERT INTO runs
     (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
      metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
-     principal, owner, lease_expires_at, lease_epoch)
+     principal, owner, lease_expires_at, lease_epoch, trace_context)
   SELECT $1, t.thread_id, $3, $4, 'pending', $5::timestamptz, $5::timestamptz, $6::json, $7::json,
          $8::text[], 'null'::json, '[]'::json, 'null'::json,
          CASE WHEN c.claimed THEN $14::json ELSE '[]'::json END, $9::timestamptz,
          t.checkpoint_id, $10,
          CASE WHEN c.claimed THEN $12::text END,
          CASE WHEN c.claimed THEN $13::timestamptz END,
-         CASE WHEN c.claimed THEN 1 ELSE 0 END
+         CASE WHEN c.claimed THEN 1 ELSE 0 END, $16::text
   FROM threads t
   CROSS JOIN LATERAL (
     SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending') AS busy
@@ -83,13 +83,13 @@ const INSERT_RUN_WITH_THREAD = prepared(`
   INSERT INTO runs
     (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
      metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
-     principal, owner, lease_expires_at, lease_epoch)
+     principal, owner, lease_expires_at, lease_epoch, trace_context)
   SELECT $1, t.thread_id, $3, $4, 'pending', $5::timestamptz, $5::timestamptz, $6::json, $7::json,
          $8::text[], 'null'::json, '[]'::json, 'null'::json,
          CASE WHEN c.claimed THEN $13::json ELSE '[]'::json END, $9::timestamptz, NULL, $10,
          CASE WHEN c.claimed THEN $11::text END,
          CASE WHEN c.claimed THEN $12::timestamptz END,
-         CASE WHEN c.claimed THEN 1 ELSE 0 END
+         CASE WHEN c.claimed THEN 1 ELSE 0 END, $16::text
   FROM thread t
   CROSS JOIN LATERAL (
     SELECT $11::text IS NOT NULL AND $9::timestamptz <= $14::timestamptz AS claimed
@@ -176,6 +176,7 @@ export class RunRepository {
         ...runParams(run, startAfter),
         options.reject_if_busy,
         ...claimParams(options.claim),
+        run.trace_context ?? null,
       ]);
       inserting.catch(() => undefined);
       if ((await locking).rowCount === 0) {
@@ -214,6 +215,7 @@ export class RunRepository {
       ...runParams(run, startAfter),
       ...claimParams(options.claim),
       options.queue_limit ?? null,
+      run.trace_context ?? null,
     ];
     let inserted: Awaited<ReturnType<Queryable["query"]>>;
     try {
@@ -464,7 +466,10 @@ export class RunRepository {
   }
 }
 
-/** A new run's columns, `$1`–`$10` of INSERT_RUN and INSERT_RUN_WITH_THREAD. */
+/**
+ * A new run's columns, `$1`–`$10` of INSERT_RUN and INSERT_RUN_WITH_THREAD (its trace context,
+ * the last one, is `$16` of both).
+ */
 function runParams(run: NewRun, startAfter: string): unknown[] {
   return [
     run.run_id,

@@ -62,6 +62,7 @@ export interface RunRow {
   cancel_requested: string | null;
   last_seq: number;
   principal: string | null;
+  trace_context: string | null;
 }
 
 export interface WebhookRow extends WebhookRowFields {
@@ -122,6 +123,7 @@ export function toRun(row: RunRow, outputParts?: (runId: string) => Buffer[]): R
     cancel_requested: row.cancel_requested as RunRecord["cancel_requested"],
     last_seq: row.last_seq,
     principal: row.principal,
+    trace_context: row.trace_context ?? null,
   };
 }
 

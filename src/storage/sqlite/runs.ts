@@ -115,11 +115,11 @@ export class RunRepository {
       `INSERT INTO runs
          (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
           output, interrupts, resume, segments, start_after, checkpoint_before, principal,
-          owner, lease_expires_at, lease_epoch)
+          owner, lease_expires_at, lease_epoch, trace_context)
        VALUES
          (@run_id, @thread_id, @agent_id, @kind, 'pending', @now, @now, @creation, @metadata,
           'null', '[]', 'null', @segments, @start_after, @checkpoint_before, @principal,
-          @owner, @lease_expires_at, @lease_epoch)
+          @owner, @lease_expires_at, @lease_epoch, @trace_context)
        RETURNING *`,
     );
     this.#markBusy = db.prepare(
@@ -381,6 +381,7 @@ export class RunRepository {
         owner: claimed ? claim.owner : null,
         lease_expires_at: claimed ? addMs(claim.now, claim.leaseMs) : null,
         lease_epoch: claimed ? 1 : 0,
+        trace_context: run.trace_context ?? null,
       });
     } catch (err) {
       // The run_id UNIQUE index decides, rather than a read before every insert.
@@ -504,6 +505,7 @@ const RETURNING_ALL_BUT_OUTPUT = [
   "cancel_requested",
   "last_seq",
   "principal",
+  "trace_context",
 ].join(", ");
 
 /** The columns a RunPatch may set, in a fixed order (one cached statement per combination). */

@@ -20,6 +20,51 @@ const page = (search: Partial<RunSearch> = {}): RunSearch => ({ limit: 100, offs
 export function describeRuns(factory: StorageFactory): void {
   const context = useStorage(factory);
 
+  describe("a run's trace context", () => {
+    const TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\nvendor=opaque";
+
+    it("is kept with a run on a thread, and null for a run created without one", async () => {
+      const thread = await makeThread(context.storage);
+      const traced = await makeRun(context.storage, thread.thread_id, { trace_context: TRACE });
+      expect(traced.trace_context).toBe(TRACE);
+      const untraced = await makeRun(context.storage, thread.thread_id);
+      expect(untraced.trace_context).toBeNull();
+      expect((await context.storage.getRun(traced.run_id))?.trace_context).toBe(TRACE);
+    });
+
+    it("is kept with a stateless run claimed by its insert, through a claim by another replica", async () => {
+      const now = new Date();
+      const run = await context.storage.insertRun(
+        {
+          run_id: id(),
+          thread_id: id(),
+          agent_id: "agent-a",
+          kind: "stateless",
+          creation: {},
+          metadata: {},
+          start_after: PAST,
+          trace_context: TRACE,
+        },
+        {
+          reject_if_busy: false,
+          create_hidden_thread: true,
+          claim: {
+            owner: "replica-1",
+            leaseMs: 1,
+            now,
+            segment: { agui_run_id: id(), started_at: now.toISOString(), ended_at: null },
+          },
+        },
+      );
+      expect(run.trace_context).toBe(TRACE);
+      await context.storage.updateRun(run.run_id, { status: "interrupted" });
+      await context.storage.updateRun(run.run_id, { status: "pending", owner: null });
+      const later = new Date(now.getTime() + 60_000);
+      const claimed = await context.storage.claimRun("replica-2", 30_000, later);
+      expect(claimed).toMatchObject({ run_id: run.run_id, trace_context: TRACE });
+    });
+  });
+
   describe("finishRun, deleting the thread", () => {
     const statelessRun = async (threadId = id()) =>
       context.storage.insertRun(
@@ -244,6 +289,7 @@ export function describeRuns(factory: StorageFactory): void {
         cancel_requested: null,
         last_seq: 0,
         principal: null,
+        trace_context: null,
       });
       expect(JSON.stringify(run.creation)).toBe(JSON.stringify(creation));
       expect(await context.storage.getRun("run-1")).toEqual(run);
