@@ -10,7 +10,7 @@
 const ROOTS = "^src/(app|server|cli|cli-args|assign-owner)\\.ts$";
 /** Everything below the engine: pure processing, storage, settings, agents, shared helpers. */
 const BELOW_ENGINE =
-  "^src/(storage|pipeline|validation|config|adapters|auth|webhooks|metrics|bridge|retention)/|^src/(errors|ids|paths|logging)\\.ts$";
+  "^src/(storage|pipeline|validation|config|adapters|auth|webhooks|metrics|bridge|retention|telemetry)/|^src/(errors|ids|paths|logging)\\.ts$";
 
 module.exports = {
   forbidden: [
@@ -131,6 +131,30 @@ module.exports = {
       comment: "The PostgreSQL driver belongs to the PostgreSQL backend alone.",
       from: { path: "^src/", pathNot: "^src/storage/postgres/" },
       to: { path: "node_modules/(pg/|pg-)" },
+    },
+    {
+      name: "telemetry-at-the-bottom",
+      severity: "error",
+      comment:
+        "Tracing is used by every layer (the logger's trace ids, the engine's spans, adapters' outgoing headers); it imports nothing of the server.",
+      from: { path: "^src/telemetry/" },
+      to: { path: "^src/", pathNot: "^src/telemetry/" },
+    },
+    {
+      name: "opentelemetry-only-in-telemetry",
+      severity: "error",
+      comment:
+        "The OpenTelemetry packages are loaded only when tracing is on: only src/telemetry/ names them, and its index.ts (what everyone imports) only through a dynamic import of sdk.ts.",
+      from: { path: "^src/", pathNot: "^src/telemetry/(sdk|segment-span)\\.ts$" },
+      to: { path: "node_modules/(@opentelemetry|@fastify/otel)/" },
+    },
+    {
+      name: "telemetry-sdk-loaded-lazily",
+      severity: "error",
+      comment:
+        "Only telemetry/index.ts loads the SDK, with a dynamic import once tracing is on; a static import would load it in every server.",
+      from: { path: "^src/", pathNot: "^src/telemetry/" },
+      to: { path: "^src/telemetry/", pathNot: "^src/telemetry/(index|types)\\.ts$" },
     },
     {
       name: "better-sqlite3-only-in-sqlite-storage",

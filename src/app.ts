@@ -32,6 +32,7 @@ import { RetentionMetrics } from "./retention/metrics.js";
 import { retentionEnabled } from "./retention/settings.js";
 import { RetentionSweeper } from "./retention/sweeper.js";
 import type { Storage } from "./storage/types.js";
+import { startTelemetry } from "./telemetry/index.js";
 import { aguiValidator, describeErrors } from "./validation/index.js";
 import { WebhookDeliverer } from "./webhooks/deliverer.js";
 import { checkWebhookUrlSyntax } from "./webhooks/target-guard.js";
@@ -165,6 +166,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       })
     : null;
 
+  // Tracing, when on, opens each request's span before anything else runs for it.
+  const tracing = await startTelemetry(settings.telemetry, logger);
+  if (tracing) {
+    await app.register(tracing.fastifyPlugin() as Parameters<typeof app.register>[0]);
+    app.addHook("onClose", () => tracing.shutdown());
+  }
   // Each plugin names the ones it needs before it (see plugins/names.ts): Fastify refuses to
   // start when this order breaks one of those.
   await app.register(httpConventions, { limits });

@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import { traceLogFields } from "./telemetry/index.js";
 
 /**
  * Where secrets could reach a log line: the API key headers of a logged request (or of any
@@ -16,9 +17,16 @@ export const REDACTED_PATHS = [
   "*.apiKey",
 ];
 
-/** pino options shared by the CLI and tests: level, and redaction of secrets. */
+/**
+ * pino options shared by the CLI and tests: level, redaction of secrets, and the active span's
+ * `trace_id` and `span_id` on every line while tracing is on (a log line leads to its trace).
+ */
 export function loggerOptions(level: string): LoggerOptions {
-  return { level, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } };
+  return {
+    level,
+    redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+    mixin: traceLogFields,
+  };
 }
 
 /**

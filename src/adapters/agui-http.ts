@@ -1,6 +1,7 @@
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
 import type { Agent, request as undiciRequest } from "undici";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
+import { injectTraceHeaders } from "../telemetry/index.js";
 import {
   AGUI_MEDIA_TYPE,
   type EventDecoder,
@@ -228,7 +229,8 @@ export class AguiHttpAdapter implements AgentAdapter {
     }
     headers["content-type"] = "application/json";
     headers.accept = this.config.protocol === "proto" ? AGUI_MEDIA_TYPE : SSE_MEDIA_TYPE;
-    return headers;
+    // The agent's own spans join the run's trace (traceparent), when tracing is on.
+    return injectTraceHeaders(headers);
   }
 
   private expectedTypes(): string {

@@ -1,6 +1,7 @@
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { request } from "undici";
+import { injectTraceHeaders } from "../telemetry/index.js";
 import type { OpenAiAdapterConfig } from "./openai-options.js";
 import { buildChatRequest } from "./openai-request.js";
 import { ChunkTranslator, providerError } from "./openai-stream.js";
@@ -61,6 +62,7 @@ export class OpenAiAdapter implements AgentAdapter {
       accept: "text/event-stream",
     };
     if (this.apiKey !== undefined) headers.authorization = `Bearer ${this.apiKey}`;
+    injectTraceHeaders(headers);
 
     let response: Awaited<ReturnType<typeof request>>;
     try {

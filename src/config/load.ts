@@ -149,6 +149,7 @@ interface RawConfig {
       | "rateLimit"
       | "limits"
       | "retention"
+      | "telemetry"
     >
   > & {
     webhooks?: Partial<ServerSettings["webhooks"]>;
@@ -160,6 +161,7 @@ interface RawConfig {
     rateLimit?: Partial<ServerSettings["rateLimit"]>;
     limits?: Partial<ServerSettings["limits"]>;
     retention?: RetentionConfigInput;
+    telemetry?: Partial<ServerSettings["telemetry"]>;
   };
   agents: RawAgent[];
 }
@@ -232,6 +234,7 @@ function resolveServer(
     retention: resolveRetention(raw.retention, (key, message) =>
       issue(context, ["server", "retention", key], message),
     ),
+    telemetry: { ...DEFAULT_SETTINGS.telemetry, ...raw.telemetry },
   };
 }
 

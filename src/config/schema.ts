@@ -278,6 +278,15 @@ export const configFileSchema = {
           },
         },
         retention: retentionConfigSchema,
+        telemetry: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            enabled: { type: "boolean" },
+            captureContent: { type: "boolean" },
+            serviceName: { type: "string", minLength: 1 },
+          },
+        },
       },
     },
     agents: { type: "array", minItems: 1, items: agentSchema },

@@ -8,6 +8,7 @@
  */
 
 import { RETENTION_DEFAULTS, type RetentionSettings } from "../retention/settings.js";
+import { TELEMETRY_DEFAULTS, type TelemetrySettings } from "../telemetry/index.js";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -60,6 +61,8 @@ export interface ServerSettings {
   limits: RequestLimits;
   /** What the retention sweeps remove, and when (src/retention, docs/storage.md). */
   retention: RetentionSettings;
+  /** Tracing with OpenTelemetry (src/telemetry, docs/telemetry.md); off by default. */
+  telemetry: TelemetrySettings;
 }
 
 export interface CopilotKitSettings {
@@ -143,6 +146,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,
+  telemetry: TELEMETRY_DEFAULTS,
 };
 
 /** A settings layer: any key may be absent, nested sections partially given. */
@@ -164,6 +168,7 @@ const SECTIONS = [
   "rateLimit",
   "limits",
   "retention",
+  "telemetry",
 ] as const;
 
 /**

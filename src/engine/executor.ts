@@ -11,11 +11,13 @@ import { newId } from "../ids.js";
 import { SegmentPipeline } from "../pipeline/index.js";
 import type { TerminalInfo } from "../pipeline/types.js";
 import type { Fence, RunRecord, Storage, ThreadRecord } from "../storage/types.js";
+import type { SegmentSpan } from "../telemetry/index.js";
 import { type AbortGate, abortGate, stopsAt } from "./abortable.js";
 import type { FrameBus } from "./frame-bus.js";
 import { customFrameData, VALUES_DELTA_DATA, valuesKeyframeData } from "./frames/codec.js";
 import type { LiveTails } from "./frames/live-tails.js";
 import { FrameWriter } from "./frames/writer.js";
+import { segmentResult, segmentSpan } from "./segment-tracing.js";
 
 /** How long an agent may keep its stream open after RUN_FINISHED or RUN_ERROR. */
 const TERMINAL_GRACE_MS = 500;
@@ -66,6 +68,8 @@ export interface ExecuteSegmentOptions {
   dropRaw?: boolean;
   /** Told of each event the adapter yields; `rejected` says why it went no further. */
   onEvent?: (rejected?: EventRejection) => void;
+  /** The agent's configured name, for its `invoke_agent` span (default: its id). */
+  agentName?: string;
 }
 
 /**
@@ -100,8 +104,17 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     adapterAbort.abort(signal.reason);
   };
   signal.addEventListener("abort", onAbort, { once: true });
+  const span = segmentSpan(options.run, options.agentName);
   try {
-    return await runSegment(options, adapterAbort, abortGate(adapterAbort.signal), stop);
+    const segment = () =>
+      runSegment(options, adapterAbort, abortGate(adapterAbort.signal), stop, span);
+    if (span === undefined) return await segment();
+    const outcome = await span.within(segment);
+    span.end(segmentResult(outcome.end));
+    return outcome;
+  } catch (err) {
+    span?.end({ status: "error", errorType: "exception", description: String(err) });
+    throw err;
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
@@ -120,6 +133,7 @@ async function runSegment(
   adapterAbort: AbortController,
   adapterGate: AbortGate,
   stop: RunStop,
+  span: SegmentSpan | undefined,
 ): Promise<SegmentOutcome> {
   const { storage, bus, adapter, run, command, thread, logger, onEvent } = options;
   const maxEvents = options.maxEvents || Number.POSITIVE_INFINITY;
@@ -130,6 +144,7 @@ async function runSegment(
     first: run.segments.length <= 1,
     resume: run.resume,
   });
+  span?.input(input.messages);
   const writer = new FrameWriter(storage, bus, run.run_id, run.last_seq, {
     fence: options.fence,
     tails: options.tails,
@@ -192,6 +207,7 @@ async function runSegment(
             : undefined,
       );
       for (const event of pushed.events) {
+        span?.event(event as unknown as { type: string } & Record<string, unknown>);
         writer.custom(
           customFrameData(event),
           isSubagentWork(event as unknown as Record<string, unknown>) ? "subagent" : "custom",

@@ -437,6 +437,7 @@ export class RunEngine {
         tails: this.tails,
         maxEvents: this.options.maxEventsPerRun,
         dropRaw: agent.dropRaw,
+        agentName: agent.name,
         onEvent:
           this.options.onEvent && ((rejected) => this.options.onEvent!(agent.name, rejected)),
       });

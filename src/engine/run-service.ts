@@ -19,6 +19,7 @@ import { StopReason } from "./executor.js";
 import { readFinal } from "./frames/codec.js";
 import { followRunBatches, type RunStreamOptions } from "./frames/follow.js";
 import type { RunEngine } from "./run-engine.js";
+import { traceContextForNewRun } from "./segment-tracing.js";
 
 /** What run creation needs to know of an agent: its id and its descriptor's validators. */
 export interface RunnableAgent {
@@ -140,6 +141,7 @@ export class RunService {
           metadata: command.metadata,
           start_after: new Date(startAfter).toISOString(),
           principal: target.principal,
+          trace_context: traceContextForNewRun(),
         },
         {
           reject_if_busy: kind === "stateful" && strategy === "reject",

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Agent } from "undici";
 import { isDomainError } from "../errors.js";
 import type { Storage, WebhookDelivery } from "../storage/types.js";
+import { storedTraceHeaders, tracing } from "../telemetry/index.js";
 import {
   checkWebhookTarget,
   createPinnedLookup,
@@ -371,12 +372,15 @@ export class WebhookDeliverer {
         resolve: this.#resolve,
       });
       const send = await this.#client();
+      // Tracing on: the delivery carries its run's trace context (the request that created it).
+      const run = tracing() && (await this.#storage.getRun(delivery.run_id));
       const response = await send(delivery.url, {
         method: "POST",
         headers: {
           "content-type": "application/json",
           "x-acp-delivery-id": delivery.delivery_id,
           "x-acp-event": EVENT,
+          ...storedTraceHeaders(run ? run.trace_context : null),
         },
         body: delivery.body,
         // A redirect could point anywhere, including past the guard: never follow one.
