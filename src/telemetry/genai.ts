@@ -8,7 +8,6 @@ export const GEN_AI = {
   agentName: "gen_ai.agent.name",
   agentId: "gen_ai.agent.id",
   conversationId: "gen_ai.conversation.id",
-  providerName: "gen_ai.provider.name",
   responseModel: "gen_ai.response.model",
   inputTokens: "gen_ai.usage.input_tokens",
   outputTokens: "gen_ai.usage.output_tokens",
@@ -32,7 +31,6 @@ export const ACP = {
   runId: "acp.run.id",
   runSegment: "acp.run.segment",
   runStatus: "acp.run.status",
-  adapter: "acp.agent.adapter",
 } as const;
 
 export const ERROR_TYPE = "error.type";

@@ -18,9 +18,6 @@ import {
 import { ACP, ERROR_TYPE, EXECUTE_TOOL, GEN_AI, INVOKE_AGENT } from "./genai.js";
 import type { SegmentInfo, SegmentResult, SegmentSpan } from "./types.js";
 
-/** Adapters whose agent runs elsewhere: their segment is a client span. */
-const REMOTE_ADAPTERS = new Set(["agui-http", "openai", "a2a"]);
-
 interface ToolSpan {
   span: Span;
   args: string;
@@ -58,12 +55,9 @@ export class GenAiSegmentSpan implements SegmentSpan {
       [ACP.runSegment]: info.segment,
     };
     if (info.threadId) attributes[GEN_AI.conversationId] = info.threadId;
-    if (info.adapter) attributes[ACP.adapter] = info.adapter;
-    if (info.adapter === "openai") attributes[GEN_AI.providerName] = "openai";
-    const kind = REMOTE_ADAPTERS.has(info.adapter ?? "") ? SpanKind.CLIENT : SpanKind.INTERNAL;
     this.span = tracer.startSpan(
       `${INVOKE_AGENT} ${info.agentName}`,
-      { kind, attributes, links },
+      { kind: SpanKind.INTERNAL, attributes, links },
       parent,
     );
     this.context = trace.setSpan(parent, this.span);

@@ -27,8 +27,6 @@ export interface SegmentInfo {
   threadId: string | null;
   /** 0 for a run's start, 1 for its first resume, … */
   segment: number;
-  /** The adapter kind (`agui-http`, `openai`, …): where the agent runs. */
-  adapter?: string;
   /** The run's stored trace context: the segment's parent, whichever replica runs it. */
   parent: StoredTraceContext | null;
 }

@@ -223,6 +223,60 @@ describe("tracing with OpenTelemetry, exported over OTLP to a real receiver", ()
     ]);
   });
 
+  it("traces runs of the AG-UI face and the CopilotKit routes, streamed responses included", async () => {
+    const app = await start("http/json");
+    const faces = [
+      {
+        url: "/ag-ui/remote",
+        route: "POST /ag-ui/:agent_name",
+        traceId: "7bf92f3577b34da6a3ce929d0e0e4739",
+      },
+      {
+        url: "/copilotkit/agent/remote/run",
+        route: "POST /copilotkit/agent/:agent/run",
+        traceId: "8bf92f3577b34da6a3ce929d0e0e473a",
+      },
+    ];
+    for (const face of faces) {
+      remote.reply((input) => ({ stream: send(...answer(input)) }));
+      const threadId = `face-${face.traceId.slice(0, 6)}`;
+      const res = await app.app.inject({
+        method: "POST",
+        url: face.url,
+        headers: {
+          traceparent: traceparent(face.traceId, CLIENT_SPAN),
+          accept: "text/event-stream",
+        },
+        payload: {
+          threadId,
+          runId: `r-${threadId}`,
+          messages: [{ id: "u1", role: "user", content: "hi" }],
+          tools: [],
+          context: [],
+          state: {},
+          forwardedProps: {},
+        },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body).toContain("RUN_FINISHED");
+      // The streamed (hijacked) response's span ends with the stream and arrives too.
+      const request = await receiver.waitFor(
+        (s) => s.traceId === face.traceId && s.parentSpanId === CLIENT_SPAN,
+      );
+      expect(request.name).toBe(face.route);
+      const segment = await receiver.waitFor(
+        (s) =>
+          s.traceId === face.traceId && s.attributes["gen_ai.operation.name"] === "invoke_agent",
+      );
+      expect(segment.attributes).toMatchObject({
+        "gen_ai.agent.name": "remote",
+        "acp.run.status": "success",
+      });
+      expect(ancestors(segment).map((s) => s.spanId)).toContain(request.spanId);
+      expect(remote.last.headers.traceparent).toBe(traceparent(face.traceId, segment.spanId));
+    }
+  });
+
   it("exports over OTLP/HTTP protobuf too", async () => {
     const app = await start("http/protobuf");
     const before = receiver.bodies.length;
@@ -246,6 +300,30 @@ describe("tracing with OpenTelemetry, exported over OTLP to a real receiver", ()
     expect(sent.map((b) => b.contentType)).toContain("application/x-protobuf");
     expect(sent.every((b) => b.path === "/v1/traces")).toBe(true);
     expect(sent.some((b) => b.body.includes(id))).toBe(true);
+  });
+
+  it("sends a run's webhook with the run's trace context", async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/json";
+    t = await build({
+      yaml: yaml(remote.url),
+      settings: { webhooks: { ...DEFAULT_SETTINGS.webhooks, allowPrivateTargets: true } },
+    });
+    const traceId = "9bf92f3577b34da6a3ce929d0e0e473b";
+    remote.reply((input) => ({ stream: send(...answer(input)) }));
+    remote.reply({ status: 200, body: "ok" });
+    const webhook = remote.url.replace(/\/agent$/, "/hook");
+    await post(
+      t,
+      "/runs/wait",
+      { agent_id: agentId, input: { messages: [] }, webhook },
+      { traceparent: traceparent(traceId, CLIENT_SPAN) },
+    );
+    for (let i = 0; i < 100 && remote.last.path !== "/hook"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(remote.last.path).toBe("/hook");
+    expect(remote.last.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   });
 
   it("stays off, exporting nothing and loading no SDK, unless an endpoint or the config asks", async () => {
