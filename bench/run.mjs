@@ -59,6 +59,7 @@ import {
 } from "./lib/servers.mjs";
 import { postgresWait } from "./workloads/postgres-wait.mjs";
 import { storageLargeRun } from "./workloads/storage-large-run.mjs";
+import { tracingWait } from "./workloads/tracing-wait.mjs";
 import { writeCount } from "./workloads/write-count.mjs";
 
 const env = process.env;
@@ -765,6 +766,7 @@ const kit = () => ({
 const WORKLOADS = [
   { id: "wait-50", run: waitThroughput },
   { id: "wait-pg", run: () => postgresWait(kit()) },
+  { id: "wait-tracing", run: () => tracingWait(kit()) },
   { id: "write-count", run: () => writeCount(kit()) },
   { id: "wait-1", run: waitLatency },
   { id: "ttfe", run: timeToFirstEvent },

@@ -158,7 +158,7 @@ let instance = 0;
  * Starts `node dist/cli.js serve` on a fresh port with the given SQLite file, pinned to the
  * server CPU, `--log-level warn`, `--grace 0`. `nodeFlags` go before the script (--cpu-prof…).
  */
-export async function startOurs(plan, { tmp, configPath, db, nodeFlags = [] }) {
+export async function startOurs(plan, { tmp, configPath, db, nodeFlags = [], env }) {
   const port = await freePort();
   const name = `acp-${++instance}`;
   const proc = spawnNode(
@@ -180,7 +180,7 @@ export async function startOurs(plan, { tmp, configPath, db, nodeFlags = [] }) {
       "--grace",
       "0",
     ],
-    { logFile: join(tmp, `${name}.log`), cwd: tmp },
+    { logFile: join(tmp, `${name}.log`), cwd: tmp, env },
   );
   const origin = `http://127.0.0.1:${port}`;
   await waitReady(proc, `${origin}/readyz`);
