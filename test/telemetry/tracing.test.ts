@@ -1,3 +1,6 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { RunAgentInput } from "@ag-ui/core";
 import pino from "pino";
@@ -5,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { agentIdFor } from "../../src/config/registry.js";
 import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { loggerOptions } from "../../src/logging.js";
+import { createStorage } from "../../src/storage/index.js";
 import { tracing } from "../../src/telemetry/index.js";
 import { AguiTestServer, type Event, send } from "../helpers/agui-server.js";
 import { build, type TestApp } from "../helpers/app.js";
@@ -221,6 +225,47 @@ describe("tracing with OpenTelemetry, exported over OTLP to a real receiver", ()
     expect(JSON.parse(second.attributes["gen_ai.output.messages"] as string)).toEqual([
       { role: "assistant", parts: [{ type: "text", content: `sent ${SECRET}` }] },
     ]);
+  });
+
+  it("keeps a run resumed after a restart in its trace: the context is stored with the run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-agui-tracing-"));
+    const storageOf = () => createStorage(join(dir, "data.db"));
+    const traceId = "abf92f3577b34da6a3ce929d0e0e473c";
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/json";
+    process.env.OTEL_BSP_SCHEDULE_DELAY = "50";
+    const firstStorage = storageOf();
+    const before = await build({ yaml: yaml(remote.url), storage: firstStorage });
+    remote.reply((input) => ({ stream: send(...toolThenInterrupt(input)) }));
+    const threadId = (await post(before, "/threads", {})).thread_id as string;
+    const waited = await post(
+      before,
+      `/threads/${threadId}/runs/wait`,
+      { agent_id: agentId, input: { messages: [] } },
+      { traceparent: traceparent(traceId, CLIENT_SPAN) },
+    );
+    const runId = (waited.run as Json).run_id as string;
+    await before.close();
+    await firstStorage.close();
+
+    // Another server process on the same database: no memory of the first one's spans.
+    const secondStorage = storageOf();
+    t = await build({ yaml: yaml(remote.url), storage: secondStorage });
+    remote.reply((input) => ({ stream: send(...answer(input)) }));
+    await post(t, `/threads/${threadId}/runs/${runId}`, {
+      resume: [{ interruptId: INTERRUPT.id, status: "resolved", payload: {} }],
+    });
+    const done = await t.call("GET", `/threads/${threadId}/runs/${runId}/wait`);
+    expect((done.body as Json).run).toMatchObject({ status: "success" });
+    const first = await receiver.waitFor(isSegment(runId, 0));
+    const second = await receiver.waitFor(isSegment(runId, 1));
+    expect(first.traceId).toBe(traceId);
+    expect(second.traceId).toBe(traceId);
+    expect(second.parentSpanId).toBe(first.parentSpanId);
+    expect(remote.last.headers.traceparent).toBe(traceparent(traceId, second.spanId));
+    await t.close();
+    t = undefined;
+    await secondStorage.close();
   });
 
   it("traces runs of the AG-UI face and the CopilotKit routes, streamed responses included", async () => {
