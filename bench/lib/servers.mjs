@@ -158,14 +158,14 @@ let instance = 0;
  * Starts `node dist/cli.js serve` on a fresh port with the given SQLite file, pinned to the
  * server CPU, `--log-level warn`, `--grace 0`. `nodeFlags` go before the script (--cpu-prof…).
  */
-export async function startOurs(plan, { tmp, configPath, db, nodeFlags = [], env }) {
+export async function startOurs(plan, { tmp, configPath, db, nodeFlags = [], env, cli = CLI }) {
   const port = await freePort();
   const name = `acp-${++instance}`;
   const proc = spawnNode(
     plan,
     [
       ...nodeFlags,
-      CLI,
+      cli,
       "serve",
       "--config",
       configPath,

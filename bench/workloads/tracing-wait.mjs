@@ -5,7 +5,9 @@
 // OpenTelemetry package, so the off server's figure is the server's usual one.
 //
 // The sink answers every export with 200 and counts spans' bytes only: its cost, in the bench
-// process, is the load generator's. The batch processor's defaults apply (OTEL_BSP_*: a queue
+// process, is the load generator's. BENCH_TRACING_BASELINE_CLI=<another checkout>/dist/cli.js
+// (the previous release, built) adds a third server, of that build, to the rotation: the row
+// "tracing off vs that build" says what tracing's presence costs when it is off. The batch processor's defaults apply (OTEL_BSP_*: a queue
 // of 2048 spans, exported every 5 s): past that rate the SDK drops spans rather than slow the
 // server, as it would in production; the notes say how many export requests arrived.
 import { once } from "node:events";
@@ -60,10 +62,23 @@ export async function tracingWait(kit) {
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" },
     });
     servers.push(on);
+    const baselineCli = process.env.BENCH_TRACING_BASELINE_CLI;
+    const previous = baselineCli
+      ? await startOurs(ctx.plan, {
+          tmp: ctx.tmp,
+          configPath: ctx.config.path,
+          db: join(ctx.tmp, "wait-tracing-previous.db"),
+          cli: baselineCli,
+        })
+      : undefined;
+    if (previous) servers.push(previous);
     await sleep(500);
     const rss = { off: rssBytes(off.proc.pid), on: rssBytes(on.proc.pid) };
     const body = waitBody((await agentIds(off.origin)).echo);
-    for (const s of [off, on]) {
+    const sides = previous ? { previous, off, on } : { off, on };
+    const acc = {};
+    for (const side of Object.keys(sides)) acc[side] = { ok: 0, bad: 0, seconds: 0, cpu: 0 };
+    for (const s of Object.values(sides)) {
       const pool = new Pool(s.origin, { connections: 1 });
       const check = await jsonRequest(pool, "POST", "/runs/wait", JSON.parse(body));
       await pool.close();
@@ -71,13 +86,8 @@ export async function tracingWait(kit) {
         throw new Error(`runs/wait sanity check: ${JSON.stringify(check).slice(0, 300)}`);
       }
     }
-    const sides = { off, on };
-    const acc = {
-      off: { ok: 0, bad: 0, seconds: 0, cpu: 0 },
-      on: { ok: 0, bad: 0, seconds: 0, cpu: 0 },
-    };
     log(`${W}: warm-up`);
-    for (const s of [off, on]) {
+    for (const s of Object.values(sides)) {
       await cannon({
         url: `${s.origin}/runs/wait`,
         connections: CONNECTIONS,
@@ -87,7 +97,7 @@ export async function tracingWait(kit) {
     }
     const phase = Math.max(1, Math.round(SECONDS / ROUNDS));
     for (let r = 0; r < ROUNDS; r++) {
-      for (const side of ["off", "on"]) {
+      for (const side of Object.keys(sides)) {
         log(`${W}: round ${r + 1}/${ROUNDS}, tracing ${side}, ${phase} s`);
         const pid = sides[side].proc.pid;
         const cpu0 = cpuTimeMs(pid);
@@ -122,6 +132,20 @@ export async function tracingWait(kit) {
         `on: ${acc.on.ok} runs in ${acc.on.seconds.toFixed(1)} s (${acc.on.bad} non-2xx/errors); ` +
         `the sink got ${sink.stats.requests} OTLP export requests, ${(sink.stats.bytes / 1e6).toFixed(1)} MB`,
     });
+    if (previous) {
+      row({
+        id: "wait-tracing-off",
+        workload: W,
+        figure: "runs/s, tracing off",
+        unit: "/s",
+        ours: rps(acc.off),
+        baseline: rps(acc.previous),
+        baselineLabel: "the baseline build's runs/s",
+        target: "no measurable cost",
+        met: null,
+        notes: `baseline build: ${baselineCli}; ${acc.previous.ok} runs in ${acc.previous.seconds.toFixed(1)} s; CPU per run ${(acc.off.cpu / acc.off.ok).toFixed(3)} ms (off) vs ${(acc.previous.cpu / acc.previous.ok).toFixed(3)} ms (baseline)`,
+      });
+    }
     row({
       id: "wait-tracing-cpu",
       workload: W,
