@@ -14,6 +14,7 @@ import {
   ROOT_CONTEXT,
   trace,
 } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
@@ -58,7 +59,8 @@ export async function startSdk(
     resource,
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
-  provider.register();
+  // W3C trace context only: a client's `baggage` (anything it likes) is not passed on to agents.
+  provider.register({ propagator: new W3CTraceContextPropagator() });
   const tracer = provider.getTracer(TRACER_NAME);
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
   logger.info(
