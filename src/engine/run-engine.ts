@@ -12,6 +12,7 @@ import type {
   Storage,
   ThreadRecord,
 } from "../storage/types.js";
+import { AgentDeviations } from "./agent-deviations.js";
 import { type EventRejection, executeSegment, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
 import { LiveTails } from "./frames/live-tails.js";
@@ -47,6 +48,8 @@ export interface RunEngineOptions {
   maxEventsPerRun?: number;
   /** Told of every event an adapter yields, with why it was rejected if it was (metrics). */
   onEvent?: (agent: string, rejected?: EventRejection) => void;
+  /** How often repeats of an agent's deviations already warned about are logged (60 s). */
+  deviationSummaryMs?: number;
 }
 
 interface Execution {
@@ -76,6 +79,8 @@ export class RunEngine {
   readonly tails = new LiveTails();
   /** Runs that failed but whose failure could not be stored yet (see failAfterError). */
   private readonly unrecorded = new Map<string, { end: SegmentEnd; fence: Fence }>();
+  /** Agents' handled deviations: warned about once per agent and kind, then counted. */
+  private readonly deviations: AgentDeviations;
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private pumping = false;
@@ -96,6 +101,7 @@ export class RunEngine {
     this.recorder = new RunRecorder({ ...options, onEnded: (run) => this.settleEnd(run) });
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 1_000;
+    this.deviations = new AgentDeviations(options.logger, options.deviationSummaryMs);
     // Another replica (or this one) asks for a run to stop / announces new work.
     options.bus.onCancel((runId, action) => {
       void this.abortLocal(runId, StopReason.cancel(action));
@@ -124,6 +130,7 @@ export class RunEngine {
     this.pollTimer.unref();
     this.leaseTimer = setInterval(() => void this.renewLeases(), this.renewEveryMs);
     this.leaseTimer.unref();
+    this.deviations.start();
     this.wake();
   }
 
@@ -144,6 +151,7 @@ export class RunEngine {
       execution.controller.abort(new StopReason("shutdown", SHUTDOWN_WHILE_EXECUTING));
     }
     await all();
+    this.deviations.stop();
     // Adapters may hold connections (agui-http keeps a connection pool).
     await Promise.allSettled([...this.agents.values()].map((agent) => agent.adapter.close?.()));
   }
@@ -384,6 +392,7 @@ export class RunEngine {
       thread_id: claimed.thread_id,
       agent: agent?.name,
     });
+    if (agent) this.deviations.watch(agent.name, logger);
     const thread =
       opened && claimed.kind === "stateless" && claimed.thread_id
         ? hiddenThreadOf(claimed)

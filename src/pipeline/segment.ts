@@ -88,7 +88,14 @@ export class SegmentPipeline {
     if (this.warnings) this.warnings.push(line);
     else this.warnings = [line];
     this.logger?.warn(
-      { threadId: this.threadId, runId: this.runId, index: this.index, eventType: this.rawType },
+      {
+        threadId: this.threadId,
+        runId: this.runId,
+        index: this.index,
+        eventType: this.rawType,
+        // What the agent did, without what varies from run to run: repeats are counted.
+        deviation: `${this.rawType}: ${text}`,
+      },
       line,
     );
   };
