@@ -59,6 +59,8 @@ export interface SegmentOptions {
 }
 
 const NO_WARNINGS: readonly string[] = Object.freeze([]);
+/** A quoted value in a warning: an id or a name, which varies from run to run. */
+const QUOTED = /'[^']*'/g;
 
 export class SegmentPipeline {
   private readonly validator: EventValidator;
@@ -93,8 +95,9 @@ export class SegmentPipeline {
         runId: this.runId,
         index: this.index,
         eventType: this.rawType,
-        // What the agent did, without what varies from run to run: repeats are counted.
-        deviation: `${this.rawType}: ${text}`,
+        // What the agent did, without what varies from run to run (the quoted ids and
+        // names), so that its repeats are counted together.
+        deviation: `${this.rawType}: ${text.replace(QUOTED, "'…'")}`,
       },
       line,
     );

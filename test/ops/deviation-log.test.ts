@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.js";
@@ -15,6 +16,9 @@ const withFinishReason = [
   { type: "TEXT_MESSAGE_END", messageId: "m1" },
   { type: "RUN_FINISHED", finishReason: "stop" },
 ];
+
+/** An agent that, as LangGraph's does, puts a run id of its own on RUN_FINISHED. */
+const langgraphLike = resolve(import.meta.dirname, "../fixtures/modules/langgraph-like-agents.mjs");
 
 function memoryLogger() {
   const lines: Array<Record<string, unknown>> = [];
@@ -85,5 +89,53 @@ describe("an agent's handled deviation", () => {
       deviation: "RUN_FINISHED: removed unrecognised material at /finishReason",
     });
     expect(String(summaries[0]!.msg)).toContain("seen 999 more times");
+  }, 120_000);
+  it("is one kind whatever ids it names: an agent's own run id, in a hundred runs, is warned about once", async () => {
+    const { logger, lines } = memoryLogger();
+    const config = await parseConfig(
+      JSON.stringify({
+        agents: [
+          {
+            name: "own-ids",
+            version: "1.0.0",
+            description: "puts a run id of its own on RUN_FINISHED",
+            adapter: { type: "module", path: langgraphLike, export: "OwnRunIdAgent" },
+          },
+        ],
+      }),
+      { filename: "own-ids.json" },
+    );
+    const storage = createStorage(":memory:");
+    await storage.open();
+    const app = await buildApp({
+      settings: mergeSettings(DEFAULT_SETTINGS, config.server),
+      registry: new AgentRegistry(config),
+      storage,
+      logger,
+    });
+    try {
+      for (let batch = 0; batch < 4; batch++) {
+        await Promise.all(
+          Array.from({ length: 25 }, async () => {
+            const reply = await app.inject({
+              method: "POST",
+              url: "/runs/wait",
+              payload: { agent_id: agentIdFor("own-ids", "1.0.0"), input: {} },
+            });
+            expect(JSON.parse(reply.body).run.status).toBe("success");
+          }),
+        );
+      }
+    } finally {
+      await app.close();
+      await storage.close();
+    }
+    const mapped = lines.filter((line) =>
+      String(line.msg).includes("mapped to the run in progress"),
+    );
+    expect(mapped).toHaveLength(2);
+    expect(mapped[0]).toMatchObject({ level: 40, agent: "own-ids" });
+    expect(mapped[1]).toMatchObject({ agent: "own-ids", repeats: 99 });
+    expect(String(mapped[1]!.deviation)).toContain("names thread '…' run '…'");
   }, 120_000);
 });

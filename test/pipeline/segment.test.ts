@@ -23,7 +23,7 @@ describe("SegmentPipeline", () => {
           runId: RUN,
           index: 1,
           eventType: "FUTURE",
-          deviation: "FUTURE: dropped event of unrecognised type 'FUTURE'",
+          deviation: "FUTURE: dropped event of unrecognised type '…'",
         },
         "event 1 (FUTURE): dropped event of unrecognised type 'FUTURE'",
       ],
