@@ -22,6 +22,8 @@ export class AgentDeviations {
   constructor(
     private readonly logger: Logger,
     private readonly summaryEveryMs = SUMMARY_EVERY_MS,
+    /** Told of every deviation, the first and the repeats alike (metrics). */
+    private readonly onDeviation?: (agent: string) => void,
   ) {}
 
   /**
@@ -33,7 +35,10 @@ export class AgentDeviations {
     const warn = runLogger.warn;
     runLogger.warn = ((...args: Parameters<Logger["warn"]>) => {
       const kind = deviationOf(args[0]);
-      if (kind !== undefined && this.repeated(agent, kind)) return;
+      if (kind !== undefined) {
+        this.onDeviation?.(agent);
+        if (this.repeated(agent, kind)) return;
+      }
       warn.apply(runLogger, args);
     }) as Logger["warn"];
     return runLogger;

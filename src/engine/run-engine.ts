@@ -38,6 +38,8 @@ export interface RunEngineOptions {
   onEvent?: (agent: string, rejected?: EventRejection) => void;
   /** How often repeats of an agent's deviations already warned about are logged (60 s). */
   deviationSummaryMs?: number;
+  /** Told of every deviation from AG-UI the server handled for an agent (metrics). */
+  onDeviation?: (agent: string) => void;
 }
 
 /**
@@ -77,7 +79,7 @@ export class RunEngine {
       onEnded: (run) => this.endWaiters.settle(run.run_id, run),
     });
     this.leaseMs = options.leaseMs ?? 30_000;
-    this.deviations = new AgentDeviations(logger, options.deviationSummaryMs);
+    this.deviations = new AgentDeviations(logger, options.deviationSummaryMs, options.onDeviation);
     this.runContext = {
       ...options,
       agents: this.agents,

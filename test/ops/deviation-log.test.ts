@@ -32,7 +32,7 @@ function memoryLogger() {
 }
 
 describe("an agent's handled deviation", () => {
-  it("is warned about once per agent in a thousand runs, and its repeats are counted at the end", async () => {
+  it("is warned about once per agent in a thousand runs, its repeats counted at the end and each one in the metrics", async () => {
     const { logger, lines } = memoryLogger();
     const agent = (name: string) => ({
       name,
@@ -66,6 +66,10 @@ describe("an agent's handled deviation", () => {
         await Promise.all(Array.from({ length: 25 }, () => wait("quirky")));
       }
       await wait("also-quirky");
+      // The metric keeps every one: the log says it once.
+      const metrics = await app.inject({ method: "GET", url: "/metrics" });
+      expect(metrics.body).toContain('acp_agui_deviations_total{agent="quirky"} 1000');
+      expect(metrics.body).toContain('acp_agui_deviations_total{agent="also-quirky"} 1');
     } finally {
       await app.close();
       await storage.close();
