@@ -114,6 +114,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     leaseMs: settings.leaseSeconds * 1000,
     maxEventsPerRun: limits.maxEventsPerRun,
     onEvent: metrics && ((agent, rejected) => metrics.event(agent, rejected)),
+    onDeviation: metrics && ((agent) => metrics.deviation(agent)),
     agents: await Promise.all(
       registry.list().map(async (agent) => ({
         agentId: agent.agentId,

@@ -150,7 +150,7 @@ export class AguiHttpAdapter implements AgentAdapter {
         const { ProtoDecoder } = await import("./agui-http-proto.js");
         proto = new ProtoDecoder(() =>
           logger.warn(
-            { url: this.shownUrl },
+            { url: this.shownUrl, deviation: "a protobuf event of an unknown type" },
             "agui-http: dropped a protobuf event of a type this build does not know",
           ),
         );
@@ -249,7 +249,7 @@ export class AguiHttpAdapter implements AgentAdapter {
     const mine = /^(\d+)\.(\d+)$/.exec(ours);
     if (!theirs || !mine) {
       context.logger.warn(
-        { url: this.shownUrl, declared, spoken: ours },
+        { url: this.shownUrl, declared, spoken: ours, deviation: "an incomparable AG-UI version" },
         `agui-http: the remote agent declared protocol version ${JSON.stringify(declared)}, which cannot be compared with ${ours}; proceeding`,
       );
       return;
@@ -261,7 +261,7 @@ export class AguiHttpAdapter implements AgentAdapter {
     }
     if (Number(theirs[2]) > Number(mine[2])) {
       context.logger.warn(
-        { url: this.shownUrl, declared, spoken: ours },
+        { url: this.shownUrl, declared, spoken: ours, deviation: "a newer AG-UI minor version" },
         `agui-http: the remote agent speaks AG-UI ${declared}, newer than this server's ${ours}; what this server does not recognise is stripped`,
       );
     }

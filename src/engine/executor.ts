@@ -248,7 +248,12 @@ async function runSegment(
     clearTimeout(terminalGrace);
     stop.listening = false;
   }
-  if (closedAfterEnd) logger.warn("the agent finished its run but left its stream open; closed it");
+  if (closedAfterEnd) {
+    logger.warn(
+      { deviation: STREAM_LEFT_OPEN },
+      "the agent finished its run but left its stream open; closed it",
+    );
+  }
 
   if (stop.aborted) end = stoppedEnd(stop.reason);
   // Always ended: the end also reports what it settles (events dropped after RUN_ERROR).

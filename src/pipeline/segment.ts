@@ -59,6 +59,8 @@ export interface SegmentOptions {
 }
 
 const NO_WARNINGS: readonly string[] = Object.freeze([]);
+/** A quoted value in a warning: an id or a name, which varies from run to run. */
+const QUOTED = /'[^']*'/g;
 
 export class SegmentPipeline {
   private readonly validator: EventValidator;
@@ -88,7 +90,15 @@ export class SegmentPipeline {
     if (this.warnings) this.warnings.push(line);
     else this.warnings = [line];
     this.logger?.warn(
-      { threadId: this.threadId, runId: this.runId, index: this.index, eventType: this.rawType },
+      {
+        threadId: this.threadId,
+        runId: this.runId,
+        index: this.index,
+        eventType: this.rawType,
+        // What the agent did, without what varies from run to run (the quoted ids and
+        // names), so that its repeats are counted together.
+        deviation: `${this.rawType}: ${text.replace(QUOTED, "'…'")}`,
+      },
       line,
     );
   };
