@@ -12,7 +12,7 @@ import type {
   Storage,
   ThreadRecord,
 } from "../storage/types.js";
-import { type EventRejection, executeSegment, StopReason } from "./executor.js";
+import { type EventRejection, executeSegment, type SegmentBounds, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";
 import { LiveTails } from "./frames/live-tails.js";
 import { RunRecorder } from "./run-recorder.js";
@@ -28,6 +28,8 @@ export interface EngineAgent {
   retryOnRestart: boolean;
   /** Drop RAW events and `rawEvent` fields from what is stored and streamed. */
   dropRaw?: boolean;
+  /** How large and deep the agent's events and state may be. */
+  bounds?: SegmentBounds;
 }
 
 export interface RunEngineOptions {
@@ -437,6 +439,7 @@ export class RunEngine {
         tails: this.tails,
         maxEvents: this.options.maxEventsPerRun,
         dropRaw: agent.dropRaw,
+        bounds: agent.bounds,
         onEvent:
           this.options.onEvent && ((rejected) => this.options.onEvent!(agent.name, rejected)),
       });

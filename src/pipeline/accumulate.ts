@@ -29,6 +29,7 @@
  * before anything is appended to them.
  */
 import { applyPatchAtomically } from "./json-patch.js";
+import type { StateBounds } from "./shape.js";
 import type { EventRecord } from "./types.js";
 
 type Rec = Record<string, unknown>;
@@ -86,7 +87,12 @@ export class Accumulator {
   private startedCalls: string[] = [];
   private answeredCalls = new Set<string>();
 
-  constructor(initialState: unknown, initialMessages: readonly unknown[]) {
+  /** `stateBounds` throws a ShapeError for a state it refuses; the state is then unchanged. */
+  constructor(
+    initialState: unknown,
+    initialMessages: readonly unknown[],
+    private readonly stateBounds?: StateBounds,
+  ) {
     this.state = initialState;
     this.list = initialMessages.filter(isRecord).map(own);
     this.reindex();
@@ -166,18 +172,23 @@ export class Accumulator {
       case "TOOL_CALL_RESULT":
         return this.toolCallResult(event);
       case "STATE_SNAPSHOT":
+        this.stateBounds?.snapshot(event.snapshot);
         this.state = event.snapshot;
         return STATE_CHANGED;
-      case "STATE_DELTA":
+      case "STATE_DELTA": {
+        let next: unknown;
         try {
-          this.state = applyPatchAtomically(this.state, event.delta as unknown[]);
-          return STATE_CHANGED;
+          next = applyPatchAtomically(this.state, event.delta as unknown[]);
         } catch (error) {
           warn(
             `Failed to apply state patch; the state is left as it was: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
           );
           return 0;
         }
+        this.stateBounds?.delta(event.delta as unknown[], next);
+        this.state = next;
+        return STATE_CHANGED;
+      }
       case "MESSAGES_SNAPSHOT":
         return this.messagesSnapshot(event);
       case "ACTIVITY_SNAPSHOT":
@@ -375,16 +386,19 @@ export class Accumulator {
       return 0;
     }
     const changed = mergeMetadata(target, event) ? MESSAGES_CHANGED : 0;
+    let next: unknown;
     try {
-      target.content = applyPatchAtomically(target.content ?? {}, event.patch as unknown[]);
-      target.activityType = event.activityType;
-      return MESSAGES_CHANGED;
+      next = applyPatchAtomically(target.content ?? {}, event.patch as unknown[]);
     } catch (error) {
       warn(
         `Failed to apply activity patch for '${id}': ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
       );
       return changed;
     }
+    this.stateBounds?.document(event.patch as unknown[], next, `activity message '${id}'`);
+    target.content = next;
+    target.activityType = event.activityType;
+    return MESSAGES_CHANGED;
   }
 
   private encryptedValue(event: EventRecord): number {

@@ -27,6 +27,10 @@ export interface PipelineLogger {
 /** Which ordering or validation rule a fatal event broke. Stable; usable as a log key. */
 export type FaultRule =
   | "validation"
+  | "event-depth"
+  | "state-depth"
+  | "state-size"
+  | "event-size"
   | "first-event"
   | "nested-run"
   | "after-terminal"
