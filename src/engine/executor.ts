@@ -202,7 +202,14 @@ async function runSegment(
         );
         let oversized: string | undefined;
         for (const event of pushed.events) {
-          const data = customFrameData(event);
+          let data: string;
+          try {
+            data = customFrameData(event);
+          } catch (err) {
+            // An in-process agent's value JSON cannot hold (a BigInt, a throwing toJSON).
+            oversized = `event ${count - 1} (${String(event.type)}): the event cannot be written as JSON: ${(err as Error).message}`;
+            break;
+          }
           // An in-process agent's event is measured as the JSON it is stored as; a remote
           // agent's was bounded as it arrived, before it was held.
           if (data.length > maxEventBytes) {
