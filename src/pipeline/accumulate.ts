@@ -29,7 +29,7 @@
  * before anything is appended to them.
  */
 import { applyPatchAtomically } from "./json-patch.js";
-import type { StateBounds } from "./shape.js";
+import { jsonSize, type StateBounds } from "./shape.js";
 import type { EventRecord } from "./types.js";
 
 type Rec = Record<string, unknown>;
@@ -139,6 +139,7 @@ export class Accumulator {
         const delta = event.delta as string;
         let changed = 0;
         if (delta !== "") {
+          this.stateBounds?.messagesGrow(delta.length);
           target.content = `${typeof target.content === "string" ? target.content : ""}${delta}`;
           changed = MESSAGES_CHANGED;
         }
@@ -160,6 +161,7 @@ export class Accumulator {
         const delta = event.delta as string;
         let changed = 0;
         if (delta !== "") {
+          this.stateBounds?.messagesGrow(delta.length);
           entry.call.function.arguments += delta;
           changed = MESSAGES_CHANGED;
         }
@@ -285,6 +287,9 @@ export class Accumulator {
   }
 
   private toolCallResult(event: EventRecord): number {
+    this.stateBounds?.messagesGrow(
+      typeof event.content === "string" ? event.content.length : jsonSize(event.content),
+    );
     const toolCallId = event.toolCallId as string;
     this.answeredCalls.add(toolCallId);
     const m: Msg = {
@@ -309,6 +314,7 @@ export class Accumulator {
   }
 
   private messagesSnapshot(event: EventRecord): number {
+    this.stateBounds?.messagesReplaced();
     const incoming = (event.messages as Rec[]).map(own);
     const snapshot = new Map<string, Msg>();
     for (const m of incoming) if (!snapshot.has(m.id)) snapshot.set(m.id, m);
@@ -343,6 +349,7 @@ export class Accumulator {
   }
 
   private activitySnapshot(event: EventRecord): number {
+    this.stateBounds?.messagesGrow(jsonSize(event.content));
     const id = event.messageId as string;
     const existing = this.byId.get(id);
     const replace = event.replace !== false;
@@ -396,6 +403,7 @@ export class Accumulator {
       return changed;
     }
     this.stateBounds?.document(event.patch as unknown[], next, `activity message '${id}'`);
+    this.stateBounds?.messagesGrow(jsonSize(event.patch));
     target.content = next;
     target.activityType = event.activityType;
     return MESSAGES_CHANGED;

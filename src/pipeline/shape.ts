@@ -22,7 +22,7 @@ export interface ShapeBounds {
 export class ShapeError extends Error {
   override readonly name = "ShapeError";
   constructor(
-    readonly rule: "event-depth" | "state-depth" | "state-size",
+    readonly rule: "event-depth" | "state-depth" | "state-size" | "messages-size",
     message: string,
   ) {
     super(message);
@@ -137,6 +137,8 @@ export class StateBounds {
   private measured: number;
   private pending = 0;
   private depth: number;
+  /** What this run added to the messages since they were last replaced whole. */
+  private messagesAdded = 0;
 
   constructor(
     private readonly bounds: ShapeBounds,
@@ -221,6 +223,28 @@ export class StateBounds {
         `the patch makes ${what} nested deeper than ${maxEventDepth} levels, at ${showPath(at)} (${this.bounds.keys.maxEventDepth})`,
       );
     }
+  }
+
+  /**
+   * The run's events add `bytes` to the messages (text, tool-call arguments and results,
+   * activity content). Only what this run adds counts: a long thread's history is not the
+   * agent's doing. Throws a {@link ShapeError} past `maxStateBytes`.
+   */
+  messagesGrow(bytes: number): void {
+    const { maxStateBytes, keys } = this.bounds;
+    if (maxStateBytes <= 0) return;
+    this.messagesAdded += bytes;
+    if (this.messagesAdded > maxStateBytes) {
+      throw new ShapeError(
+        "messages-size",
+        `the messages this run added would be larger than ${formatSize(maxStateBytes)} as JSON, the most a run's state may be (${keys.maxStateBytes})`,
+      );
+    }
+  }
+
+  /** A MESSAGES_SNAPSHOT replaced the messages (the snapshot itself is one bounded event). */
+  messagesReplaced(): void {
+    this.messagesAdded = 0;
   }
 
   private tooLarge(what: string): ShapeError {

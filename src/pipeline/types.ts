@@ -30,6 +30,7 @@ export type FaultRule =
   | "event-depth"
   | "state-depth"
   | "state-size"
+  | "messages-size"
   | "event-size"
   | "first-event"
   | "nested-run"

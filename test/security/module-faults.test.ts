@@ -25,6 +25,8 @@ const expected: Record<string, RegExp> = {
     /^event \d+ \(STATE_DELTA\): the patch makes the state nested deeper than 256 levels, at \/a\/a.*\(server\.limits\.maxEventDepth\)$/,
   growingState:
     /^event \d+ \(STATE_DELTA\): the patched state would be larger than 4 MiB as JSON, the most a run's state may be \(limits\.maxStateBytes\)$/,
+  endlessText:
+    /^event 18 \(TEXT_MESSAGE_CONTENT\): the messages this run added would be larger than 4 MiB as JSON, the most a run's state may be \(limits\.maxStateBytes\)$/,
 };
 
 interface WaitBody {
