@@ -102,8 +102,10 @@ export class OpenAiAdapter implements AgentAdapter {
       } else if (contentType.includes("application/json")) {
         // The server ignored `stream: true` and answered with the whole completion.
         const { maxEventBytes, keys } = this.bounds;
-        const text = await readLimited(response.body, maxEventBytes || Number.POSITIVE_INFINITY);
-        if (maxEventBytes > 0 && text.length >= maxEventBytes) {
+        // One byte past the limit is enough to know the completion is too large.
+        const limit = maxEventBytes > 0 ? maxEventBytes + 1 : Number.POSITIVE_INFINITY;
+        const { text, bytes } = await readUpTo(response.body, limit);
+        if (bytes > maxEventBytes && maxEventBytes > 0) {
           yield translator.error(
             `${this.url} answered with a completion larger than ${formatBytes(maxEventBytes)}, the most one event may be (${keys.maxEventBytes})`,
           );
@@ -272,15 +274,24 @@ export class OpenAiAdapter implements AgentAdapter {
 
 /** The body as text, up to `limit` bytes: what is past it is never read. */
 async function readLimited(body: ResponseBody, limit = ERROR_BODY_LIMIT): Promise<string> {
+  return (await readUpTo(body, limit)).text;
+}
+
+/** Up to `limit` bytes of the body as text, and how many bytes were read (at most `limit`). */
+async function readUpTo(
+  body: ResponseBody,
+  limit: number,
+): Promise<{ text: string; bytes: number }> {
   const decoder = new TextDecoder();
   let text = "";
   let read = 0;
-  for await (const bytes of body as AsyncIterable<Uint8Array>) {
-    text += decoder.decode(bytes.subarray(0, limit - read), { stream: true });
-    read += bytes.length;
+  for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    const kept = chunk.subarray(0, limit - read);
+    text += decoder.decode(kept, { stream: true });
+    read += kept.length;
     if (read >= limit) break;
   }
-  return text + decoder.decode();
+  return { text: text + decoder.decode(), bytes: read };
 }
 
 function quote(text: string): string {

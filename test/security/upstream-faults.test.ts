@@ -20,6 +20,7 @@ import { buildServing, echoAgent } from "./helpers.js";
 const MiB = 1024 * 1024;
 const PROTO_CASES = new Set<AguiCase>(["proto-lying-length", "proto-short-frame"]);
 const IDLE_CASES = new Set<AguiCase>(["trickle", "keepalive-only"]);
+const SLOW_CASES = new Set<AguiCase>(["slow-headers", "slow-error-page"]);
 
 interface Expected {
   status?: string;
@@ -104,10 +105,10 @@ function configOf(url: string) {
           url: `${url}/${name}`,
           // Short only where silence is the fault: a huge event may take a while on a busy machine.
           idleTimeoutMs: IDLE_CASES.has(name) ? 500 : 10_000,
-          connectTimeoutMs: 1000,
+          connectTimeoutMs: SLOW_CASES.has(name) ? 1000 : 10_000,
           ...(PROTO_CASES.has(name) ? { protocol: "proto" } : {}),
         },
-        limits: { runTimeoutSeconds: 2 },
+        limits: { runTimeoutSeconds: name === "endless" ? 2 : 30 },
       })),
       {
         name: "agui-own-limit",
