@@ -25,12 +25,16 @@ type Event = Record<string, unknown> & { type?: unknown };
 
 const TERMINAL = new Set(["RUN_FINISHED", "RUN_ERROR"]);
 
-type EventBound = Pick<AgentBounds, "maxEventBytes"> & {
-  keys: Pick<AgentBounds["keys"], "maxEventBytes">;
+type EventBound = Pick<AgentBounds, "maxEventBytes" | "maxEventDepth"> & {
+  keys: Pick<AgentBounds["keys"], "maxEventBytes" | "maxEventDepth">;
 };
 const DEFAULT_EVENT_BOUND: EventBound = {
   maxEventBytes: DEFAULT_LIMITS.maxEventBytes,
-  keys: { maxEventBytes: "server.limits.maxEventBytes" },
+  maxEventDepth: DEFAULT_LIMITS.maxEventDepth,
+  keys: {
+    maxEventBytes: "server.limits.maxEventBytes",
+    maxEventDepth: "server.limits.maxEventDepth",
+  },
 };
 
 /** How much of an error body is read, and how much of it a message quotes. */
@@ -158,8 +162,10 @@ export class AguiHttpAdapter implements AgentAdapter {
       let decoder: EventDecoder;
       let proto: ProtoDecoder | undefined;
       const { maxEventBytes } = this.bounds;
-      if (contentType === SSE_MEDIA_TYPE) decoder = new SseDecoder();
-      else if (contentType === AGUI_MEDIA_TYPE) {
+      if (contentType === SSE_MEDIA_TYPE) {
+        const { maxEventDepth, keys } = this.bounds;
+        decoder = new SseDecoder({ maxDepth: maxEventDepth, key: keys.maxEventDepth });
+      } else if (contentType === AGUI_MEDIA_TYPE) {
         // Imported here, not at start-up: @ag-ui/proto costs several MB of heap (see the module).
         const { ProtoDecoder } = await import("./agui-http-proto.js");
         proto = new ProtoDecoder(() =>

@@ -41,9 +41,9 @@ const agui: Record<AguiCase, Expected> = {
     description:
       /^event 1 \(STATE_DELTA\): the patch makes the state nested deeper than 256 levels, at \/a\/a\/a.*\(server\.limits\.maxEventDepth\)$/,
   },
+  // Refused on its text, before it is parsed.
   "deep-snapshot": {
-    description:
-      /^event 1 \(STATE_SNAPSHOT\): the event is nested deeper than 256 levels, at \/snapshot\/a\/a.*\(server\.limits\.maxEventDepth\)$/,
+    description: /sent an event nested deeper than 256 levels \(server\.limits\.maxEventDepth\)$/,
   },
   "malformed-json": { description: /sent malformed JSON in a data: line/ },
   "out-of-order": { description: /^event 1 \(TEXT_MESSAGE_CONTENT\): .*m1/ },
