@@ -1,4 +1,5 @@
 import type { AgentAdapter } from "../../adapters/types.js";
+import type { SegmentBounds } from "../executor.js";
 
 /** What the engine needs to know of each configured agent. */
 export interface EngineAgent {
@@ -11,4 +12,6 @@ export interface EngineAgent {
   retryOnRestart: boolean;
   /** Drop RAW events and `rawEvent` fields from what is stored and streamed. */
   dropRaw?: boolean;
+  /** How large and deep the agent's events and state may be. */
+  bounds?: SegmentBounds;
 }

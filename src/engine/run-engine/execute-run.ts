@@ -102,6 +102,7 @@ export async function executeClaimedRun(
       tails: context.tails,
       maxEvents: context.maxEventsPerRun,
       dropRaw: agent.dropRaw,
+      bounds: agent.bounds,
       onEvent: onEvent && ((rejected) => onEvent(agent.name, rejected)),
     });
     const reason: unknown = controller.signal.reason;
