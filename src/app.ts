@@ -118,7 +118,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       registry.list().map(async (agent) => ({
         agentId: agent.agentId,
         name: agent.name,
-        adapter: await createAdapter(agent.config),
+        adapter: await createAdapter(agent.config, { logger }),
         runTimeoutSeconds: agent.config.limits.runTimeoutSeconds,
         maxConcurrentRuns: agent.config.limits.maxConcurrentRuns,
         retryOnRestart: agent.config.retryOnRestart,

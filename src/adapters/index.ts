@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import type { AgentConfig } from "../config/schema.js";
 import { EchoAdapter } from "./echo.js";
 import { ScriptedAdapter } from "./scripted.js";
@@ -9,7 +10,10 @@ export type { AgentAdapter } from "./types.js";
  * Builds the adapter a configured agent names. Runs at start-up, so a script that cannot be
  * read or a module that does not load fails the start, naming the agent.
  */
-export async function createAdapter(agent: AgentConfig): Promise<AgentAdapter> {
+export async function createAdapter(
+  agent: AgentConfig,
+  options: { logger?: Logger } = {},
+): Promise<AgentAdapter> {
   const { adapter } = agent;
   try {
     switch (adapter.type) {
@@ -30,6 +34,13 @@ export async function createAdapter(agent: AgentConfig): Promise<AgentAdapter> {
       case "openai": {
         const { OpenAiAdapter } = await import("./openai.js");
         return new OpenAiAdapter(adapter);
+      }
+      case "a2a": {
+        const { A2aAdapter } = await import("./a2a.js");
+        const a2a = new A2aAdapter(adapter);
+        // Reads the agent card; one that cannot be read is logged, never a failed start.
+        await a2a.start(options.logger);
+        return a2a;
       }
       case "module": {
         const { loadModuleAdapter } = await import("./module.js");

@@ -1,0 +1,112 @@
+import type { AgentCard } from "@a2a-js/sdk";
+import {
+  type Client,
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from "@a2a-js/sdk/client";
+import type { A2aAdapterConfig } from "./a2a-options.js";
+
+/** The card's names of the bindings the `binding` option chooses between. */
+const BINDING_NAMES = { jsonrpc: "JSONRPC", "http-json": "HTTP+JSON" } as const;
+const SUPPORTED = new Set<string>(Object.values(BINDING_NAMES));
+
+/** An agent card and the client built from it. */
+export interface CardClient {
+  card: AgentCard;
+  client: Client;
+  /** The card says the agent streams: runs use SendStreamingMessage, else send and poll. */
+  streaming: boolean;
+  fetchedAt: number;
+}
+
+/** Where the card is read: the URL itself when it names a `.json` file, else the well-known path. */
+export function cardLocation(url: string): { base: string; path: string | undefined } {
+  const parsed = new URL(url);
+  return parsed.pathname.endsWith(".json")
+    ? { base: url, path: "" }
+    : { base: url, path: undefined };
+}
+
+/**
+ * Fetches the card and builds a client on the interface the `binding` option chooses (the
+ * card's first supported one by default). A card with no usable interface is an error naming
+ * what the card offers. v0.3 agents are reached through the SDK's compatibility layer.
+ */
+export async function connect(
+  config: A2aAdapterConfig,
+  fetchImpl: typeof fetch,
+): Promise<CardClient> {
+  const legacyCompat = { enabled: true };
+  const resolver = new DefaultAgentCardResolver({ fetchImpl, legacyCompat });
+  const { base, path } = cardLocation(config.url);
+  const card = await resolver.resolve(base, path);
+  const offered = card.supportedInterfaces.map((i) => i.protocolBinding);
+  const wanted =
+    config.binding === "auto"
+      ? offered.find((name) => SUPPORTED.has(name))
+      : BINDING_NAMES[config.binding];
+  if (wanted === undefined || !offered.includes(wanted)) {
+    const what = wanted ?? "a JSONRPC or HTTP+JSON";
+    throw new Error(
+      `its agent card offers no ${what} interface (it offers: ${offered.join(", ") || "none"})`,
+    );
+  }
+  const streaming = card.capabilities?.streaming === true;
+  const factory = new ClientFactory({
+    transports: [
+      new JsonRpcTransportFactory({ fetchImpl, legacyCompat }),
+      new RestTransportFactory({ fetchImpl, legacyCompat }),
+    ],
+    preferredTransports: [wanted],
+    cardResolver: resolver,
+    // Without streaming, a send returns at once and the task is polled.
+    clientConfig: { polling: !streaming },
+  });
+  const client = await factory.createFromAgentCard(card);
+  return { card, client, streaming, fetchedAt: Date.now() };
+}
+
+/** What the card says of the agent, as plain JSON: the descriptor's and AG-UI face's view. */
+export interface CardSummary {
+  name: string;
+  description: string;
+  version: string;
+  url: string;
+  streaming: boolean;
+  pushNotifications: boolean;
+  defaultInputModes: string[];
+  defaultOutputModes: string[];
+  skills: {
+    id: string;
+    name: string;
+    description: string;
+    tags: string[];
+    examples: string[];
+    inputModes: string[];
+    outputModes: string[];
+  }[];
+}
+
+export function summarizeCard(card: AgentCard, url: string): CardSummary {
+  return {
+    name: card.name,
+    description: card.description,
+    version: card.version,
+    url,
+    streaming: card.capabilities?.streaming === true,
+    pushNotifications: card.capabilities?.pushNotifications === true,
+    defaultInputModes: [...card.defaultInputModes],
+    defaultOutputModes: [...card.defaultOutputModes],
+    skills: card.skills.map((skill) => ({
+      id: skill.id,
+      name: skill.name,
+      description: skill.description,
+      tags: [...skill.tags],
+      examples: [...skill.examples],
+      inputModes: [...skill.inputModes],
+      outputModes: [...skill.outputModes],
+    })),
+  };
+}

@@ -1,0 +1,380 @@
+import type { Message, SendMessageRequest, StreamResponse } from "@a2a-js/sdk";
+import { Role } from "@a2a-js/sdk";
+import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
+import type { Logger } from "pino";
+import { v4 as uuidv4 } from "uuid";
+import { type CardClient, type CardSummary, connect, summarizeCard } from "./a2a-card.js";
+import { boundedFetch, UpstreamLimitError } from "./a2a-fetch.js";
+import {
+  A2aEventMapper,
+  contextFromHistory,
+  endingOf,
+  interruptIdFor,
+  type TaskEnding,
+  taskOfInterrupt,
+} from "./a2a-map.js";
+import type { A2aAdapterConfig } from "./a2a-options.js";
+import { type AdapterRunContext, type AgentAdapter, sleep } from "./types.js";
+
+type Payload = StreamResponse["payload"];
+type Event = Record<string, unknown> & { type: string };
+
+/** Stream drops in a row (with no event in between) before the run gives up on the task. */
+const MAX_RESUBSCRIBES = 3;
+
+/**
+ * A remote A2A agent (docs/agents.md, "A2A agents"), driven with the official `@a2a-js/sdk`
+ * client. One run segment sends one A2A message: a run's first segment starts a task (in the
+ * thread's A2A context), a resumed segment answers the task's `input-required` on the same
+ * task. The agent card is read at start-up and every `cardRefreshSeconds`; it decides the
+ * binding, streaming or polling, and what the descriptor and the AG-UI face say of the agent.
+ *
+ * Every failure throws an `Error` naming the agent's URL; the engine turns it into run status
+ * `error`. A run the engine aborts cancels its task (CancelTask) and ends quietly.
+ */
+export class A2aAdapter implements AgentAdapter {
+  private readonly fetchImpl: typeof fetch;
+  private current: CardClient | undefined;
+  private refreshing: Promise<CardClient> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly agent: string;
+
+  constructor(private readonly config: A2aAdapterConfig) {
+    this.fetchImpl = boundedFetch(config);
+    this.agent = `the A2A agent at ${redact(config.url)}`;
+  }
+
+  /**
+   * Reads the card once before the server serves, then every `cardRefreshSeconds`. A card that
+   * cannot be read is a warning, not a failed start: runs try again and fail with the reason.
+   */
+  async start(logger?: Logger): Promise<void> {
+    try {
+      await this.refresh();
+    } catch (err) {
+      logger?.warn({ url: redact(this.config.url) }, `a2a: ${this.cardProblem(err)}`);
+    }
+    if (this.config.cardRefreshSeconds > 0) {
+      this.timer = setInterval(() => {
+        this.refresh().catch((err: unknown) =>
+          logger?.warn(
+            { url: redact(this.config.url) },
+            `a2a: ${this.cardProblem(err)}; keeping the card read before`,
+          ),
+        );
+      }, this.config.cardRefreshSeconds * 1000);
+      this.timer.unref();
+    }
+  }
+
+  /** The card as the descriptor and the AG-UI face show it; undefined until it was read. */
+  card(): CardSummary | undefined {
+    return this.current && summarizeCard(this.current.card, this.config.url);
+  }
+
+  capabilities(): Partial<AgentCapabilities> {
+    const card = this.card();
+    return {
+      transport: { streaming: true },
+      humanInTheLoop: { supported: true, interrupts: true },
+      ...(card ? { custom: { a2a: card } } : {}),
+    };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+  }
+
+  private refresh(): Promise<CardClient> {
+    this.refreshing ??= connect(this.config, this.fetchImpl)
+      .then((connected) => {
+        this.current = connected;
+        return connected;
+      })
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+    return this.refreshing;
+  }
+
+  private async connection(): Promise<CardClient> {
+    if (this.current) return this.current;
+    try {
+      return await this.refresh();
+    } catch (err) {
+      throw new Error(this.cardProblem(err));
+    }
+  }
+
+  private cardProblem(err: unknown): string {
+    return `${this.agent}: its agent card could not be read: ${describe(err)}`;
+  }
+
+  async *run(input: RunAgentInput, context: AdapterRunContext): AsyncIterable<unknown> {
+    const { signal, logger } = context;
+    if (signal.aborted) return;
+    const { client, streaming } = await this.connection();
+    const { threadId, runId } = input;
+
+    const resume = input.resume?.[0];
+    const target = resume ? taskOfInterrupt(resume.interruptId) : undefined;
+    if (resume && !target) {
+      throw new Error(
+        `${this.agent}: the resume answers interrupt ${JSON.stringify(resume.interruptId)}, which this adapter did not raise`,
+      );
+    }
+    const contextId = target?.contextId ?? contextFromHistory(input.messages) ?? threadId;
+    const mapper = new A2aEventMapper(input.state, contextId);
+    // A resumed task is first reported as it was: still asking the question just answered.
+    const asked = target?.statusMessageId;
+    if (asked) mapper.seen(asked);
+    let taskId = target?.taskId;
+    let ending: TaskEnding | undefined;
+
+    const apply = (payload: Payload): Event[] => {
+      switch (payload?.$case) {
+        case "message":
+          if (payload.value.contextId) mapper.contextId = payload.value.contextId;
+          ending = { kind: "finished" };
+          return mapper.message(payload.value);
+        case "task": {
+          const task = payload.value;
+          taskId = task.id;
+          if (task.contextId) mapper.contextId = task.contextId;
+          const events = mapper.task(task);
+          const stale = asked !== undefined && task.status?.message?.messageId === asked;
+          ending = stale ? undefined : endingOf(task.status?.state, task.status?.message);
+          return events;
+        }
+        case "statusUpdate": {
+          const { status } = payload.value;
+          taskId = payload.value.taskId || taskId;
+          const events = mapper.message(status?.message);
+          const stale = asked !== undefined && status?.message?.messageId === asked;
+          ending = stale ? undefined : endingOf(status?.state, status?.message);
+          return events;
+        }
+        case "artifactUpdate":
+          return mapper.artifactUpdate(payload.value);
+        default:
+          return [];
+      }
+    };
+
+    yield { type: "RUN_STARTED", threadId, runId };
+    try {
+      if (resume?.status === "cancelled") {
+        // The user declined to answer: the task has nothing left to do.
+        ending = { kind: "finished" };
+        await this.cancel(client, taskId!, logger);
+        yield { type: "RUN_FINISHED", threadId, runId };
+        return;
+      }
+      const request = this.request(input, mapper.contextId, taskId);
+      if (streaming) {
+        let stream = client.sendMessageStream(request, { signal });
+        let drops = 0;
+        for (;;) {
+          let lastProblem = "the stream ended before the task did";
+          try {
+            for await (const response of stream) {
+              drops = 0;
+              yield* apply(response.payload);
+              if (ending) break;
+            }
+          } catch (err) {
+            if (signal.aborted) return;
+            if (!taskId || limitError(err)) throw err;
+            lastProblem = describe(err);
+          }
+          if (ending) break;
+          if (!taskId) throw new Error("closed the stream before naming a task");
+          if (++drops > MAX_RESUBSCRIBES) {
+            throw new Error(
+              `dropped the stream of task ${taskId} ${MAX_RESUBSCRIBES + 1} times in a row (${lastProblem})`,
+            );
+          }
+          logger.warn(
+            { url: redact(this.config.url), taskId },
+            `a2a: the stream of task ${taskId} dropped (${lastProblem}); subscribing to it again`,
+          );
+          // The task may have moved on, or ended, while nobody listened.
+          yield* apply({
+            $case: "task",
+            value: await client.getTask({ tenant: "", id: taskId }, { signal }),
+          });
+          if (ending) break;
+          stream = client.resubscribeTask({ tenant: "", id: taskId }, { signal });
+        }
+      } else {
+        const result = await client.sendMessage(request, { signal });
+        yield* apply(
+          "messageId" in result
+            ? { $case: "message", value: result }
+            : { $case: "task", value: result },
+        );
+        while (!ending) {
+          await sleep(this.config.pollIntervalMs, signal);
+          const task = await client.getTask({ tenant: "", id: taskId! }, { signal });
+          yield* apply({ $case: "task", value: task });
+        }
+      }
+      yield* mapper.closeAll();
+      yield* this.ending(ending!, input, mapper.contextId, taskId);
+    } catch (err) {
+      if (signal.aborted) return;
+      throw new Error(`${this.agent} ${limitError(err)?.message ?? failed(err)}`);
+    } finally {
+      // Stopped before the task ended or paused (cancel, timeout, shutdown, a failure here):
+      // the agent is told, rather than left working for nobody.
+      if (taskId && !ending) await this.cancel(client, taskId, logger);
+    }
+  }
+
+  private *ending(
+    ending: TaskEnding,
+    input: RunAgentInput,
+    contextId: string,
+    taskId: string | undefined,
+  ): Iterable<Event> {
+    const { threadId, runId } = input;
+    if (ending.kind === "finished") {
+      yield { type: "RUN_FINISHED", threadId, runId };
+    } else if (ending.kind === "interrupted") {
+      const interrupt = {
+        id: interruptIdFor(contextId, taskId ?? "", ending.statusMessageId),
+        reason: ending.reason,
+        ...(ending.message ? { message: ending.message } : {}),
+        metadata: { a2a: { taskId, contextId } },
+      };
+      yield {
+        type: "RUN_FINISHED",
+        threadId,
+        runId,
+        outcome: { type: "interrupt", interrupts: [interrupt] },
+      };
+    } else {
+      yield {
+        type: "RUN_ERROR",
+        message: ending.message || `${this.agent}: task ${taskId} ended as ${ending.state}`,
+        code: `a2a_${ending.state}`,
+      };
+    }
+  }
+
+  /** The A2A message of a run segment: its new user messages, or the answer to an interrupt. */
+  private request(
+    input: RunAgentInput,
+    contextId: string,
+    taskId: string | undefined,
+  ): SendMessageRequest {
+    const resume = input.resume?.[0];
+    const parts = resume ? answerParts(resume.payload) : userParts(input.messages);
+    if (parts.length === 0) {
+      throw new Error(`${this.agent}: the run has no new user message to send`);
+    }
+    const message: Message = {
+      messageId: uuidv4(),
+      role: Role.ROLE_USER,
+      parts,
+      contextId,
+      taskId: taskId ?? "",
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    return { tenant: "", message, configuration: undefined, metadata: undefined };
+  }
+
+  private async cancel(client: CardClient["client"], taskId: string, logger: Logger) {
+    try {
+      const signal = AbortSignal.timeout(this.config.connectTimeoutMs || 10_000);
+      await client.cancelTask({ tenant: "", id: taskId, metadata: undefined }, { signal });
+    } catch (err) {
+      logger.warn(
+        { url: redact(this.config.url), taskId },
+        `a2a: task ${taskId} could not be canceled: ${describe(err)}`,
+      );
+    }
+  }
+}
+
+type A2aPart = Message["parts"][number];
+
+function textPart(value: string): A2aPart {
+  return { content: { $case: "text", value }, metadata: undefined, filename: "", mediaType: "" };
+}
+
+/** The user messages after the thread's last other message: what this run adds. */
+function userParts(messages: RunAgentInput["messages"]): A2aPart[] {
+  const parts: A2aPart[] = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i]?.role === "user"; i--) {
+    const content: unknown = (messages[i] as { content?: unknown }).content;
+    const text =
+      typeof content === "string"
+        ? content
+        : Array.isArray(content)
+          ? content
+              .map((p: { type?: unknown; text?: unknown }) =>
+                p?.type === "text" && typeof p.text === "string" ? p.text : "",
+              )
+              .join("")
+          : "";
+    if (text !== "") parts.unshift(textPart(text));
+  }
+  return parts;
+}
+
+/**
+ * An interrupt's answer: a string, or an object's string `text`, is a text part; anything else
+ * is a data part.
+ */
+function answerParts(payload: unknown): A2aPart[] {
+  if (typeof payload === "string") return [textPart(payload)];
+  const text = (payload as { text?: unknown } | null)?.text;
+  if (typeof text === "string") return [textPart(text)];
+  if (payload === undefined || payload === null) return [textPart("")];
+  return [
+    {
+      content: { $case: "data", value: payload },
+      metadata: undefined,
+      filename: "",
+      mediaType: "",
+    },
+  ];
+}
+
+function limitError(err: unknown): UpstreamLimitError | undefined {
+  for (let current = err, depth = 0; current && depth < 5; depth++) {
+    if (current instanceof UpstreamLimitError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function failed(err: unknown): string {
+  const text = describe(err);
+  return text.startsWith("closed ") || text.startsWith("dropped ") ? text : `failed: ${text}`;
+}
+
+/** An error in words, with the network code when fetch hides it in `cause`. */
+function describe(err: unknown): string {
+  const limit = limitError(err);
+  if (limit) return limit.message;
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { cause?: { code?: unknown } })?.cause?.code;
+  return typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/** Credentials in the URL stay out of error messages and logs. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === "" && parsed.password === "") return url;
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
