@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import pino from "pino";
-import { createAdapter } from "./adapters/index.js";
+import { type AgentAdapter, createAdapter } from "./adapters/index.js";
 import { parseRunCommand } from "./bridge/run-command.js";
 import type { AgentRegistry } from "./config/registry.js";
 import type { ServerSettings } from "./config/settings.js";
@@ -118,7 +118,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       registry.list().map(async (agent) => ({
         agentId: agent.agentId,
         name: agent.name,
-        adapter: await createAdapter(agent.config, { logger }),
+        adapter: selfDescribed(
+          registry,
+          agent.agentId,
+          await createAdapter(agent.config, { logger }),
+        ),
         runTimeoutSeconds: agent.config.limits.runTimeoutSeconds,
         maxConcurrentRuns: agent.config.limits.maxConcurrentRuns,
         retryOnRestart: agent.config.retryOnRestart,
@@ -210,3 +214,9 @@ const OPEN_PATHS = [
   "/schemas/acp.openapi.json",
   "/schemas/ag-ui.schema.json",
 ];
+
+/** An adapter that says what its agent is (an A2A card) refines the agent's descriptor. */
+function selfDescribed(registry: AgentRegistry, agentId: string, adapter: AgentAdapter) {
+  if (adapter.describe) registry.describeWith(agentId, () => adapter.describe?.());
+  return adapter;
+}

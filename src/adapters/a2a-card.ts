@@ -6,6 +6,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from "@a2a-js/sdk/client";
+import type { AgentSelfDescription } from "../config/specs.js";
 import type { A2aAdapterConfig } from "./a2a-options.js";
 
 /** The card's names of the bindings the `binding` option chooses between. */
@@ -108,5 +109,33 @@ export function summarizeCard(card: AgentCard, url: string): CardSummary {
       inputModes: [...skill.inputModes],
       outputModes: [...skill.outputModes],
     })),
+  };
+}
+
+/**
+ * The card in the ACP descriptor: its description (where the config's is empty), its URL as
+ * the record's, the whole card summary as `x-a2a-card` on the input schema, the accepted and
+ * produced media types in the input and output schemas' descriptions, and the skills' examples
+ * as input examples.
+ */
+export function describeCard(card: CardSummary): AgentSelfDescription {
+  const modes = (list: string[]) => (list.length > 0 ? list.join(", ") : "unstated");
+  const examples = card.skills
+    .flatMap((skill) => skill.examples)
+    .map((text) => ({ messages: [{ role: "user", content: text }] }));
+  const skills = card.skills.map((s) => (s.description ? `${s.name} (${s.description})` : s.name));
+  return {
+    description: card.description,
+    url: card.url,
+    input: {
+      description:
+        `The user messages sent to the A2A agent "${card.name}" (media types it accepts: ` +
+        `${modes(card.defaultInputModes)}).${skills.length > 0 ? ` Skills: ${skills.join("; ")}.` : ""}`,
+      ...(examples.length > 0 ? { examples } : {}),
+      "x-a2a-card": card,
+    },
+    output: {
+      description: `What the A2A agent answers (media types: ${modes(card.defaultOutputModes)}).`,
+    },
   };
 }

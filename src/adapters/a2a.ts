@@ -3,7 +3,14 @@ import { Role } from "@a2a-js/sdk";
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
 import type { Logger } from "pino";
 import { v4 as uuidv4 } from "uuid";
-import { type CardClient, type CardSummary, connect, summarizeCard } from "./a2a-card.js";
+import type { AgentSelfDescription } from "../config/specs.js";
+import {
+  type CardClient,
+  type CardSummary,
+  connect,
+  describeCard,
+  summarizeCard,
+} from "./a2a-card.js";
 import { boundedFetch, UpstreamLimitError } from "./a2a-fetch.js";
 import {
   A2aEventMapper,
@@ -34,7 +41,9 @@ const MAX_RESUBSCRIBES = 3;
  */
 export class A2aAdapter implements AgentAdapter {
   private readonly fetchImpl: typeof fetch;
-  private current: CardClient | undefined;
+  private current:
+    | (CardClient & { summary: CardSummary; description: AgentSelfDescription })
+    | undefined;
   private refreshing: Promise<CardClient> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly agent: string;
@@ -69,7 +78,11 @@ export class A2aAdapter implements AgentAdapter {
 
   /** The card as the descriptor and the AG-UI face show it; undefined until it was read. */
   card(): CardSummary | undefined {
-    return this.current && summarizeCard(this.current.card, this.config.url);
+    return this.current?.summary;
+  }
+
+  describe(): AgentSelfDescription | undefined {
+    return this.current?.description;
   }
 
   capabilities(): Partial<AgentCapabilities> {
@@ -88,7 +101,9 @@ export class A2aAdapter implements AgentAdapter {
   private refresh(): Promise<CardClient> {
     this.refreshing ??= connect(this.config, this.fetchImpl)
       .then((connected) => {
-        this.current = connected;
+        const summary = summarizeCard(connected.card, this.config.url);
+        // Kept as it is until the next refresh: the registry rebuilds the descriptor on change.
+        this.current = { ...connected, summary, description: describeCard(summary) };
         return connected;
       })
       .finally(() => {

@@ -57,6 +57,8 @@ export interface A2aTestAgent {
   resubscribed: string[];
   /** Request headers, lower-case, in arrival order. */
   headers: Record<string, string | string[] | undefined>[];
+  /** Changes the description its card gives from now on. */
+  describe(description: string): void;
   /** Resolves when the agent starts working on a message whose first word is `word`. */
   started(word: string): Promise<SeenMessage>;
   close(): Promise<void>;
@@ -334,6 +336,9 @@ export async function startA2aAgent(options: A2aAgentOptions = {}): Promise<A2aT
     canceled,
     resubscribed,
     headers,
+    describe: (description) => {
+      card.description = description;
+    },
     started: (word) =>
       new Promise((resolve) => {
         const list = waiters.get(word) ?? [];
