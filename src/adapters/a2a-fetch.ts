@@ -74,6 +74,8 @@ export function boundedBody(response: Response, limits: BodyLimits): Response {
   const reader = source.getReader();
   const events = new EventSizer();
   let total = 0;
+  /** A fault found after the complete events before it were passed on: reported next. */
+  let pending: string | undefined;
 
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, message: string) => {
     controller.error(new UpstreamLimitError(message));
@@ -82,6 +84,7 @@ export function boundedBody(response: Response, limits: BodyLimits): Response {
 
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      if (pending !== undefined) return fail(controller, pending);
       let timer: NodeJS.Timeout | undefined;
       const silence =
         limits.idleTimeoutMs > 0
@@ -111,11 +114,14 @@ export function boundedBody(response: Response, limits: BodyLimits): Response {
             `streamed more than ${limits.maxStreamBytes} bytes in one answer (maxStreamBytes)`,
           );
         }
-        if (events.push(chunk) > limits.maxEventBytes) {
-          return fail(
-            controller,
-            `sent an event larger than ${limits.maxEventBytes} bytes (maxEventBytes)`,
-          );
+        const complete = events.push(chunk, limits.maxEventBytes);
+        if (complete >= 0) {
+          const fault = `sent an event larger than ${limits.maxEventBytes} bytes (maxEventBytes)`;
+          if (complete === 0) return fail(controller, fault);
+          // The events before the oversized one are whole: they go on, the fault after them.
+          pending = fault;
+          controller.enqueue(chunk.subarray(0, complete));
+          return;
         }
       } else if (total > limits.maxEventBytes) {
         return fail(
@@ -142,23 +148,26 @@ class EventSizer {
   /** The previous byte that was not CR ended a line. */
   private atLineStart = false;
 
-  /** Feeds a chunk; returns the largest event size seen in it. */
-  push(chunk: Uint8Array): number {
-    let largest = 0;
+  /**
+   * Feeds a chunk. Returns -1 while every event fits in `limit`, else the length of the
+   * chunk's prefix that ends the last complete event before the one that does not fit.
+   */
+  push(chunk: Uint8Array, limit: number): number {
+    let complete = 0;
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i]!;
       if (byte === 13) continue;
       if (byte === 10) {
         if (this.atLineStart) {
-          largest = Math.max(largest, this.since);
           this.since = 0;
           this.atLineStart = false;
+          complete = i + 1;
           continue;
         }
         this.atLineStart = true;
       } else this.atLineStart = false;
-      this.since++;
+      if (++this.since > limit) return complete;
     }
-    return Math.max(largest, this.since);
+    return -1;
   }
 }
