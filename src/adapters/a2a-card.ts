@@ -43,7 +43,7 @@ export async function connect(
   const resolver = new DefaultAgentCardResolver({ fetchImpl, legacyCompat });
   const { base, path } = cardLocation(config.url);
   const card = await resolver.resolve(base, path);
-  const offered = card.supportedInterfaces.map((i) => i.protocolBinding);
+  const offered = (card.supportedInterfaces ?? []).map((i) => i.protocolBinding);
   const wanted =
     config.binding === "auto"
       ? offered.find((name) => SUPPORTED.has(name))
@@ -91,23 +91,28 @@ export interface CardSummary {
 }
 
 export function summarizeCard(card: AgentCard, url: string): CardSummary {
+  // Cards in the wild (and 0.3 cards translated by the SDK) leave out what they do not use.
+  const list = (value: readonly string[] | undefined) => (Array.isArray(value) ? [...value] : []);
+  const skills: Partial<AgentCard["skills"][number]>[] = Array.isArray(card.skills)
+    ? card.skills
+    : [];
   return {
-    name: card.name,
-    description: card.description,
-    version: card.version,
+    name: card.name ?? "",
+    description: card.description ?? "",
+    version: card.version ?? "",
     url,
     streaming: card.capabilities?.streaming === true,
     pushNotifications: card.capabilities?.pushNotifications === true,
-    defaultInputModes: [...card.defaultInputModes],
-    defaultOutputModes: [...card.defaultOutputModes],
-    skills: card.skills.map((skill) => ({
-      id: skill.id,
-      name: skill.name,
-      description: skill.description,
-      tags: [...skill.tags],
-      examples: [...skill.examples],
-      inputModes: [...skill.inputModes],
-      outputModes: [...skill.outputModes],
+    defaultInputModes: list(card.defaultInputModes),
+    defaultOutputModes: list(card.defaultOutputModes),
+    skills: skills.map((skill) => ({
+      id: skill.id ?? "",
+      name: skill.name ?? "",
+      description: skill.description ?? "",
+      tags: list(skill.tags),
+      examples: list(skill.examples),
+      inputModes: list(skill.inputModes),
+      outputModes: list(skill.outputModes),
     })),
   };
 }

@@ -92,7 +92,7 @@ export function endingOf(
 
 export function textOf(message: Message | undefined): string {
   if (!message) return "";
-  return message.parts
+  return (message.parts ?? [])
     .map((part) => (part.content?.$case === "text" ? part.content.value : ""))
     .join("");
 }
@@ -129,7 +129,7 @@ export class A2aEventMapper {
     }
     const events: Event[] = [];
     let messageId: string | undefined;
-    for (const part of message.parts) {
+    for (const part of message.parts ?? []) {
       const text = this.partText(part, events);
       if (text === undefined) continue;
       if (!messageId) {
@@ -154,8 +154,9 @@ export class A2aEventMapper {
       seen = { parts: 0 };
       this.artifacts.set(artifact.artifactId, seen);
     }
-    events.push(...this.artifactParts(seen, artifact.parts));
-    seen.parts += artifact.parts.length;
+    const parts = artifact.parts ?? [];
+    events.push(...this.artifactParts(seen, parts));
+    seen.parts += parts.length;
     if (update.lastChunk) events.push(...this.closeArtifact(artifact.artifactId));
     return events;
   }
@@ -163,7 +164,7 @@ export class A2aEventMapper {
   /** A whole task (the stream's first answer, a poll, a re-read): what was not shown yet. */
   task(task: Task): Event[] {
     const events: Event[] = [];
-    for (const artifact of task.artifacts) events.push(...this.wholeArtifact(artifact));
+    for (const artifact of task.artifacts ?? []) events.push(...this.wholeArtifact(artifact));
     events.push(...this.message(task.status?.message));
     return events;
   }
@@ -179,9 +180,10 @@ export class A2aEventMapper {
       seen = { parts: 0 };
       this.artifacts.set(artifact.artifactId, seen);
     }
-    if (artifact.parts.length <= seen.parts) return [];
-    const events = this.artifactParts(seen, artifact.parts.slice(seen.parts));
-    seen.parts = artifact.parts.length;
+    const parts = artifact.parts ?? [];
+    if (parts.length <= seen.parts) return [];
+    const events = this.artifactParts(seen, parts.slice(seen.parts));
+    seen.parts = parts.length;
     return events;
   }
 

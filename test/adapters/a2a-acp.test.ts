@@ -14,16 +14,19 @@ const texts = (output: Json) => ((output.messages ?? []) as Json[]).map((m) => [
 describe("a2a adapter through ACP: real A2A agents on the official SDK", () => {
   let streaming: A2aTestAgent;
   let blocking: A2aTestAgent;
+  let legacy: A2aTestAgent;
   let t: TestApp;
   let base: string;
   const agent = agentIdFor("a2a-stream", "1.0.0");
   const rest = agentIdFor("a2a-rest", "1.0.0");
   const polled = agentIdFor("a2a-poll", "1.0.0");
   const gone = agentIdFor("a2a-gone", "1.0.0");
+  const old = agentIdFor("a2a-v03", "1.0.0");
 
   beforeAll(async () => {
     streaming = await startA2aAgent();
     blocking = await startA2aAgent({ streaming: false, name: "blocking-agent" });
+    legacy = await startA2aAgent({ legacy: true, bindings: ["JSONRPC"], name: "legacy-agent" });
     process.env.A2A_TEST_TOKEN = "a2a-token";
     t = await build({
       yaml: `
@@ -44,6 +47,10 @@ agents:
     version: 1.0.0
     description: An agent without streaming.
     adapter: { type: a2a, url: ${blocking.url}, pollIntervalMs: 50 }
+  - name: a2a-v03
+    version: 1.0.0
+    description: An A2A 0.3 agent.
+    adapter: { type: a2a, url: ${legacy.url} }
   - name: a2a-gone
     version: 1.0.0
     description: Nobody listens here.
@@ -56,6 +63,7 @@ agents:
     await t?.close();
     await streaming?.close();
     await blocking?.close();
+    await legacy?.close();
     delete process.env.A2A_TEST_TOKEN;
   });
 
@@ -244,6 +252,34 @@ agents:
     const seen = blocking.seen.slice(before);
     expect(seen.map((s) => s.text)).toEqual(["hello poll", "ask", "Bo"]);
     expect(new Set(seen.map((s) => s.contextId))).toEqual(new Set([threadId]));
+  });
+
+  it("an A2A 0.3 agent › text, input-required and resume, over the 0.3 protocol", async () => {
+    const threadId = await newThread();
+    const before = legacy.seen.length;
+    const hello = await wait(`/threads/${threadId}/runs/wait`, {
+      agent_id: old,
+      input: say("hello old"),
+    });
+    expect(texts(hello.output).at(-1)).toEqual(["assistant", "echo: hello old"]);
+    const ask = await wait(`/threads/${threadId}/runs/wait`, { agent_id: old, input: say("ask") });
+    expect(ask.run.status).toBe("interrupted");
+    await t.call("POST", `/threads/${threadId}/runs/${ask.run.run_id}`, {
+      input_required: { text: "Di" },
+    });
+    const done = (await t.call("GET", `/threads/${threadId}/runs/${ask.run.run_id}/wait`))
+      .body as Wait;
+    expect(texts(done.output).at(-1)).toEqual(["assistant", "Hello, Di"]);
+    const seen = legacy.seen.slice(before);
+    expect(seen.map((s) => [s.text, s.continued])).toEqual([
+      ["hello old", false],
+      ["ask", false],
+      ["Di", true],
+    ]);
+    expect(seen[2]!.taskId).toBe(seen[1]!.taskId);
+    // Every call after the card spoke 0.3.
+    const versions = legacy.headers.slice(1).map((h) => h["a2a-version"]);
+    expect(new Set(versions)).toEqual(new Set(["0.3"]));
   });
 
   it("an unreachable card › the run fails with a message naming the agent and the card", async () => {

@@ -23,6 +23,7 @@ import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { AgentCard, Message, Part, Task } from "@a2a-js/sdk";
 import { Role, TaskState } from "@a2a-js/sdk";
+import { legacyAgentCardRouter } from "@a2a-js/sdk/compat/v0_3/server/express";
 import {
   type AgentExecutor,
   DefaultRequestHandler,
@@ -70,6 +71,11 @@ export interface A2aAgentOptions {
   /** Which interfaces the card lists, in order (default both, JSON-RPC first). */
   bindings?: ("JSONRPC" | "HTTP+JSON")[];
   name?: string;
+  /**
+   * An A2A 0.3 agent: its card is served in the 0.3 shape (to every client) and its JSON-RPC
+   * interface speaks 0.3, through the SDK's own compatibility layer.
+   */
+  legacy?: boolean;
 }
 
 const part = (value: string): Part => ({
@@ -282,7 +288,7 @@ export async function startA2aAgent(options: A2aAgentOptions = {}): Promise<A2aT
       url: binding === "JSONRPC" ? `${base}/a2a/jsonrpc` : `${base}/a2a/rest`,
       protocolBinding: binding,
       tenant: "",
-      protocolVersion: "1.0",
+      protocolVersion: options.legacy ? "0.3" : "1.0",
     })),
     provider: undefined,
     version: "2.1.0",
@@ -319,10 +325,24 @@ export async function startA2aAgent(options: A2aAgentOptions = {}): Promise<A2aT
     }
     next();
   });
-  app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }));
+  const legacyCompat = { enabled: options.legacy === true };
+  if (options.legacy) {
+    // A 0.3 agent answers its card in the 0.3 shape whatever version the client asks for.
+    app.use("/.well-known/agent-card.json", (req, _res, next) => {
+      req.headers["a2a-version"] = "0.3";
+      next();
+    });
+    app.use("/.well-known/agent-card.json", legacyAgentCardRouter({ agentCardProvider: handler }));
+  } else {
+    app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }));
+  }
   app.use(
     "/a2a/jsonrpc",
-    jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }),
+    jsonRpcHandler({
+      requestHandler: handler,
+      userBuilder: UserBuilder.noAuthentication,
+      legacyCompat,
+    }),
   );
   app.use(
     "/a2a/rest",
