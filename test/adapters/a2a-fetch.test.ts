@@ -230,4 +230,50 @@ agents:
       `agent failed: the A2A agent at ${up.url}/card.json sent nothing for 300 ms (idleTimeoutMs)`,
     );
   });
+
+  it("a JSON-RPC error for the send › run error quoting the agent's error", async () => {
+    agentAnswers((_method, res, id) => {
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          error: { code: -32603, message: "model overloaded" },
+        }),
+      );
+    });
+    const description = await runError();
+    expect(description).toMatch(
+      /^agent failed: the A2A agent at http:\/\/127\.0\.0\.1:\d+\/card\.json failed: /,
+    );
+    expect(description).toContain("model overloaded");
+  });
+
+  it("garbage in the stream › run error naming the agent", async () => {
+    agentAnswers((method, res, id) => {
+      if (method === "CancelTask") return res.end();
+      sse(res, id, task);
+      res.end("data: {not json\n\n");
+    });
+    expect(await runError()).toMatch(
+      /^agent failed: the A2A agent at http:\/\/127\.0\.0\.1:\d+\/card\.json failed: /,
+    );
+  });
+
+  it("a stream that ends before its task, with a task nobody can read › run error, not a loop", async () => {
+    const methods: string[] = [];
+    agentAnswers((method, res, id) => {
+      methods.push(method);
+      if (method === "SendStreamingMessage") {
+        sse(res, id, task);
+        return res.end();
+      }
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32001, message: "task not found" } }),
+      );
+    });
+    expect(await runError()).toContain("task not found");
+    expect(methods.slice(0, 2)).toEqual(["SendStreamingMessage", "GetTask"]);
+  });
 });
