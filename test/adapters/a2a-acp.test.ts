@@ -195,6 +195,27 @@ agents:
     expect(seen[1]!.contextId).toBe(threadId);
   });
 
+  it("thread /runs/stream › input-required ends the stream interrupted; a streamed resume finishes it", async () => {
+    const threadId = await newThread();
+    const first = await readSse(base, `/threads/${threadId}/runs/stream`, {
+      body: { agent_id: agent, input: say("ask"), stream_mode: ["values"] },
+    });
+    const last = first.frames.at(-1)!.data as Json;
+    expect(last).toMatchObject({ status: "interrupted" });
+    const runId = last.run_id as string;
+    const res = await t.call("POST", `/threads/${threadId}/runs/${runId}`, {
+      input_required: { text: "Eve" },
+    });
+    expect(res.status, res.raw).toBeLessThan(300);
+    const resumed = await readSse(base, `/threads/${threadId}/runs/${runId}/stream`, {
+      method: "GET",
+    });
+    expect(resumed.status).toBe(200);
+    expect(resumed.frames.at(-1)!.data).toMatchObject({ status: "success" });
+    const thread = (await t.call("GET", `/threads/${threadId}`)).body as Json;
+    expect(texts(thread as Json).at(-1)).toEqual(["assistant", "Hello, Eve"]);
+  });
+
   it("failed › run error with the agent's own message", async () => {
     const { run } = await wait("/runs/wait", { agent_id: agent, input: say("fail") });
     expect(run.status).toBe("error");
