@@ -187,14 +187,26 @@ export class A2aAdapter implements AgentAdapter {
       }
       const request = this.request(input, mapper.contextId, taskId);
       if (streaming) {
-        let stream = client.sendMessageStream(request, { signal });
+        // A run stopped before the agent named its task keeps listening (for connectTimeoutMs)
+        // until it does, so that the task can be canceled rather than left running.
+        const listening = new AbortController();
+        const stop = () => {
+          if (taskId) return listening.abort(signal.reason);
+          const grace = this.config.connectTimeoutMs || 10_000;
+          setTimeout(() => listening.abort(signal.reason), grace).unref();
+        };
+        signal.addEventListener("abort", stop, { once: true });
+        if (signal.aborted) stop();
+        let stream = client.sendMessageStream(request, { signal: listening.signal });
         let drops = 0;
         for (;;) {
           let lastProblem = "the stream ended before the task did";
           try {
             for await (const response of stream) {
               drops = 0;
-              yield* apply(response.payload);
+              const events = apply(response.payload);
+              if (signal.aborted) break;
+              yield* events;
               if (ending) break;
             }
           } catch (err) {
@@ -202,6 +214,7 @@ export class A2aAdapter implements AgentAdapter {
             if (!taskId || limitError(err)) throw err;
             lastProblem = describe(err);
           }
+          if (signal.aborted) return;
           if (ending) break;
           if (!taskId) throw new Error("closed the stream before naming a task");
           if (++drops > MAX_RESUBSCRIBES) {

@@ -242,6 +242,17 @@ agents:
     await vi.waitFor(() => expect(streaming.canceled).toContain(seen.taskId));
   });
 
+  it("cancel before the agent named its task › the adapter waits for the name, then cancels it", async () => {
+    const threadId = await newThread();
+    const started = streaming.started("wait");
+    const run = (
+      await t.call("POST", `/threads/${threadId}/runs`, { agent_id: agent, input: say("wait now") })
+    ).body as Json;
+    const seen = await started;
+    await t.call("POST", `/threads/${threadId}/runs/${run.run_id}/cancel?wait=true`);
+    await vi.waitFor(() => expect(streaming.canceled).toContain(seen.taskId), { timeout: 5000 });
+  });
+
   it("a stream dropped mid-task › the adapter subscribes to the task again and the run completes", async () => {
     const before = streaming.resubscribed.length;
     const { run, output } = await wait("/runs/wait", { agent_id: agent, input: say("drop") });
