@@ -15,6 +15,7 @@ describe("a2a adapter through ACP: real A2A agents on the official SDK", () => {
   let streaming: A2aTestAgent;
   let blocking: A2aTestAgent;
   let legacy: A2aTestAgent;
+  let blockingOnly: A2aTestAgent;
   let t: TestApp;
   let base: string;
   const agent = agentIdFor("a2a-stream", "1.0.0");
@@ -22,10 +23,12 @@ describe("a2a adapter through ACP: real A2A agents on the official SDK", () => {
   const polled = agentIdFor("a2a-poll", "1.0.0");
   const gone = agentIdFor("a2a-gone", "1.0.0");
   const old = agentIdFor("a2a-v03", "1.0.0");
+  const blocks = agentIdFor("a2a-blocks", "1.0.0");
 
   beforeAll(async () => {
     streaming = await startA2aAgent();
     blocking = await startA2aAgent({ streaming: false, name: "blocking-agent" });
+    blockingOnly = await startA2aAgent({ streaming: false, blockingOnly: true });
     legacy = await startA2aAgent({ legacy: true, bindings: ["JSONRPC"], name: "legacy-agent" });
     process.env.A2A_TEST_TOKEN = "a2a-token";
     t = await build({
@@ -47,6 +50,10 @@ agents:
     version: 1.0.0
     description: An agent without streaming.
     adapter: { type: a2a, url: ${blocking.url}, pollIntervalMs: 50 }
+  - name: a2a-blocks
+    version: 1.0.0
+    description: An agent that answers only when its task stops.
+    adapter: { type: a2a, url: ${blockingOnly.url}, pollIntervalMs: 50 }
   - name: a2a-v03
     version: 1.0.0
     description: An A2A 0.3 agent.
@@ -64,6 +71,7 @@ agents:
     await streaming?.close();
     await blocking?.close();
     await legacy?.close();
+    await blockingOnly?.close();
     delete process.env.A2A_TEST_TOKEN;
   });
 
@@ -284,6 +292,49 @@ agents:
     const seen = blocking.seen.slice(before);
     expect(seen.map((s) => s.text)).toEqual(["hello poll", "ask", "Bo"]);
     expect(new Set(seen.map((s) => s.contextId))).toEqual(new Set([threadId]));
+  });
+
+  it("an agent without streaming › a cancel while polling reaches the agent", async () => {
+    const threadId = await newThread();
+    const started = blocking.started("wait");
+    const run = (
+      await t.call("POST", `/threads/${threadId}/runs`, { agent_id: polled, input: say("wait") })
+    ).body as Json;
+    const seen = await started;
+    await framesStored(t, run.run_id as string, 4);
+    await t.call("POST", `/threads/${threadId}/runs/${run.run_id}/cancel?wait=true`);
+    await vi.waitFor(() => expect(blocking.canceled).toContain(seen.taskId), { timeout: 5000 });
+  });
+
+  it("an agent that answers only blocking sends › artifacts, data and status from the final task", async () => {
+    const threadId = await newThread();
+    const chunks = await wait(`/threads/${threadId}/runs/wait`, {
+      agent_id: blocks,
+      input: say("chunks"),
+    });
+    expect(texts(chunks.output).at(-1)).toEqual(["assistant", "one two three"]);
+    const data = await wait(`/threads/${threadId}/runs/wait`, {
+      agent_id: blocks,
+      input: say("data"),
+    });
+    expect(data.output.values).toEqual({ answer: 42 });
+    const ask = await wait(`/threads/${threadId}/runs/wait`, {
+      agent_id: blocks,
+      input: say("ask"),
+    });
+    expect(ask.run.status).toBe("interrupted");
+    await t.call("POST", `/threads/${threadId}/runs/${ask.run.run_id}`, {
+      input_required: { text: "Flo" },
+    });
+    const done = (await t.call("GET", `/threads/${threadId}/runs/${ask.run.run_id}/wait`))
+      .body as Wait;
+    expect(texts(done.output).at(-1)).toEqual(["assistant", "Hello, Flo"]);
+    expect(blockingOnly.seen.map((s) => [s.text, s.contextId])).toEqual([
+      ["chunks", threadId],
+      ["data", threadId],
+      ["ask", threadId],
+      ["Flo", threadId],
+    ]);
   });
 
   it("an A2A 0.3 agent › text, input-required and resume, over the 0.3 protocol", async () => {

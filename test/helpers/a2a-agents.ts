@@ -76,6 +76,8 @@ export interface A2aAgentOptions {
    * interface speaks 0.3, through the SDK's own compatibility layer.
    */
   legacy?: boolean;
+  /** Answers every send only when the task stops (ignoring `returnImmediately`). */
+  blockingOnly?: boolean;
 }
 
 const part = (value: string): Part => ({
@@ -266,6 +268,13 @@ export async function startA2aAgent(options: A2aAgentOptions = {}): Promise<A2aT
   };
 
   class RecordingHandler extends DefaultRequestHandler {
+    override sendMessage(...args: Parameters<DefaultRequestHandler["sendMessage"]>) {
+      const [params, context] = args;
+      if (!options.blockingOnly || !params.configuration) return super.sendMessage(params, context);
+      const configuration = { ...params.configuration, returnImmediately: false };
+      return super.sendMessage({ ...params, configuration }, context);
+    }
+
     override resubscribe(...args: Parameters<DefaultRequestHandler["resubscribe"]>) {
       resubscribed.push(args[0].id);
       const generator = super.resubscribe(...args);
