@@ -11,7 +11,8 @@ import {
   describeCard,
   summarizeCard,
 } from "./a2a-card.js";
-import { boundedFetch, UpstreamLimitError } from "./a2a-fetch.js";
+import { describe, failed, limitError, redact } from "./a2a-errors.js";
+import { boundedFetch } from "./a2a-fetch.js";
 import {
   A2aEventMapper,
   contextFromHistory,
@@ -20,6 +21,7 @@ import {
   type TaskEnding,
   taskOfInterrupt,
 } from "./a2a-map.js";
+import { answerParts, userParts } from "./a2a-message.js";
 import type { A2aAdapterConfig } from "./a2a-options.js";
 import { type AdapterRunContext, type AgentAdapter, sleep } from "./types.js";
 
@@ -324,85 +326,5 @@ export class A2aAdapter implements AgentAdapter {
         `a2a: task ${taskId} could not be canceled: ${describe(err)}`,
       );
     }
-  }
-}
-
-type A2aPart = Message["parts"][number];
-
-function textPart(value: string): A2aPart {
-  return { content: { $case: "text", value }, metadata: undefined, filename: "", mediaType: "" };
-}
-
-/** The user messages after the thread's last other message: what this run adds. */
-function userParts(messages: RunAgentInput["messages"]): A2aPart[] {
-  const parts: A2aPart[] = [];
-  for (let i = messages.length - 1; i >= 0 && messages[i]?.role === "user"; i--) {
-    const content: unknown = (messages[i] as { content?: unknown }).content;
-    const text =
-      typeof content === "string"
-        ? content
-        : Array.isArray(content)
-          ? content
-              .map((p: { type?: unknown; text?: unknown }) =>
-                p?.type === "text" && typeof p.text === "string" ? p.text : "",
-              )
-              .join("")
-          : "";
-    if (text !== "") parts.unshift(textPart(text));
-  }
-  return parts;
-}
-
-/**
- * An interrupt's answer: a string, or an object's string `text`, is a text part; anything else
- * is a data part.
- */
-function answerParts(payload: unknown): A2aPart[] {
-  if (typeof payload === "string") return [textPart(payload)];
-  const text = (payload as { text?: unknown } | null)?.text;
-  if (typeof text === "string") return [textPart(text)];
-  if (payload === undefined || payload === null) return [textPart("")];
-  return [
-    {
-      content: { $case: "data", value: payload },
-      metadata: undefined,
-      filename: "",
-      mediaType: "",
-    },
-  ];
-}
-
-function limitError(err: unknown): UpstreamLimitError | undefined {
-  for (let current = err, depth = 0; current && depth < 5; depth++) {
-    if (current instanceof UpstreamLimitError) return current;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-function failed(err: unknown): string {
-  const text = describe(err);
-  return text.startsWith("closed ") || text.startsWith("dropped ") ? text : `failed: ${text}`;
-}
-
-/** An error in words, with the network code when fetch hides it in `cause`. */
-function describe(err: unknown): string {
-  const limit = limitError(err);
-  if (limit) return limit.message;
-  const message = err instanceof Error ? err.message : String(err);
-  const code = (err as { cause?: { code?: unknown } })?.cause?.code;
-  return typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message;
-}
-
-/** Credentials in the URL stay out of error messages and logs. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.username === "" && parsed.password === "") return url;
-    parsed.username = "";
-    parsed.password = "";
-    return parsed.toString();
-  } catch {
-    return url;
   }
 }
