@@ -187,7 +187,20 @@ export class A2aAdapter implements AgentAdapter {
         yield { type: "RUN_FINISHED", threadId, runId };
         return;
       }
-      const request = this.request(input, mapper.contextId, taskId);
+      let request = this.request(input, mapper.contextId, taskId);
+      // The thread's id is only a proposal: an agent that refuses contexts it did not issue
+      // gets the message again without one, and the context it issues is kept from then on.
+      let proposed = target === undefined && contextFromHistory(input.messages) === undefined;
+      const refused = (err: unknown): boolean => {
+        if (!proposed || taskId !== undefined || !/context/i.test(describe(err))) return false;
+        proposed = false;
+        logger.warn(
+          { url: redact(this.config.url) },
+          `a2a: the agent refused the thread's id as its context (${describe(err)}); sending without one`,
+        );
+        request = this.request(input, "", undefined);
+        return true;
+      };
       if (streaming) {
         // A run stopped before the agent named its task keeps listening (for connectTimeoutMs)
         // until it does, so that the task can be canceled rather than left running.
@@ -213,6 +226,10 @@ export class A2aAdapter implements AgentAdapter {
             }
           } catch (err) {
             if (signal.aborted) return;
+            if (refused(err)) {
+              stream = client.sendMessageStream(request, { signal: listening.signal });
+              continue;
+            }
             if (!taskId || limitError(err)) throw err;
             lastProblem = describe(err);
           }
@@ -237,7 +254,11 @@ export class A2aAdapter implements AgentAdapter {
           stream = client.resubscribeTask({ tenant: "", id: taskId }, { signal });
         }
       } else {
-        const result = await client.sendMessage(request, { signal });
+        const send = () => client.sendMessage(request, { signal });
+        const result = await send().catch((err: unknown) => {
+          if (refused(err)) return send();
+          throw err;
+        });
         yield* apply(
           "messageId" in result
             ? { $case: "message", value: result }

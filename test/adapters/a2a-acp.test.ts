@@ -16,6 +16,7 @@ describe("a2a adapter through ACP: real A2A agents on the official SDK", () => {
   let blocking: A2aTestAgent;
   let legacy: A2aTestAgent;
   let blockingOnly: A2aTestAgent;
+  let picky: A2aTestAgent;
   let t: TestApp;
   let base: string;
   const agent = agentIdFor("a2a-stream", "1.0.0");
@@ -24,11 +25,13 @@ describe("a2a adapter through ACP: real A2A agents on the official SDK", () => {
   const gone = agentIdFor("a2a-gone", "1.0.0");
   const old = agentIdFor("a2a-v03", "1.0.0");
   const blocks = agentIdFor("a2a-blocks", "1.0.0");
+  const own = agentIdFor("a2a-own-contexts", "1.0.0");
 
   beforeAll(async () => {
     streaming = await startA2aAgent();
     blocking = await startA2aAgent({ streaming: false, name: "blocking-agent" });
     blockingOnly = await startA2aAgent({ streaming: false, blockingOnly: true });
+    picky = await startA2aAgent({ ownContexts: true });
     legacy = await startA2aAgent({ legacy: true, bindings: ["JSONRPC"], name: "legacy-agent" });
     process.env.A2A_TEST_TOKEN = "a2a-token";
     t = await build({
@@ -50,6 +53,10 @@ agents:
     version: 1.0.0
     description: An agent without streaming.
     adapter: { type: a2a, url: ${blocking.url}, pollIntervalMs: 50 }
+  - name: a2a-own-contexts
+    version: 1.0.0
+    description: An agent that issues its own context ids.
+    adapter: { type: a2a, url: ${picky.url} }
   - name: a2a-blocks
     version: 1.0.0
     description: An agent that answers only when its task stops.
@@ -72,6 +79,7 @@ agents:
     await blocking?.close();
     await legacy?.close();
     await blockingOnly?.close();
+    await picky?.close();
     delete process.env.A2A_TEST_TOKEN;
   });
 
@@ -122,6 +130,22 @@ agents:
     expect(seen[0]!.contextId).toBe(threadId);
     expect(seen[1]!.contextId).toBe(threadId);
     expect(seen[0]!.taskId).not.toBe(seen[1]!.taskId);
+  });
+
+  it("an agent that refuses our context id › sent again without one; its own context is kept", async () => {
+    const threadId = await newThread();
+    await wait(`/threads/${threadId}/runs/wait`, { agent_id: own, input: say("hello first") });
+    const second = await wait(`/threads/${threadId}/runs/wait`, {
+      agent_id: own,
+      input: say("hello second"),
+    });
+    expect(second.run.status).toBe("success");
+    expect(texts(second.output).at(-1)).toEqual(["assistant", "echo: hello second"]);
+    // Refused sends never reach the agent's code: it saw each message once.
+    expect(picky.seen.map((s) => s.text)).toEqual(["hello first", "hello second"]);
+    const [first, next] = picky.seen;
+    expect(first!.contextId).not.toBe(threadId);
+    expect(next!.contextId).toBe(first!.contextId);
   });
 
   it("a direct Message answer (no task) › the run succeeds with it", async () => {

@@ -24,6 +24,7 @@ import type { Socket } from "node:net";
 import type { AgentCard, Message, Part, Task } from "@a2a-js/sdk";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { legacyAgentCardRouter } from "@a2a-js/sdk/compat/v0_3/server/express";
+import { RequestMalformedError } from "@a2a-js/sdk/errors";
 import {
   type AgentExecutor,
   DefaultRequestHandler,
@@ -78,6 +79,8 @@ export interface A2aAgentOptions {
   legacy?: boolean;
   /** Answers every send only when the task stops (ignoring `returnImmediately`). */
   blockingOnly?: boolean;
+  /** Refuses a message whose contextId it did not issue itself (as A2A allows). */
+  ownContexts?: boolean;
 }
 
 const part = (value: string): Part => ({
@@ -168,6 +171,7 @@ export async function startA2aAgent(options: A2aAgentOptions = {}): Promise<A2aT
         continued: ctx.task !== undefined,
       };
       seen.push(record);
+      issued.add(ctx.contextId);
 
       if (ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
         // A stream must open with the task, as it stands, before its updates.
@@ -267,9 +271,25 @@ export async function startA2aAgent(options: A2aAgentOptions = {}): Promise<A2aT
     },
   };
 
+  const issued = new Set<string>();
+  const checkContext = (params: { message?: Message }) => {
+    const contextId = params.message?.contextId;
+    if (options.ownContexts && contextId && !issued.has(contextId)) {
+      throw new RequestMalformedError(`contextId ${contextId} was not issued by this agent`);
+    }
+  };
+
   class RecordingHandler extends DefaultRequestHandler {
+    override async *sendMessageStream(
+      ...args: Parameters<DefaultRequestHandler["sendMessageStream"]>
+    ) {
+      checkContext(args[0]);
+      yield* super.sendMessageStream(...args);
+    }
+
     override sendMessage(...args: Parameters<DefaultRequestHandler["sendMessage"]>) {
       const [params, context] = args;
+      checkContext(params);
       if (!options.blockingOnly || !params.configuration) return super.sendMessage(params, context);
       const configuration = { ...params.configuration, returnImmediately: false };
       return super.sendMessage({ ...params, configuration }, context);
