@@ -22,6 +22,11 @@ export interface CardClient {
   fetchedAt: number;
 }
 
+/** A card that was read but cannot be used (no interface this adapter may take). */
+export class UnusableCard extends Error {
+  override readonly name = "UnusableCard";
+}
+
 /** Where the card is read: the URL itself when it names a `.json` file, else the well-known path. */
 export function cardLocation(url: string): { base: string; path: string | undefined } {
   const parsed = new URL(url);
@@ -50,7 +55,7 @@ export async function connect(
       : BINDING_NAMES[config.binding];
   if (wanted === undefined || !offered.includes(wanted)) {
     const what = wanted ?? "a JSONRPC or HTTP+JSON";
-    throw new Error(
+    throw new UnusableCard(
       `its agent card offers no ${what} interface (it offers: ${offered.join(", ") || "none"})`,
     );
   }

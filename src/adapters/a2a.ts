@@ -10,6 +10,7 @@ import {
   connect,
   describeCard,
   summarizeCard,
+  UnusableCard,
 } from "./a2a-card.js";
 import { describe, failed, limitError, redact } from "./a2a-errors.js";
 import { boundedFetch } from "./a2a-fetch.js";
@@ -124,6 +125,7 @@ export class A2aAdapter implements AgentAdapter {
   }
 
   private cardProblem(err: unknown): string {
+    if (err instanceof UnusableCard) return `${this.agent}: ${err.message}`;
     return `${this.agent}: its agent card could not be read: ${describe(err)}`;
   }
 

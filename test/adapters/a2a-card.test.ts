@@ -9,6 +9,7 @@ type Json = Record<string, unknown>;
 
 describe("a2a adapter: the agent card is the descriptor", () => {
   let remote: A2aTestAgent;
+  let restOnly: A2aTestAgent;
   let t: TestApp;
   const logged: Json[] = [];
   const agent = agentIdFor("carded", "1.0.0");
@@ -16,6 +17,7 @@ describe("a2a adapter: the agent card is the descriptor", () => {
 
   beforeAll(async () => {
     remote = await startA2aAgent({ name: "card-agent" });
+    restOnly = await startA2aAgent({ bindings: ["HTTP+JSON"] });
     const sink = new Writable({
       write(chunk, _encoding, done) {
         logged.push(JSON.parse(String(chunk)) as Json);
@@ -30,6 +32,10 @@ agents:
     version: 1.0.0
     description: ""
     adapter: { type: a2a, url: ${remote.url}, cardRefreshSeconds: 1 }
+  - name: wrong-binding
+    version: 1.0.0
+    description: Asks for a binding its card does not offer.
+    adapter: { type: a2a, url: ${restOnly.url}, binding: jsonrpc }
   - name: gone
     version: 1.0.0
     description: Its card cannot be read.
@@ -40,6 +46,7 @@ agents:
   afterAll(async () => {
     await t?.close();
     await remote?.close();
+    await restOnly?.close();
   });
 
   it("GET /agents/{id}/descriptor › the card's description, URL, skills and modes", async () => {
@@ -89,6 +96,19 @@ agents:
       },
       { timeout: 10_000, interval: 200 },
     );
+  });
+
+  it("a binding the card does not offer › a warning and run errors naming what it offers", async () => {
+    const expected = `the A2A agent at ${restOnly.url}: its agent card offers no JSONRPC interface (it offers: HTTP+JSON)`;
+    expect(logged.map((line) => line.msg)).toContain(`a2a: ${expected}`);
+    const res = await t.call("POST", "/runs/wait", {
+      agent_id: agentIdFor("wrong-binding", "1.0.0"),
+      input: { messages: [{ role: "user", content: "hello" }] },
+    });
+    const { run } = res.body as { run: { run_id: string; status: string } };
+    expect(run.status).toBe("error");
+    const stored = await t.storage.getRun(run.run_id);
+    expect(stored!.output).toMatchObject({ description: `agent failed: ${expected}` });
   });
 
   it("an unreachable card › a start-up warning naming the agent; the descriptor is the config's", async () => {
