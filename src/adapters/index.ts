@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { AgentBounds } from "../config/agent-bounds.js";
 import type { AgentConfig } from "../config/schema.js";
 import { EchoAdapter } from "./echo.js";
 import { ScriptedAdapter } from "./scripted.js";
@@ -12,7 +13,7 @@ export type { AgentAdapter } from "./types.js";
  */
 export async function createAdapter(
   agent: AgentConfig,
-  options: { logger?: Logger } = {},
+  options: { logger?: Logger; bounds?: AgentBounds } = {},
 ): Promise<AgentAdapter> {
   const { adapter } = agent;
   try {
@@ -29,11 +30,11 @@ export async function createAdapter(
       // Loaded only when a config uses them: their HTTP clients cost memory at start-up.
       case "agui-http": {
         const { AguiHttpAdapter } = await import("./agui-http.js");
-        return new AguiHttpAdapter(adapter);
+        return new AguiHttpAdapter(adapter, options.bounds);
       }
       case "openai": {
         const { OpenAiAdapter } = await import("./openai.js");
-        return new OpenAiAdapter(adapter);
+        return new OpenAiAdapter(adapter, process.env, options.bounds);
       }
       case "a2a": {
         const { A2aAdapter } = await import("./a2a.js");
