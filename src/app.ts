@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import pino from "pino";
-import { createAdapter } from "./adapters/index.js";
+import { type AgentAdapter, createAdapter } from "./adapters/index.js";
 import { parseRunCommand } from "./bridge/run-command.js";
 import { agentBounds } from "./config/agent-bounds.js";
 import type { AgentRegistry } from "./config/registry.js";
@@ -123,7 +123,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         return {
           agentId: agent.agentId,
           name: agent.name,
-          adapter: await createAdapter(agent.config, bounds),
+          adapter: selfDescribed(
+            registry,
+            agent.agentId,
+            await createAdapter(agent.config, { logger, bounds }),
+          ),
           bounds,
           runTimeoutSeconds: agent.config.limits.runTimeoutSeconds,
           maxConcurrentRuns: agent.config.limits.maxConcurrentRuns,
@@ -223,3 +227,9 @@ const OPEN_PATHS = [
   "/schemas/acp.openapi.json",
   "/schemas/ag-ui.schema.json",
 ];
+
+/** An adapter that says what its agent is (an A2A card) refines the agent's descriptor. */
+function selfDescribed(registry: AgentRegistry, agentId: string, adapter: AgentAdapter) {
+  if (adapter.describe) registry.describeWith(agentId, () => adapter.describe?.());
+  return adapter;
+}

@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import type { AgentBounds } from "../config/agent-bounds.js";
 import type { AgentConfig } from "../config/schema.js";
 import { EchoAdapter } from "./echo.js";
@@ -12,7 +13,7 @@ export type { AgentAdapter } from "./types.js";
  */
 export async function createAdapter(
   agent: AgentConfig,
-  bounds?: AgentBounds,
+  options: { logger?: Logger; bounds?: AgentBounds } = {},
 ): Promise<AgentAdapter> {
   const { adapter } = agent;
   try {
@@ -29,11 +30,18 @@ export async function createAdapter(
       // Loaded only when a config uses them: their HTTP clients cost memory at start-up.
       case "agui-http": {
         const { AguiHttpAdapter } = await import("./agui-http.js");
-        return new AguiHttpAdapter(adapter, bounds);
+        return new AguiHttpAdapter(adapter, options.bounds);
       }
       case "openai": {
         const { OpenAiAdapter } = await import("./openai.js");
-        return new OpenAiAdapter(adapter, process.env, bounds);
+        return new OpenAiAdapter(adapter, process.env, options.bounds);
+      }
+      case "a2a": {
+        const { A2aAdapter } = await import("./a2a.js");
+        const a2a = new A2aAdapter(adapter);
+        // Reads the agent card; one that cannot be read is logged, never a failed start.
+        await a2a.start(options.logger);
+        return a2a;
       }
       case "module": {
         const { loadModuleAdapter } = await import("./module.js");

@@ -1,5 +1,6 @@
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
 import type { Logger } from "pino";
+import type { AgentSelfDescription } from "../config/specs.js";
 
 /** ACP run `config` (tags, recursion_limit, configurable), handed through untouched. */
 export interface RunConfig {
@@ -26,6 +27,11 @@ export interface AgentAdapter {
   run(input: RunAgentInput, context: AdapterRunContext): AsyncIterable<unknown>;
   /** What this adapter can do, refining the descriptor and the AG-UI capabilities answer. */
   capabilities?(): Partial<AgentCapabilities>;
+  /**
+   * What the agent says of itself (an A2A agent's card), refining its ACP descriptor; read on
+   * every descriptor request, so it returns the same object until that changes.
+   */
+  describe?(): AgentSelfDescription | undefined;
   /** Releases resources at shutdown. */
   close?(): Promise<void>;
 }

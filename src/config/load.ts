@@ -2,6 +2,7 @@ import { createHash, createPublicKey } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { A2A_DEFAULTS, type A2aAdapterConfig } from "../adapters/a2a-options.js";
 import { AGUI_HTTP_DEFAULTS, type AguiHttpAdapterConfig } from "../adapters/agui-http-options.js";
 import { ECHO_DEFAULTS } from "../adapters/echo-options.js";
 import { MODULE_DEFAULTS } from "../adapters/module-options.js";
@@ -197,7 +198,8 @@ type RawAdapter =
     }
   | (Partial<Omit<AguiHttpAdapterConfig, "url">> & { type: "agui-http"; url: string })
   | OpenAiAdapterConfig
-  | { type: "module"; path: string; export?: string };
+  | { type: "module"; path: string; export?: string }
+  | (Partial<Omit<A2aAdapterConfig, "url">> & { type: "a2a"; url: string });
 
 interface ResolveContext {
   baseDir: string;
@@ -367,6 +369,12 @@ async function resolveAdapter(
       };
     case "openai":
       return { ...raw };
+    case "a2a":
+      return {
+        ...A2A_DEFAULTS,
+        ...raw,
+        headers: expandHeaders(raw.headers ?? {}, [...at, "headers"], context),
+      };
     case "module":
       return {
         type: "module",

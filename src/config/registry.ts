@@ -13,7 +13,14 @@ import type {
   KeyPath,
   LoadedConfig,
 } from "./schema.js";
-import { type AcpAgent, type AcpAgentDescriptor, ANY_INTERRUPT_TYPE, buildSpecs } from "./specs.js";
+import {
+  type AcpAgent,
+  type AcpAgentDescriptor,
+  type AgentSelfDescription,
+  ANY_INTERRUPT_TYPE,
+  buildSpecs,
+  refineDescriptor,
+} from "./specs.js";
 import { USER_SCHEMA_AJV_OPTIONS } from "./user-schema-options.js";
 
 export { USER_SCHEMA_AJV_OPTIONS };
@@ -45,7 +52,10 @@ export interface RegisteredAgent {
   readonly config: AgentConfig;
   /** ACP `Agent` (frozen). */
   readonly agent: AcpAgent;
-  /** ACP `AgentACPDescriptor` (frozen). */
+  /**
+   * ACP `AgentACPDescriptor` (frozen): from the config, refined by what the agent says of
+   * itself when it says something (see `AgentRegistry.describeWith`).
+   */
   readonly descriptor: AcpAgentDescriptor;
   /**
    * Run `input` against `specs.input`, e.g. `input/messages/0/role must be string`.
@@ -86,13 +96,18 @@ export interface AgentSearch {
 export class AgentRegistry {
   readonly #agents: RegisteredAgent[];
   readonly #byId = new Map<string, RegisteredAgent>();
+  readonly #selves = new Map<string, SelfDescribed>();
 
   constructor(config: LoadedConfig | readonly AgentConfig[], options: RegistryOptions = {}) {
     const source = Array.isArray(config)
       ? { file: "config", agents: config as readonly AgentConfig[], locate: () => null }
       : (config as LoadedConfig);
     const issues: ConfigIssue[] = [];
-    this.#agents = source.agents.map((agent) => register(agent, options, issues, source.locate));
+    this.#agents = source.agents.map((agent) => {
+      const self: SelfDescribed = {};
+      this.#selves.set(agentIdFor(agent.name, agent.version), self);
+      return register(agent, options, issues, source.locate, self);
+    });
     if (issues.length > 0) throw new ConfigError(source.file, issues);
     for (const agent of this.#agents) {
       if (this.#byId.has(agent.agentId)) {
@@ -106,6 +121,15 @@ export class AgentRegistry {
       }
       this.#byId.set(agent.agentId, agent);
     }
+  }
+
+  /**
+   * Where an agent's own description comes from (its adapter: an A2A agent's card, read at
+   * start-up and refreshed). Read on every descriptor request; undefined leaves the config's.
+   */
+  describeWith(agentId: string, source: () => AgentSelfDescription | undefined): void {
+    const self = this.#selves.get(agentId);
+    if (self) self.source = source;
   }
 
   /** Every agent, in config order. */
@@ -198,11 +222,20 @@ function metaSchemaCheck(schema: JsonSchemaObject): typeof validateUserSchema | 
   return validateUserSchema;
 }
 
+/** An agent's own description, and the descriptors last built from it. */
+interface SelfDescribed {
+  source?: () => AgentSelfDescription | undefined;
+  last?: AgentSelfDescription;
+  agent?: AcpAgent;
+  descriptor?: AcpAgentDescriptor;
+}
+
 function register(
   config: AgentConfig,
   options: RegistryOptions,
   issues: ConfigIssue[],
   locate: LoadedConfig["locate"],
+  self: SelfDescribed,
 ): RegisteredAgent {
   const index = config.index;
   const agentId = agentIdFor(config.name, config.version);
@@ -265,13 +298,32 @@ function register(
   const descriptor = deepFreeze<AcpAgentDescriptor>({ metadata, specs });
   const onlyResume = resumeByType.size === 1 ? [...resumeByType.values()][0] : undefined;
 
+  /** Rebuilt when the agent's own description changes (a source returns a new object). */
+  const refined = (): SelfDescribed | undefined => {
+    const own = self.source?.();
+    if (!own) return undefined;
+    if (own !== self.last) {
+      self.last = own;
+      self.descriptor = deepFreeze(refineDescriptor(structuredClone(descriptor), own));
+      self.agent = deepFreeze<AcpAgent>({
+        agent_id: agentId,
+        metadata: structuredClone(self.descriptor.metadata),
+      });
+    }
+    return self;
+  };
+
   return {
     agentId,
     name: config.name,
     version: config.version,
     config,
-    agent,
-    descriptor,
+    get agent() {
+      return refined()?.agent ?? agent;
+    },
+    get descriptor() {
+      return refined()?.descriptor ?? descriptor;
+    },
     validateInput: (data, at = "input") => validationProblem(input, data, at),
     validateConfig: (data, at = "config/configurable") => validationProblem(configurable, data, at),
     validateResume: (data, interruptType, at) => {

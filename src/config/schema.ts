@@ -13,6 +13,7 @@
  * loader's error messages where Ajv's own wording would be unhelpful (patterns, `anyOf`).
  */
 
+import { type A2aAdapterConfig, a2aOptionsSchema } from "../adapters/a2a-options.js";
 import {
   type AguiHttpAdapterConfig,
   aguiHttpOptionsSchema,
@@ -25,7 +26,7 @@ import { retentionConfigSchema } from "../retention/settings.js";
 import { envName, httpUrl, nonNegativeInteger, positiveInteger } from "./schema-fragments.js";
 import { LOG_LEVELS, type ServerSettings } from "./settings.js";
 
-export const ADAPTER_TYPES = ["echo", "scripted", "agui-http", "openai", "module"] as const;
+export const ADAPTER_TYPES = ["echo", "scripted", "agui-http", "openai", "module", "a2a"] as const;
 export type AdapterType = (typeof ADAPTER_TYPES)[number];
 
 /**
@@ -49,6 +50,7 @@ export const adapterOptionSchemas = {
   "agui-http": aguiHttpOptionsSchema,
   openai: openAiOptionsSchema,
   module: moduleOptionsSchema,
+  a2a: a2aOptionsSchema,
 } as const satisfies Record<AdapterType, object>;
 
 /**
@@ -373,7 +375,8 @@ export type AdapterConfig =
   | ScriptedAdapterConfig
   | AguiHttpAdapterConfig
   | OpenAiAdapterConfig
-  | ModuleAdapterConfig;
+  | ModuleAdapterConfig
+  | A2aAdapterConfig;
 
 export interface AgentConfig {
   name: string;

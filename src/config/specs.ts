@@ -56,6 +56,38 @@ export interface AcpAgentDescriptor {
   specs: AcpAgentSpecs;
 }
 
+/**
+ * What an agent says of itself while the server runs (an A2A agent's card), refining the
+ * descriptor built from the config: a `description` where the config's is empty, the record's
+ * `url`, and keys added to the input and output schemas (annotations: `description`,
+ * `examples`, `x-…`; never what the server validates against).
+ */
+export interface AgentSelfDescription {
+  description?: string;
+  url?: string;
+  input?: JsonSchemaObject;
+  output?: JsonSchemaObject;
+}
+
+/** The descriptor with what the agent says of itself merged in. */
+export function refineDescriptor(
+  descriptor: AcpAgentDescriptor,
+  own: AgentSelfDescription,
+): AcpAgentDescriptor {
+  const { metadata, specs } = descriptor;
+  return {
+    metadata: {
+      ref: { ...metadata.ref, ...(own.url ? { url: own.url } : {}) },
+      description: metadata.description || own.description || "",
+    },
+    specs: {
+      ...specs,
+      input: { ...specs.input, ...own.input },
+      output: { ...specs.output, ...own.output },
+    },
+  };
+}
+
 /** Where the server serves the bundled AG-UI schema. */
 export const AG_UI_SCHEMA_PATH = "/schemas/ag-ui.schema.json";
 

@@ -75,6 +75,39 @@ describe("acp-agui serve", () => {
     expect(await cli.exited).toBe(0);
   });
 
+  it("starts with an A2A agent whose card cannot be read: a warning, and its runs fail naming it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-"));
+    const file = join(dir, "a2a.yaml");
+    writeFileSync(
+      file,
+      [
+        "agents:",
+        "  - name: faraway",
+        "    version: 1.0.0",
+        "    description: An A2A agent nobody runs.",
+        "    adapter: { type: a2a, url: 'http://127.0.0.1:9/', connectTimeoutMs: 2000 }",
+        "",
+      ].join("\n"),
+    );
+    const cli = startCli(["serve", "--config", file, "--port", "0", "--db", ":memory:"]);
+    const url = await cli.listening;
+    expect(cli.output().stdout).toContain(
+      "a2a: the A2A agent at http://127.0.0.1:9/: its agent card could not be read: ",
+    );
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    const wait = (await (
+      await fetch(`${url}/runs/wait`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ input: { messages: [{ role: "user", content: "hi" }] } }),
+      })
+    ).json()) as { run: { status: string }; output: { description: string } };
+    expect(wait.run.status).toBe("error");
+    expect(wait.output.description).toContain("its agent card could not be read");
+    cli.child.kill("SIGTERM");
+    expect(await cli.exited).toBe(0);
+  });
+
   it("refuses to start on a bad config, naming the key path and line", async () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-cli-"));
     const file = join(dir, "bad.yaml");

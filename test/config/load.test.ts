@@ -196,7 +196,7 @@ describe("loadConfig › bad files", () => {
       ),
     );
     expect(err.message).toBe(
-      'test.yaml:10:13: agents[1].adapter.type must be one of echo, scripted, agui-http, openai, module (got "ehco")',
+      'test.yaml:10:13: agents[1].adapter.type must be one of echo, scripted, agui-http, openai, module, a2a (got "ehco")',
     );
   });
 
@@ -382,7 +382,7 @@ describe("loadConfig › bad files", () => {
     );
     const err = await configError(() => parseConfig(text, { filename: "c.json" }));
     expect(err.message).toBe(
-      'c.json:8:17: agents[0].adapter.type must be one of echo, scripted, agui-http, openai, module (got "ehco")',
+      'c.json:8:17: agents[0].adapter.type must be one of echo, scripted, agui-http, openai, module, a2a (got "ehco")',
     );
   });
 

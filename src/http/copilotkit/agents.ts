@@ -56,7 +56,7 @@ export function runtimeInfo(
         const description = {
           name: agent.name,
           className: `acp-agui:${agent.config.adapter.type}`,
-          description: agent.config.description,
+          description: agent.descriptor.metadata.description,
           capabilities,
         };
         return [agent.name, description];

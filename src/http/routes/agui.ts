@@ -63,7 +63,7 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
       identity: {
         name: agent.name,
         version: agent.version,
-        description: agent.config.description,
+        description: agent.descriptor.metadata.description,
         type: agent.config.adapter.type,
       },
       ...supplied,
