@@ -14,6 +14,7 @@ import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
 import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
+import { a2aCardPaths } from "./http/a2a/routes.js";
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
 import { authPlugin } from "./http/plugins/auth.js";
@@ -24,7 +25,7 @@ import { pagingBoundsPlugin } from "./http/plugins/paging.js";
 import { rateLimitPlugin } from "./http/plugins/rate-limit.js";
 import { shutdown } from "./http/plugins/shutdown.js";
 import { LongRequests, longRequestsPlugin } from "./http/plugins/streams.js";
-import { acpApi, aguiFace, copilotkit } from "./http/routes/groups.js";
+import { a2aFace, acpApi, aguiFace, copilotkit } from "./http/routes/groups.js";
 import { RunHandlers } from "./http/run-handlers.js";
 import { schemaErrorFormatter } from "./http/validator-compiler.js";
 import { Metrics } from "./metrics/metrics.js";
@@ -155,6 +156,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ? createInspector(settings.inspector.path, options.inspectorRoot)
     : null;
   for (const path of inspector ? inspectorOpenPaths(inspector) : []) openPaths.add(path);
+  // Agent cards are public, as A2A discovery expects; the operations need a key.
+  if (settings.a2a.enabled) {
+    for (const path of a2aCardPaths(settings.a2a.basePath, registry.list())) openPaths.add(path);
+  }
 
   const sweeper = retentionEnabled(settings.retention)
     ? new RetentionSweeper({
@@ -195,6 +200,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (settings.copilotkit.enabled) {
     await app.register(copilotkit, { basePath: settings.copilotkit.basePath });
   }
+  if (settings.a2a.enabled) await app.register(a2aFace, { basePath: settings.a2a.basePath });
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();

@@ -1,0 +1,133 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
+import { disconnectSignal } from "../streaming/client-gone.js";
+import { asA2aError } from "./errors.js";
+import type { A2aFace } from "./face.js";
+import { openA2aSse } from "./sse.js";
+
+type FaceOf = (request: FastifyRequest) => A2aFace;
+
+/** An A2A error as HTTP+JSON answers it: its status code and a google.rpc.Status body. */
+export function sendRestError(request: FastifyRequest, reply: FastifyReply, err: unknown) {
+  const error = asA2aError(err, request.log);
+  return reply.code(error.mapping.http).type("application/json").send(error.toHttpStatus());
+}
+
+const noPush = () => {
+  throw new A2aError(
+    "PushNotificationNotSupported",
+    "this agent does not send push notifications (its card says pushNotifications: false)",
+  );
+};
+
+/**
+ * A2A's HTTP+JSON binding (specification §11) under an agent's base: `POST message:send`,
+ * `message:stream`, `GET tasks`, `GET tasks/{id}`, `POST tasks/{id}:cancel`,
+ * `tasks/{id}:subscribe` (GET as the specification says, POST as some clients send it). A
+ * stream's every `data:` is a bare StreamResponse.
+ */
+export function registerRestBinding(
+  app: FastifyInstance,
+  faceOf: FaceOf,
+  keepAliveSeconds: number,
+) {
+  const ref = { type: "string", minLength: 1, maxLength: 1100 } as const;
+  const params = (...keys: string[]) => ({
+    type: "object",
+    properties: Object.fromEntries(keys.map((key) => [key, ref])),
+    required: keys,
+  });
+
+  const stream = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    open: (signal: AbortSignal) => Promise<AsyncGenerator<StreamResponse>>,
+  ) => {
+    const controller = new AbortController();
+    const events = await open(controller.signal);
+    const sse = openA2aSse(request, reply, keepAliveSeconds);
+    sse.closed.addEventListener("abort", () => controller.abort(), { once: true });
+    try {
+      for await (const event of events) await sse.write(event);
+    } catch (err) {
+      if (!sse.closed.aborted)
+        await sse.write(asA2aError(err, request.log).toHttpStatus(), "error");
+    } finally {
+      await events.return(undefined);
+      sse.end();
+    }
+  };
+
+  app.post<{ Params: { agent: string; op: string } }>(
+    "/:agent/:op",
+    { schema: { params: params("agent", "op") }, config: { longRequest: "stream" } },
+    async (request, reply) => {
+      const face = faceOf(request);
+      if (request.params.op === "message:send") {
+        const task = await face.sendMessage(
+          request.caller,
+          request.body,
+          disconnectSignal(reply.raw),
+        );
+        return { task };
+      }
+      if (request.params.op === "message:stream") {
+        return stream(request, reply, (signal) =>
+          face.streamMessage(request.caller, request.body, signal),
+        );
+      }
+      throw new A2aError("MethodNotFound", `POST ${request.params.op} is not an A2A operation`);
+    },
+  );
+  app.get<{ Params: { agent: string }; Querystring: Record<string, unknown> }>(
+    "/:agent/tasks",
+    { schema: { params: params("agent") } },
+    async (request) => faceOf(request).listTasks(request.caller, request.query),
+  );
+  const taskRoute = async (
+    request: FastifyRequest<{ Params: { agent: string; ref: string } }>,
+    reply: FastifyReply,
+  ) => {
+    const face = faceOf(request);
+    const [id, action, extra] = request.params.ref.split(":");
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    if (extra === undefined && action === "subscribe") {
+      return stream(request, reply, (signal) => face.subscribe(request.caller, { id }, signal));
+    }
+    if (request.method === "GET" && action === undefined) {
+      return face.getTask(request.caller, { ...query, id });
+    }
+    if (request.method === "POST" && action === "cancel" && extra === undefined) {
+      return face.cancelTask(request.caller, { id });
+    }
+    throw new A2aError(
+      "MethodNotFound",
+      `${request.method} tasks/${request.params.ref.slice(0, 100)} is not an A2A operation`,
+    );
+  };
+  const taskOptions = {
+    schema: { params: params("agent", "ref") },
+    config: { longRequest: "stream" as const },
+  };
+  app.get("/:agent/tasks/:ref", taskOptions, taskRoute);
+  app.post("/:agent/tasks/:ref", taskOptions, taskRoute);
+  app.get(
+    "/:agent/tasks/:task/pushNotificationConfigs",
+    { schema: { params: params("agent", "task") } },
+    noPush,
+  );
+  app.post(
+    "/:agent/tasks/:task/pushNotificationConfigs",
+    { schema: { params: params("agent", "task") } },
+    noPush,
+  );
+  const configParams = { schema: { params: params("agent", "task", "config") } };
+  app.get("/:agent/tasks/:task/pushNotificationConfigs/:config", configParams, noPush);
+  app.delete("/:agent/tasks/:task/pushNotificationConfigs/:config", configParams, noPush);
+  app.get("/:agent/extendedAgentCard", { schema: { params: params("agent") } }, async () => {
+    throw new A2aError(
+      "UnsupportedOperation",
+      "this agent has no extended card (its card says extendedAgentCard: false)",
+    );
+  });
+}
