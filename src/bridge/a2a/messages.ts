@@ -34,6 +34,9 @@ export function checkMessage(value: unknown, at = "message"): Message {
     throw invalidParams(`${at}.messageId must be a non-empty string`);
   }
   if (value.messageId.length > 200) throw invalidParams(`${at}.messageId is longer than 200`);
+  // ProtoJSON readers accept an enum's number as well as its name.
+  if (value.role === 1) value.role = "ROLE_USER";
+  if (value.role === 2) value.role = "ROLE_AGENT";
   if (value.role !== "ROLE_USER" && value.role !== "ROLE_AGENT") {
     throw invalidParams(`${at}.role must be ROLE_USER or ROLE_AGENT`);
   }

@@ -49,6 +49,15 @@ function optionalBool(params: Rec, key: string): boolean | undefined {
   return value;
 }
 
+/** ProtoJSON enums may come as their number: the name it stands for (`names[n - 1]`). */
+export function enumName(value: unknown, names: readonly string[]): unknown {
+  if (value === "" || value === 0 || value === "0") return undefined;
+  if (typeof value === "number" && Number.isInteger(value)) return names[value - 1] ?? value;
+  if (typeof value === "string" && /^[0-9]{1,3}$/.test(value))
+    return names[Number(value) - 1] ?? value;
+  return value;
+}
+
 export function sendParams(params: unknown): SendMessageRequest {
   const p = object(params, "SendMessage");
   const message = checkMessage(p.message, "message");
@@ -80,11 +89,12 @@ export function listParams(params: unknown): ListTasksRequest {
   const p = object(params ?? {}, "ListTasks");
   const request: ListTasksRequest = {};
   if (p.contextId !== undefined && p.contextId !== "") request.contextId = id(p, "contextId");
-  if (p.status !== undefined && p.status !== "" && p.status !== "TASK_STATE_UNSPECIFIED") {
-    if (!TASK_STATES.includes(p.status as TaskState)) {
+  const status = enumName(p.status, TASK_STATES);
+  if (status !== undefined && status !== "TASK_STATE_UNSPECIFIED") {
+    if (!TASK_STATES.includes(status as TaskState)) {
       throw invalidParams(`status must be one of ${TASK_STATES.join(", ")}`);
     }
-    request.status = p.status as TaskState;
+    request.status = status as TaskState;
   }
   request.pageSize = optionalInt(p, "pageSize", 1, MAX_PAGE_SIZE);
   if (p.pageToken !== undefined && p.pageToken !== "") {
