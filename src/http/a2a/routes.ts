@@ -54,7 +54,8 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
   }
   const faces = new Map<string, A2aFace>();
 
-  const agentOf = (request: FastifyRequest): RegisteredAgent => {
+  /** The agent the path names; `forCard`: anyone may read its card (the caller is not checked). */
+  const agentOf = (request: FastifyRequest, forCard = false): RegisteredAgent => {
     const ref = (request.params as { agent: string }).agent;
     const at = ref.indexOf("@");
     const agent =
@@ -62,7 +63,7 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
     if (!agent)
       throw new DomainError("not_found", `agent ${JSON.stringify(ref.slice(0, 300))} not found`);
     const allowed = request.caller.agentIds;
-    if (allowed && !allowed.has(agent.agentId)) {
+    if (!forCard && allowed && !allowed.has(agent.agentId)) {
       throw new DomainError("forbidden", `${request.caller.label} may not use agent ${agent.name}`);
     }
     return agent;
@@ -108,11 +109,11 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
   });
 
   app.get(`/:agent${CARD_PATH}`, { schema: { params: agentParams } }, async (request) => {
-    const agent = agentOf(request);
+    const agent = agentOf(request, true);
     return agentCard(agent, baseUrl(request, agent), auth);
   });
   app.get(`/:agent${LEGACY_CARD_PATH}`, { schema: { params: agentParams } }, async (request) => {
-    const agent = agentOf(request);
+    const agent = agentOf(request, true);
     return legacyAgentCard(agent, baseUrl(request, agent), auth);
   });
 
