@@ -186,7 +186,7 @@ describe("the A2A face on the wire", () => {
       body: JSON.stringify({ message: message("rest") }),
     });
     expect(response.status).toBe(200);
-    const body = (await response.json()) as any;
+    const body = (await response.json()) as Wire;
     expect(body.task.status.state).toBe("TASK_STATE_COMPLETED");
   });
 });
