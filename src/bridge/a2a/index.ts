@@ -4,3 +4,4 @@ export * from "./messages.js";
 export * from "./task.js";
 export * from "./task-events.js";
 export * from "./types.js";
+export * from "./v03.js";

@@ -1,5 +1,11 @@
 import type { Principal } from "../../auth/principal.js";
-import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
+import {
+  A2aError,
+  type StreamResponse,
+  sendParamsFrom03,
+  streamEventTo03,
+  taskTo03,
+} from "../../bridge/a2a/index.js";
 import type { A2aFace } from "./face.js";
 
 /** One JSON-RPC method: a unary call or a stream. */
@@ -58,3 +64,40 @@ export const V1_OPERATIONS: A2aOperations = {
   },
   streamResult: (event) => event,
 };
+
+const v1 = V1_OPERATIONS.methods;
+
+/**
+ * A2A 0.3's methods, for its clients: the same operations, their params and results in 0.3's
+ * shapes (see bridge/a2a/v03.ts). `message/send` answers the Task itself.
+ */
+export const V03_OPERATIONS: A2aOperations = {
+  methods: {
+    "message/send": {
+      unary: async (face, who, params, signal) =>
+        taskTo03(await face.sendMessage(who, sendParamsFrom03(params), signal)),
+    },
+    "message/stream": {
+      stream: (face, who, params, signal) =>
+        face.streamMessage(who, sendParamsFrom03(params), signal),
+    },
+    "tasks/get": { unary: async (face, who, params) => taskTo03(await face.getTask(who, params)) },
+    "tasks/cancel": {
+      unary: async (face, who, params) => taskTo03(await face.cancelTask(who, params)),
+    },
+    "tasks/resubscribe": v1.SubscribeToTask!,
+    "tasks/pushNotificationConfig/set": noPush,
+    "tasks/pushNotificationConfig/get": noPush,
+    "tasks/pushNotificationConfig/list": noPush,
+    "tasks/pushNotificationConfig/delete": noPush,
+    "agent/getAuthenticatedExtendedCard": v1.GetExtendedAgentCard!,
+  },
+  streamResult: streamEventTo03,
+};
+
+/** The dialect a JSON-RPC method belongs to (its name says which); undefined for none. */
+export function operationsFor(method: string): A2aOperations | undefined {
+  if (Object.hasOwn(V1_OPERATIONS.methods, method)) return V1_OPERATIONS;
+  if (Object.hasOwn(V03_OPERATIONS.methods, method)) return V03_OPERATIONS;
+  return undefined;
+}

@@ -6,7 +6,7 @@ import { registerJsonBodyParser } from "../json-body.js";
 import { agentCard, type CardAuth, legacyAgentCard } from "./card.js";
 import { A2aFace } from "./face.js";
 import { serveJsonRpc } from "./jsonrpc.js";
-import { V1_OPERATIONS } from "./operations.js";
+import { operationsFor } from "./operations.js";
 import { registerRestBinding, sendRestError } from "./rest.js";
 import { requestedVersion } from "./version.js";
 
@@ -125,10 +125,6 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
   );
   registerRestBinding(app, faceOf, settings.keepAliveSeconds);
 };
-
-function operationsFor(method: string) {
-  return method in V1_OPERATIONS.methods ? V1_OPERATIONS : undefined;
-}
 
 function sendJsonRpcError(reply: FastifyReply, err: unknown, request: FastifyRequest) {
   const status = (err as { statusCode?: number }).statusCode;
