@@ -61,10 +61,11 @@ export class A2aFace {
   ): Promise<AsyncGenerator<StreamResponse>> {
     const request = sendParams(params);
     const { handle, afterSeq } = await this.tasks.send(who, request.message);
+    const historyLength = request.configuration?.historyLength;
     const first =
       afterSeq === 0
-        ? toTask(handle.view)
-        : await this.snapshot(handle, request.configuration?.historyLength);
+        ? toTask(handle.view, undefined, { historyLength })
+        : await this.snapshot(handle, historyLength);
     return this.stream(first, handle, afterSeq, signal);
   }
 
