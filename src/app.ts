@@ -9,6 +9,7 @@ import { toAcpRun } from "./engine/acp-mapping.js";
 import { catalogOf } from "./engine/agent-catalog.js";
 import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
 import { OpsService } from "./engine/ops-service.js";
+import { PushConfigService } from "./engine/push-config-service.js";
 import { ResponseSchemas } from "./engine/response-schemas.js";
 import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
@@ -47,6 +48,8 @@ export interface AppDeps {
   runHandlers: RunHandlers;
   engine: RunEngine;
   webhooks: WebhookDeliverer;
+  /** A2A push notification configs (the A2A face). */
+  pushConfigs: PushConfigService;
 }
 
 declare module "fastify" {
@@ -146,6 +149,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     webhooks,
     ops: new OpsService(storage, engine.tails),
     threads: new ThreadService(storage),
+    pushConfigs: new PushConfigService(storage),
     runHandlers: new RunHandlers(runs, settings.keepAliveSeconds),
   };
   app.decorate("deps", deps);

@@ -55,7 +55,7 @@ describe("the A2A face on the wire", () => {
       name: "echo",
       description: "Echoes the last user message.",
       version: "1.0.0",
-      capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+      capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
       skills: [{ id: "echo", name: "echo", tags: ["echo"] }],
     });
     expect(card.supportedInterfaces).toEqual(
@@ -125,9 +125,24 @@ describe("the A2A face on the wire", () => {
       -32005,
     ],
     [
-      "a push config",
-      { jsonrpc: "2.0", id: 1, method: "CreateTaskPushNotificationConfig", params: {} },
-      -32003,
+      "a push config without a url",
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "CreateTaskPushNotificationConfig",
+        params: { taskId: "x" },
+      },
+      -32602,
+    ],
+    [
+      "a push config of an unknown task",
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "CreateTaskPushNotificationConfig",
+        params: { taskId: "x", url: "https://example.com/hook" },
+      },
+      -32001,
     ],
     ["the extended card", { jsonrpc: "2.0", id: 1, method: "GetExtendedAgentCard" }, -32004],
   ])("answers %s with a JSON-RPC error", async (_, body, code) => {

@@ -65,7 +65,7 @@ export function agentCard(agent: RegisteredAgent, url: string, auth: CardAuth): 
       { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
     ],
     version: agent.version,
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
     skills: [skillOf(agent)],

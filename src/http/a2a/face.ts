@@ -14,6 +14,7 @@ import type { RunService } from "../../engine/run-service.js";
 import type { RunStatus } from "../../storage/types.js";
 import { aclThreadId } from "../agui-face.js";
 import { listParams, sendParams, taskIdParams } from "./params.js";
+import { type A2aPush, checkPushConfig } from "./push.js";
 import { A2aTasks, type TaskHandle, taskRunOf } from "./tasks.js";
 
 /** The run status a task state is stored as (the query's filter; the state is checked after). */
@@ -39,6 +40,8 @@ export class A2aFace {
   constructor(
     private readonly runs: RunService,
     readonly agent: RegisteredAgent,
+    /** Push notifications (none: the operations answer PushNotificationNotSupported). */
+    readonly push?: A2aPush,
   ) {
     this.tasks = new A2aTasks(runs, agent);
   }
@@ -46,7 +49,8 @@ export class A2aFace {
   /** SendMessage: the task once it finishes or pauses, or at once with `returnImmediately`. */
   async sendMessage(who: Principal, params: unknown, signal: AbortSignal): Promise<Task> {
     const request = sendParams(params);
-    const { handle } = await this.tasks.send(who, request.message);
+    const { handle, afterSeq } = await this.tasks.send(who, request.message);
+    await this.notify(handle, afterSeq, request.configuration?.taskPushNotificationConfig);
     const historyLength = request.configuration?.historyLength;
     if (request.configuration?.returnImmediately) return toTask(handle.view, undefined);
     const settled = await this.tasks.settle(who, handle, signal);
@@ -61,6 +65,7 @@ export class A2aFace {
   ): Promise<AsyncGenerator<StreamResponse>> {
     const request = sendParams(params);
     const { handle, afterSeq } = await this.tasks.send(who, request.message);
+    await this.notify(handle, afterSeq, request.configuration?.taskPushNotificationConfig);
     const historyLength = request.configuration?.historyLength;
     const first =
       afterSeq === 0
@@ -140,6 +145,16 @@ export class A2aFace {
     };
   }
 
+  /** A config sent with the message is set on the task; a resumed task's configs relay again. */
+  private async notify(handle: TaskHandle, afterSeq: number, config: unknown): Promise<void> {
+    if (config !== undefined) {
+      if (!this.push) throw pushNotSupported();
+      await this.push.attach(this.tasks, handle, checkPushConfig(config, handle.view.taskId));
+    } else if (afterSeq > 0) {
+      await this.push?.resumed(this.tasks, handle);
+    }
+  }
+
   /** The task with everything the agent said so far. */
   private async snapshot(handle: TaskHandle, historyLength?: number): Promise<Task> {
     const events = await this.tasks.eventsSoFar(handle);
@@ -156,3 +171,9 @@ export class A2aFace {
     yield* this.tasks.follow(handle, afterSeq, signal);
   }
 }
+
+export const pushNotSupported = () =>
+  new A2aError(
+    "PushNotificationNotSupported",
+    "this agent does not send push notifications (its card says pushNotifications: false)",
+  );

@@ -6,7 +6,7 @@ import {
   streamEventTo03,
   taskTo03,
 } from "../../bridge/a2a/index.js";
-import type { A2aFace } from "./face.js";
+import { type A2aFace, pushNotSupported } from "./face.js";
 
 /** One JSON-RPC method: a unary call or a stream. */
 export interface Call {
@@ -27,12 +27,17 @@ export interface A2aOperations {
 
 const noPush: Call = {
   unary: async () => {
-    throw new A2aError(
-      "PushNotificationNotSupported",
-      "this agent does not send push notifications (its card says pushNotifications: false)",
-    );
+    throw pushNotSupported();
   },
 };
+
+/** A push config operation, when the face sends push notifications. */
+const push = (operation: "create" | "get" | "list" | "delete"): Call => ({
+  unary: async (face, who, params) => {
+    if (!face.push) throw pushNotSupported();
+    return face.push[operation](face.tasks, who, params);
+  },
+});
 
 /** A2A 1.0's methods (specification §9). */
 export const V1_OPERATIONS: A2aOperations = {
@@ -49,10 +54,10 @@ export const V1_OPERATIONS: A2aOperations = {
     ListTasks: { unary: (face, who, params) => face.listTasks(who, params) },
     CancelTask: { unary: (face, who, params) => face.cancelTask(who, params) },
     SubscribeToTask: { stream: (face, who, params, signal) => face.subscribe(who, params, signal) },
-    CreateTaskPushNotificationConfig: noPush,
-    GetTaskPushNotificationConfig: noPush,
-    ListTaskPushNotificationConfigs: noPush,
-    DeleteTaskPushNotificationConfig: noPush,
+    CreateTaskPushNotificationConfig: push("create"),
+    GetTaskPushNotificationConfig: push("get"),
+    ListTaskPushNotificationConfigs: push("list"),
+    DeleteTaskPushNotificationConfig: push("delete"),
     GetExtendedAgentCard: {
       unary: async () => {
         throw new A2aError(

@@ -1,10 +1,10 @@
 import {
-  A2aError,
   checkMessage,
   invalidParams,
   type ListTasksRequest,
   type SendMessageRequest,
   TASK_STATES,
+  type TaskPushNotificationConfig,
   type TaskState,
 } from "../../bridge/a2a/index.js";
 
@@ -69,10 +69,9 @@ export function sendParams(params: unknown): SendMessageRequest {
       returnImmediately: optionalBool(c, "returnImmediately"),
     };
     if (c.taskPushNotificationConfig !== undefined && c.taskPushNotificationConfig !== null) {
-      throw new A2aError(
-        "PushNotificationNotSupported",
-        "this agent does not send push notifications",
-      );
+      // Checked with the task in hand (push.ts).
+      request.configuration.taskPushNotificationConfig =
+        c.taskPushNotificationConfig as TaskPushNotificationConfig;
     }
   }
   return request;

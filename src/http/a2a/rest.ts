@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
 import { disconnectSignal } from "../streaming/client-gone.js";
 import { asA2aError } from "./errors.js";
-import type { A2aFace } from "./face.js";
+import { type A2aFace, pushNotSupported } from "./face.js";
 import { openA2aSse } from "./sse.js";
 
 type FaceOf = (request: FastifyRequest) => A2aFace;
@@ -12,13 +12,6 @@ export function sendRestError(request: FastifyRequest, reply: FastifyReply, err:
   const error = asA2aError(err, request.log);
   return reply.code(error.mapping.http).type("application/json").send(error.toHttpStatus());
 }
-
-const noPush = () => {
-  throw new A2aError(
-    "PushNotificationNotSupported",
-    "this agent does not send push notifications (its card says pushNotifications: false)",
-  );
-};
 
 /**
  * A2A's HTTP+JSON binding (specification §11) under an agent's base: `POST message:send`,
@@ -111,19 +104,49 @@ export function registerRestBinding(
   };
   app.get("/:agent/tasks/:ref", taskOptions, taskRoute);
   app.post("/:agent/tasks/:ref", taskOptions, taskRoute);
-  app.get(
-    "/:agent/tasks/:task/pushNotificationConfigs",
-    { schema: { params: params("agent", "task") } },
-    noPush,
-  );
+  // Push notification configs: the task's id from the path, the config from the body.
+  type ConfigRequest = FastifyRequest<{ Params: { agent: string; task: string; config?: string } }>;
+  const pushOf = (request: ConfigRequest) => {
+    const face = faceOf(request);
+    if (!face.push) throw pushNotSupported();
+    return { face, push: face.push };
+  };
+  const taskParams = { schema: { params: params("agent", "task") } };
+  const configParams = { schema: { params: params("agent", "task", "config") } };
   app.post(
     "/:agent/tasks/:task/pushNotificationConfigs",
-    { schema: { params: params("agent", "task") } },
-    noPush,
+    taskParams,
+    async (request: ConfigRequest) => {
+      const { face, push } = pushOf(request);
+      return push.create(face.tasks, request.caller, request.body, request.params.task);
+    },
   );
-  const configParams = { schema: { params: params("agent", "task", "config") } };
-  app.get("/:agent/tasks/:task/pushNotificationConfigs/:config", configParams, noPush);
-  app.delete("/:agent/tasks/:task/pushNotificationConfigs/:config", configParams, noPush);
+  app.get(
+    "/:agent/tasks/:task/pushNotificationConfigs",
+    taskParams,
+    async (request: ConfigRequest) => {
+      const { face, push } = pushOf(request);
+      return push.list(face.tasks, request.caller, { taskId: request.params.task });
+    },
+  );
+  app.get(
+    "/:agent/tasks/:task/pushNotificationConfigs/:config",
+    configParams,
+    async (request: ConfigRequest) => {
+      const { face, push } = pushOf(request);
+      const ids = { taskId: request.params.task, id: request.params.config };
+      return push.get(face.tasks, request.caller, ids);
+    },
+  );
+  app.delete(
+    "/:agent/tasks/:task/pushNotificationConfigs/:config",
+    configParams,
+    async (request: ConfigRequest) => {
+      const { face, push } = pushOf(request);
+      const ids = { taskId: request.params.task, id: request.params.config };
+      return push.delete(face.tasks, request.caller, ids);
+    },
+  );
   app.get("/:agent/extendedAgentCard", { schema: { params: params("agent") } }, async () => {
     throw new A2aError(
       "UnsupportedOperation",

@@ -7,6 +7,7 @@ import { agentCard, type CardAuth, legacyAgentCard } from "./card.js";
 import { A2aFace } from "./face.js";
 import { serveJsonRpc } from "./jsonrpc.js";
 import { operationsFor } from "./operations.js";
+import { A2aPush } from "./push.js";
 import { registerRestBinding, sendRestError } from "./rest.js";
 import { requestedVersion } from "./version.js";
 
@@ -53,6 +54,14 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
     registerJsonBodyParser(app, settings.limits, { allowEmpty: true, contentType });
   }
   const faces = new Map<string, A2aFace>();
+  // Push notifications go through the webhook deliverer: stored, retried, targets guarded.
+  const closing = new AbortController();
+  app.addHook("onClose", async () => closing.abort());
+  const push = new A2aPush(
+    app.deps.pushConfigs,
+    (runId, url, body, headers) => app.deps.webhooks.enqueue({ run_id: runId }, url, body, headers),
+    closing.signal,
+  );
 
   /** The agent the path names; `forCard`: anyone may read its card (the caller is not checked). */
   const agentOf = (request: FastifyRequest, forCard = false): RegisteredAgent => {
@@ -72,7 +81,7 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
     const agent = agentOf(request);
     let face = faces.get(agent.agentId);
     if (!face) {
-      face = new A2aFace(runs, agent);
+      face = new A2aFace(runs, agent, push);
       faces.set(agent.agentId, face);
     }
     return face;
