@@ -117,6 +117,10 @@ TEMPLATES.A2aSend = {
   template: { message: A2A_MESSAGE, configuration: { returnImmediately: true } },
   keys: ["message", "configuration", "metadata"],
 };
+TEMPLATES.A2aPushConfig = {
+  template: { url: "https://hooks.example.com/a2a", token: "t", id: "cfg" },
+  keys: ["url", "token", "id", "authentication", "taskId"],
+};
 const EMPTY = { template: {}, keys: ["metadata", "input"] };
 
 interface Endpoint {
@@ -252,6 +256,13 @@ const endpoints: Endpoint[] = [
       ["a2a_cancel", "POST", "/a2a/{agent}/tasks/{task}:cancel", undefined, []],
       ["a2a_subscribe", "GET", "/a2a/{agent}/tasks/{task}:subscribe", undefined, []],
       ["a2a_push", "GET", "/a2a/{agent}/tasks/{task}/pushNotificationConfigs", undefined, []],
+      [
+        "a2a_push_create",
+        "POST",
+        "/a2a/{agent}/tasks/{task}/pushNotificationConfigs",
+        "A2aPushConfig",
+        [],
+      ],
     ] as const
   ).map(([id, method, path, body, queryKeys]) => ({
     id,
