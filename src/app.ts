@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import pino from "pino";
 import { createAdapter } from "./adapters/index.js";
 import { parseRunCommand } from "./bridge/run-command.js";
+import { agentBounds } from "./config/agent-bounds.js";
 import type { AgentRegistry } from "./config/registry.js";
 import type { ServerSettings } from "./config/settings.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
@@ -118,16 +119,21 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     leaseMs: settings.leaseSeconds * 1000,
     maxEventsPerRun: limits.maxEventsPerRun,
     onEvent: metrics && ((agent, rejected) => metrics.event(agent, rejected)),
+    onDeviation: metrics && ((agent) => metrics.deviation(agent)),
     agents: await Promise.all(
-      registry.list().map(async (agent) => ({
-        agentId: agent.agentId,
-        name: agent.name,
-        adapter: await createAdapter(agent.config),
-        runTimeoutSeconds: agent.config.limits.runTimeoutSeconds,
-        maxConcurrentRuns: agent.config.limits.maxConcurrentRuns,
-        retryOnRestart: agent.config.retryOnRestart,
-        dropRaw: agent.config.events.dropRaw,
-      })),
+      registry.list().map(async (agent) => {
+        const bounds = agentBounds(limits, agent.config.limits);
+        return {
+          agentId: agent.agentId,
+          name: agent.name,
+          adapter: await createAdapter(agent.config, bounds),
+          bounds,
+          runTimeoutSeconds: agent.config.limits.runTimeoutSeconds,
+          maxConcurrentRuns: agent.config.limits.maxConcurrentRuns,
+          retryOnRestart: agent.config.retryOnRestart,
+          dropRaw: agent.config.events.dropRaw,
+        };
+      }),
     ),
   });
   const responseSchemas = new ResponseSchemas(logger);

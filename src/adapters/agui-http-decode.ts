@@ -37,6 +37,12 @@ export class SseDecoder implements EventDecoder {
   private readonly messages: EventSourceMessage[] = [];
   private readonly parser = createParser({ onEvent: (message) => this.messages.push(message) });
 
+  /**
+   * `depth`: the deepest nesting a `data:` may hold, checked on the text before it is parsed
+   * (a deep document costs far more parsed than as text); `key` is the config key named.
+   */
+  constructor(private readonly depth?: { maxDepth: number; key: string }) {}
+
   push(chunk: Uint8Array): unknown[] {
     this.parser.feed(this.text.decode(chunk, { stream: true }));
     return this.drain();
@@ -53,6 +59,11 @@ export class SseDecoder implements EventDecoder {
     const events: unknown[] = [];
     for (const { data } of this.messages.splice(0)) {
       if (data.trim() === "") continue;
+      if (this.depth && nestedDeeperThan(data, this.depth.maxDepth)) {
+        throw new StreamFault(
+          `sent an event nested deeper than ${this.depth.maxDepth} levels (${this.depth.key})`,
+        );
+      }
       try {
         events.push(JSON.parse(data));
       } catch (err) {
@@ -63,6 +74,32 @@ export class SseDecoder implements EventDecoder {
     }
     return events;
   }
+}
+
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Whether JSON text nests objects and arrays deeper than `max` (strings skipped). */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  // Cheap exit: fewer openers than the limit cannot nest past it.
+  if (text.length <= max * 2) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > max) return true;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+  }
+  return false;
 }
 
 export function quote(text: string): string {

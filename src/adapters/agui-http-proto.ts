@@ -6,14 +6,12 @@
 import { AGUIUnknownEventTypeError, decode } from "@ag-ui/proto";
 import { AGUI_MEDIA_TYPE, type EventDecoder, quote, StreamFault } from "./agui-http-decode.js";
 
-/** Larger frames are refused rather than buffered (the AG-UI client's own limit is 10 MiB). */
-export const MAX_PROTO_FRAME = 16 * 1024 * 1024;
-
 /**
  * `application/vnd.ag-ui.event+proto`: each event is a 4-byte big-endian length followed by
  * that many bytes of the protobuf `Event` envelope (the framing of @ag-ui/encoder's
  * `encodeProtobuf`), decoded by @ag-ui/proto. A frame of an event type this build predates is
  * dropped with a warning, the way the pipeline strips an unknown event off an SSE stream.
+ * The size of a frame is bounded before its bytes reach this decoder (stream-bounds.ts).
  */
 export class ProtoDecoder implements EventDecoder {
   private buffer: Uint8Array = new Uint8Array(0);
@@ -26,7 +24,6 @@ export class ProtoDecoder implements EventDecoder {
     while (this.buffer.length >= 4) {
       const view = new DataView(this.buffer.buffer, this.buffer.byteOffset, 4);
       const length = view.getUint32(0, false);
-      if (length > MAX_PROTO_FRAME) throw new StreamFault(oversizedFrame(this.buffer, length));
       if (this.buffer.length < 4 + length) break;
       const frame = this.buffer.subarray(4, 4 + length);
       this.buffer = this.buffer.subarray(4 + length);
@@ -63,15 +60,17 @@ const SSE_START = /^(?:data|event|id|retry):|^:/;
  * printable first byte, even a tab, makes it at least 150 MB): an upstream that
  * answers SSE, or anything textual, under the protobuf content type is said to have done so,
  * rather than to have sent "a frame of 1684108385 bytes" (the bytes of "data").
+ * `frame` is the frame's first bytes, its length prefix included.
  */
-function oversizedFrame(buffer: Uint8Array, length: number): string {
-  const head = new TextDecoder("utf-8").decode(buffer.subarray(0, 200));
+export function oversizedFrame(frame: Uint8Array, limit: number, key: string): string {
+  const head = new TextDecoder("utf-8").decode(frame.subarray(0, 200));
   const printable = /^[\x20-\x7e\t\r\n]{4}/.test(head);
   const contentType = `the upstream's content-type says protobuf (${AGUI_MEDIA_TYPE})`;
   if (SSE_START.test(head)) return `sent what looks like SSE text (${quote(head)}); ${contentType}`;
   if (printable)
     return `sent what looks like text (${quote(head)}), not protobuf frames; ${contentType}`;
-  return `sent a protobuf frame of ${length} bytes, more than the ${MAX_PROTO_FRAME} allowed`;
+  const length = new DataView(frame.buffer, frame.byteOffset, 4).getUint32(0, false);
+  return `sent a protobuf frame of ${length} bytes, more than the ${limit} allowed for one event (${key})`;
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

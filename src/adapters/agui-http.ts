@@ -1,5 +1,7 @@
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
 import type { Agent, request as undiciRequest } from "undici";
+import type { AgentBounds } from "../config/agent-bounds.js";
+import { DEFAULT_LIMITS } from "../config/settings.js";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
 import {
   AGUI_MEDIA_TYPE,
@@ -11,6 +13,7 @@ import {
 import type { AguiHttpAdapterConfig } from "./agui-http-options.js";
 import type { ProtoDecoder } from "./agui-http-proto.js";
 import { stopRemoteRun } from "./agui-http-stop.js";
+import { boundedEvents, StreamBoundError } from "./stream-bounds.js";
 import type { AdapterRunContext, AgentAdapter } from "./types.js";
 
 type ResponseBody = Awaited<ReturnType<typeof undiciRequest>>["body"];
@@ -21,6 +24,18 @@ interface HttpClient {
 type Event = Record<string, unknown> & { type?: unknown };
 
 const TERMINAL = new Set(["RUN_FINISHED", "RUN_ERROR"]);
+
+type EventBound = Pick<AgentBounds, "maxEventBytes" | "maxEventDepth"> & {
+  keys: Pick<AgentBounds["keys"], "maxEventBytes" | "maxEventDepth">;
+};
+const DEFAULT_EVENT_BOUND: EventBound = {
+  maxEventBytes: DEFAULT_LIMITS.maxEventBytes,
+  maxEventDepth: DEFAULT_LIMITS.maxEventDepth,
+  keys: {
+    maxEventBytes: "server.limits.maxEventBytes",
+    maxEventDepth: "server.limits.maxEventDepth",
+  },
+};
 
 /** How much of an error body is read, and how much of it a message quotes. */
 const ERROR_BODY_LIMIT = 8 * 1024;
@@ -51,7 +66,11 @@ export class AguiHttpAdapter implements AgentAdapter {
   /** The URL as messages show it: without credentials. */
   private readonly shownUrl: string;
 
-  constructor(private readonly config: AguiHttpAdapterConfig) {
+  constructor(
+    private readonly config: AguiHttpAdapterConfig,
+    /** The most one event may weigh; without, the server's defaults. */
+    private readonly bounds: EventBound = DEFAULT_EVENT_BOUND,
+  ) {
     this.shownUrl = redact(config.url);
   }
 
@@ -107,6 +126,7 @@ export class AguiHttpAdapter implements AgentAdapter {
     const failure = (err: unknown): Error | undefined => {
       if (signal.aborted) return undefined;
       const reason: unknown = controller.signal.reason;
+      if (err instanceof StreamBoundError) return new Error(`${agent} ${err.message}`);
       if (controller.signal.aborted && reason instanceof Timeout) {
         return new Error(`${agent} ${reason.message}`);
       }
@@ -125,32 +145,32 @@ export class AguiHttpAdapter implements AgentAdapter {
         body: JSON.stringify(input),
         signal: controller.signal,
       });
-      disarm();
       body = response.body;
-      const next = chunkReader(
-        body,
-        () => arm(idleTimeoutMs, `sent nothing for ${idleTimeoutMs} ms (idleTimeoutMs)`),
-        disarm,
-      );
 
       if (response.statusCode < 200 || response.statusCode >= 300) {
-        const text = await readText(next, ERROR_BODY_LIMIT);
+        // Still under the connect timeout: an error page that trickles costs no more than that.
+        const text = await readText(body, ERROR_BODY_LIMIT);
+        disarm();
         const detail = text.trim() === "" ? "" : `: ${quote(text)}`;
         throw new Error(
           `${agent} answered HTTP ${response.statusCode} before the stream opened${detail}`,
         );
       }
+      disarm();
 
       const contentType = mediaType(response.headers["content-type"]);
       let decoder: EventDecoder;
       let proto: ProtoDecoder | undefined;
-      if (contentType === SSE_MEDIA_TYPE) decoder = new SseDecoder();
-      else if (contentType === AGUI_MEDIA_TYPE) {
+      const { maxEventBytes } = this.bounds;
+      if (contentType === SSE_MEDIA_TYPE) {
+        const { maxEventDepth, keys } = this.bounds;
+        decoder = new SseDecoder({ maxDepth: maxEventDepth, key: keys.maxEventDepth });
+      } else if (contentType === AGUI_MEDIA_TYPE) {
         // Imported here, not at start-up: @ag-ui/proto costs several MB of heap (see the module).
         const { ProtoDecoder } = await import("./agui-http-proto.js");
         proto = new ProtoDecoder(() =>
           logger.warn(
-            { url: this.shownUrl },
+            { url: this.shownUrl, deviation: "a protobuf event of an unknown type" },
             "agui-http: dropped a protobuf event of a type this build does not know",
           ),
         );
@@ -160,6 +180,28 @@ export class AguiHttpAdapter implements AgentAdapter {
           `${agent} answered with content type ${JSON.stringify(contentType || "(none)")}, not ${this.expectedTypes()}`,
         );
       }
+      // Every byte passes the bounds before a decoder holds it: one event at most, and a wait
+      // for the next complete event of at most idleTimeoutMs (a trickle that never completes
+      // one is silence).
+      const chunks = boundedEvents(body as AsyncIterable<Uint8Array>, {
+        maxEventBytes,
+        idleTimeoutMs,
+        framing: proto ? "length-prefixed" : "sse",
+        keys: { maxEventBytes: this.bounds.keys.maxEventBytes, idleTimeoutMs: "idleTimeoutMs" },
+      });
+      const next = async (): Promise<Uint8Array | undefined> => {
+        try {
+          const { value, done } = await chunks.next();
+          return done ? undefined : value;
+        } catch (err) {
+          // A frame too large, in protobuf's words (and text said to be text, not a huge frame).
+          if (proto && err instanceof StreamBoundError && err.head) {
+            const { oversizedFrame } = await import("./agui-http-proto.js");
+            throw new StreamFault(oversizedFrame(err.head, err.limit, err.configKey));
+          }
+          throw err;
+        }
+      };
 
       let versionChecked = false;
       for (;;) {
@@ -185,7 +227,9 @@ export class AguiHttpAdapter implements AgentAdapter {
       const error = failure(err);
       // A timeout gives up on a run the remote may still be running; any other failure is
       // the remote's own (an error status, a broken stream): it has no run left to stop.
-      if (error && !(controller.signal.reason instanceof Timeout)) remoteDone = true;
+      // A bound the stream broke gives up on it too.
+      const gaveUp = controller.signal.reason instanceof Timeout || err instanceof StreamBoundError;
+      if (error && !gaveUp) remoteDone = true;
       if (error) throw error;
     } finally {
       disarm();
@@ -249,7 +293,7 @@ export class AguiHttpAdapter implements AgentAdapter {
     const mine = /^(\d+)\.(\d+)$/.exec(ours);
     if (!theirs || !mine) {
       context.logger.warn(
-        { url: this.shownUrl, declared, spoken: ours },
+        { url: this.shownUrl, declared, spoken: ours, deviation: "an incomparable AG-UI version" },
         `agui-http: the remote agent declared protocol version ${JSON.stringify(declared)}, which cannot be compared with ${ours}; proceeding`,
       );
       return;
@@ -261,47 +305,22 @@ export class AguiHttpAdapter implements AgentAdapter {
     }
     if (Number(theirs[2]) > Number(mine[2])) {
       context.logger.warn(
-        { url: this.shownUrl, declared, spoken: ours },
+        { url: this.shownUrl, declared, spoken: ours, deviation: "a newer AG-UI minor version" },
         `agui-http: the remote agent speaks AG-UI ${declared}, newer than this server's ${ours}; what this server does not recognise is stripped`,
       );
     }
   }
 }
 
-/**
- * Reads the body one chunk at a time, with the idle timer armed only while waiting on the
- * network: time the engine spends on the events already yielded is not the remote's silence.
- * Resolves undefined at the end of the body.
- */
-function chunkReader(
-  body: ResponseBody,
-  arm: () => void,
-  disarm: () => void,
-): () => Promise<Uint8Array | undefined> {
-  const iterator = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
-  return async () => {
-    arm();
-    try {
-      const { value, done } = await iterator.next();
-      return done ? undefined : value;
-    } finally {
-      disarm();
-    }
-  };
-}
-
-async function readText(
-  next: () => Promise<Uint8Array | undefined>,
-  limit: number,
-): Promise<string> {
+/** Up to `limit` bytes of an error body, as text (the rest is never read). */
+async function readText(body: ResponseBody, limit: number): Promise<string> {
   const decoder = new TextDecoder("utf-8");
   let text = "";
   let read = 0;
-  while (read < limit) {
-    const chunk = await next();
-    if (chunk === undefined) break;
+  for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    text += decoder.decode(chunk.subarray(0, limit - read), { stream: true });
     read += chunk.length;
-    text += decoder.decode(chunk, { stream: true });
+    if (read >= limit) break;
   }
   return text + decoder.decode();
 }

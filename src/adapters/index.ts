@@ -1,3 +1,4 @@
+import type { AgentBounds } from "../config/agent-bounds.js";
 import type { AgentConfig } from "../config/schema.js";
 import { EchoAdapter } from "./echo.js";
 import { ScriptedAdapter } from "./scripted.js";
@@ -9,7 +10,10 @@ export type { AgentAdapter } from "./types.js";
  * Builds the adapter a configured agent names. Runs at start-up, so a script that cannot be
  * read or a module that does not load fails the start, naming the agent.
  */
-export async function createAdapter(agent: AgentConfig): Promise<AgentAdapter> {
+export async function createAdapter(
+  agent: AgentConfig,
+  bounds?: AgentBounds,
+): Promise<AgentAdapter> {
   const { adapter } = agent;
   try {
     switch (adapter.type) {
@@ -25,11 +29,11 @@ export async function createAdapter(agent: AgentConfig): Promise<AgentAdapter> {
       // Loaded only when a config uses them: their HTTP clients cost memory at start-up.
       case "agui-http": {
         const { AguiHttpAdapter } = await import("./agui-http.js");
-        return new AguiHttpAdapter(adapter);
+        return new AguiHttpAdapter(adapter, bounds);
       }
       case "openai": {
         const { OpenAiAdapter } = await import("./openai.js");
-        return new OpenAiAdapter(adapter);
+        return new OpenAiAdapter(adapter, process.env, bounds);
       }
       case "module": {
         const { loadModuleAdapter } = await import("./module.js");

@@ -1,9 +1,12 @@
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { request } from "undici";
+import type { AgentBounds } from "../config/agent-bounds.js";
+import { DEFAULT_LIMITS } from "../config/settings.js";
 import type { OpenAiAdapterConfig } from "./openai-options.js";
 import { buildChatRequest } from "./openai-request.js";
 import { ChunkTranslator, providerError } from "./openai-stream.js";
+import { boundedEvents, formatBytes, StreamBoundError } from "./stream-bounds.js";
 import type { AdapterRunContext, AgentAdapter } from "./types.js";
 
 type Event = Record<string, unknown> & { type: string };
@@ -12,8 +15,14 @@ type ResponseBody = Awaited<ReturnType<typeof request>>["body"];
 /** How much of an error body is read and how much of a non-JSON one is quoted. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 const QUOTE_LIMIT = 500;
-/** The largest single SSE event or whole (non-streamed) completion accepted. */
-const MESSAGE_LIMIT = 32 * 1024 * 1024;
+type EventBound = Pick<AgentBounds, "maxEventBytes"> & {
+  keys: Pick<AgentBounds["keys"], "maxEventBytes">;
+};
+/** The largest single SSE event or whole (non-streamed) completion accepted, by default. */
+const DEFAULT_EVENT_BOUND: EventBound = {
+  maxEventBytes: DEFAULT_LIMITS.maxEventBytes,
+  keys: { maxEventBytes: "server.limits.maxEventBytes" },
+};
 
 /**
  * An agent served by any OpenAI-compatible chat-completions endpoint (vLLM, Ollama,
@@ -31,6 +40,8 @@ export class OpenAiAdapter implements AgentAdapter {
   constructor(
     private readonly config: OpenAiAdapterConfig,
     env: NodeJS.ProcessEnv = process.env,
+    /** The most one SSE event (or a whole non-streamed completion) may weigh. */
+    private readonly bounds: EventBound = DEFAULT_EVENT_BOUND,
   ) {
     this.url = `${config.baseUrl.replace(/\/+$/, "")}/chat/completions`;
     if (config.apiKeyEnv !== undefined) {
@@ -82,9 +93,23 @@ export class OpenAiAdapter implements AgentAdapter {
       const contentType = String(response.headers["content-type"] ?? "");
       if (response.statusCode < 200 || response.statusCode >= 300) {
         yield this.httpError(response.statusCode, await readLimited(response.body));
+      } else if (contentType.includes("text/html")) {
+        // A proxy's or a login page in front of the model: no stream will come.
+        const text = (await readLimited(response.body)).replace(/\s+/g, " ").trim();
+        yield translator.error(
+          `${this.url} answered with an HTML page (content type ${contentType}), not an event stream: ${quote(text)}`,
+        );
       } else if (contentType.includes("application/json")) {
         // The server ignored `stream: true` and answered with the whole completion.
-        yield* this.whole(await readLimited(response.body, MESSAGE_LIMIT), input);
+        const { maxEventBytes, keys } = this.bounds;
+        // One byte past the limit is enough to know the completion is too large.
+        const limit = maxEventBytes > 0 ? maxEventBytes + 1 : Number.POSITIVE_INFINITY;
+        const { text, bytes } = await readUpTo(response.body, limit);
+        if (bytes > maxEventBytes && maxEventBytes > 0) {
+          yield translator.error(
+            `${this.url} answered with a completion larger than ${formatBytes(maxEventBytes)}, the most one event may be (${keys.maxEventBytes})`,
+          );
+        } else yield* this.whole(text, input);
       } else {
         yield* this.stream(response.body, translator, input, out);
       }
@@ -93,7 +118,9 @@ export class OpenAiAdapter implements AgentAdapter {
       translator.close(out);
       out.push(
         translator.error(
-          `the connection to ${this.config.baseUrl} dropped mid-stream: ${describe(err)}`,
+          err instanceof StreamBoundError
+            ? `${this.url} ${err.message}`
+            : `the connection to ${this.config.baseUrl} dropped mid-stream: ${describe(err)}`,
         ),
       );
       yield* out.splice(0);
@@ -109,29 +136,12 @@ export class OpenAiAdapter implements AgentAdapter {
     out: Event[],
   ): AsyncIterable<unknown> {
     const messages: EventSourceMessage[] = [];
-    let overflow: Error | undefined;
-    const parser = createParser({
-      onEvent: (message) => messages.push(message),
-      onError: (error) => {
-        if (error.type === "max-buffer-size-exceeded") overflow = error;
-      },
-      maxBufferSize: MESSAGE_LIMIT,
-    });
+    const parser = createParser({ onEvent: (message) => messages.push(message) });
     const decoder = new TextDecoder();
     let done = false;
     let failed = false;
     // Handles what the parser has dispatched; false once the stream is over ([DONE] or error).
     const drain = (): boolean => {
-      if (overflow) {
-        translator.close(out);
-        out.push(
-          translator.error(
-            `${this.url} sent an SSE event larger than ${MESSAGE_LIMIT / 1024 / 1024} MiB`,
-          ),
-        );
-        failed = true;
-        return false;
-      }
       for (const message of messages.splice(0)) {
         if (message.data === "[DONE]") {
           done = true;
@@ -147,8 +157,15 @@ export class OpenAiAdapter implements AgentAdapter {
       }
       return true;
     };
-    for await (const bytes of body) {
-      parser.feed(decoder.decode(bytes as Uint8Array, { stream: true }));
+    // No SSE event larger than the bound reaches the parser: the stream fails first (in run()).
+    const { maxEventBytes, keys } = this.bounds;
+    const chunks = boundedEvents(body as AsyncIterable<Uint8Array>, {
+      maxEventBytes,
+      idleTimeoutMs: 0,
+      keys: { maxEventBytes: keys.maxEventBytes },
+    });
+    for await (const bytes of chunks) {
+      parser.feed(decoder.decode(bytes, { stream: true }));
       const more = drain();
       yield* out.splice(0);
       if (failed) return;
@@ -255,14 +272,26 @@ export class OpenAiAdapter implements AgentAdapter {
   }
 }
 
+/** The body as text, up to `limit` bytes: what is past it is never read. */
 async function readLimited(body: ResponseBody, limit = ERROR_BODY_LIMIT): Promise<string> {
+  return (await readUpTo(body, limit)).text;
+}
+
+/** Up to `limit` bytes of the body as text, and how many bytes were read (at most `limit`). */
+async function readUpTo(
+  body: ResponseBody,
+  limit: number,
+): Promise<{ text: string; bytes: number }> {
   const decoder = new TextDecoder();
   let text = "";
-  for await (const bytes of body) {
-    text += decoder.decode(bytes as Uint8Array, { stream: true });
-    if (text.length >= limit) break;
+  let read = 0;
+  for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    const kept = chunk.subarray(0, limit - read);
+    text += decoder.decode(kept, { stream: true });
+    read += kept.length;
+    if (read >= limit) break;
   }
-  return text + decoder.decode();
+  return { text: text + decoder.decode(), bytes: read };
 }
 
 function quote(text: string): string {

@@ -134,6 +134,9 @@ const agentSchema = {
         runTimeoutSeconds: { type: "number", minimum: 0 },
         maxConcurrentRuns: positiveInteger,
         maxQueuedRuns: nonNegativeInteger,
+        maxEventBytes: nonNegativeInteger,
+        maxStateBytes: nonNegativeInteger,
+        maxEventDepth: positiveInteger,
       },
     },
     retryOnRestart: { type: "boolean" },
@@ -290,6 +293,9 @@ export const configFileSchema = {
             maxStringLength: positiveInteger,
             maxOpenStreams: nonNegativeInteger,
             maxEventsPerRun: nonNegativeInteger,
+            maxEventBytes: nonNegativeInteger,
+            maxStateBytes: nonNegativeInteger,
+            maxEventDepth: positiveInteger,
           },
         },
         retention: retentionConfigSchema,
@@ -342,6 +348,12 @@ export interface AgentLimits {
   maxConcurrentRuns: number;
   /** Runs of this agent waiting for a slot; beyond this, new runs are refused. */
   maxQueuedRuns: number;
+  /** Overrides `server.limits.maxEventBytes` for this agent. */
+  maxEventBytes?: number;
+  /** Overrides `server.limits.maxStateBytes` for this agent. */
+  maxStateBytes?: number;
+  /** Overrides `server.limits.maxEventDepth` for this agent. */
+  maxEventDepth?: number;
 }
 
 /** What of an agent's events is kept (stored and streamed). */

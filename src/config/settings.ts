@@ -123,6 +123,12 @@ export interface RequestLimits {
   maxOpenStreams: number;
   /** Events one adapter stream (a run's start or one resume) may yield; 0 = no limit. */
   maxEventsPerRun: number;
+  /** Largest single event an agent may send (as it arrives, or as JSON); 0 = no limit. */
+  maxEventBytes: number;
+  /** Largest state (as JSON) one run of an agent may build; 0 = no limit. */
+  maxStateBytes: number;
+  /** Deepest nesting of objects and arrays in an agent's event or the state it builds. */
+  maxEventDepth: number;
 }
 
 export const DEFAULT_LIMITS: RequestLimits = {
@@ -131,6 +137,14 @@ export const DEFAULT_LIMITS: RequestLimits = {
   maxStringLength: 512 * 1024,
   maxOpenStreams: 1000,
   maxEventsPerRun: 100_000,
+  // A long answer is a stream of small deltas; one event is big only when it carries a whole
+  // document (a tool result, a state snapshot). 16 MiB holds any such payload a model or a
+  // tool gives in practice, and is what the protobuf reader always allowed.
+  maxEventBytes: 16 * 1024 * 1024,
+  // Four of the largest events: a state far past what a UI renders or a checkpoint should hold.
+  maxStateBytes: 64 * 1024 * 1024,
+  // Real documents nest a few dozen levels; JSON.stringify itself fails at a few thousand.
+  maxEventDepth: 256,
 };
 
 /** The one table of defaults: what a setting is when no file, variable or flag gives it. */

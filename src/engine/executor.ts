@@ -6,6 +6,7 @@ import { ERRCODE, type SegmentEnd, storageFailureEnd, terminalEnd } from "../bri
 import type { RunCommand } from "../bridge/run-command.js";
 import { buildRunInput } from "../bridge/run-input.js";
 import { asValues } from "../bridge/values.js";
+import type { AgentBounds } from "../config/agent-bounds.js";
 import { isClaimLost } from "../errors.js";
 import { newId } from "../ids.js";
 import { SegmentPipeline } from "../pipeline/index.js";
@@ -20,6 +21,9 @@ import { FrameWriter } from "./frames/writer.js";
 /** How long an agent may keep its stream open after RUN_FINISHED or RUN_ERROR. */
 const TERMINAL_GRACE_MS = 500;
 const STREAM_LEFT_OPEN = "the agent kept its stream open after the run's end";
+
+/** How large and deep an agent's events and state may be (its limits over the server's). */
+export type SegmentBounds = AgentBounds;
 
 /** Why the engine aborted a segment; carried as the AbortSignal's reason. */
 export class StopReason extends Error {
@@ -64,6 +68,8 @@ export interface ExecuteSegmentOptions {
   maxEvents?: number;
   /** Drop RAW events and `rawEvent` fields (the agent's `events.dropRaw`). */
   dropRaw?: boolean;
+  /** Bounds on each event's size and depth and on the state; absent = none. */
+  bounds?: SegmentBounds;
   /** Told of each event the adapter yields; `rejected` says why it went no further. */
   onEvent?: (rejected?: EventRejection) => void;
 }
@@ -141,7 +147,9 @@ async function runSegment(
     initialMessages: input.messages,
     logger,
     dropRaw: options.dropRaw,
+    bounds: options.bounds,
   });
+  const maxEventBytes = options.bounds?.maxEventBytes || Number.POSITIVE_INFINITY;
 
   /** A write of this run that failed: the run ends as an error saying so, the server goes on. */
   let storageFailure: { err: Error; what: string } | undefined;
@@ -183,64 +191,93 @@ async function runSegment(
         adapterAbort.abort(new Error(description));
         break;
       }
-      const pushed = pipeline.push(raw);
-      onEvent?.(
-        pushed.fault
-          ? "invalid"
-          : pushed.dropped || (pushed.events.length === 0 && pushed.warnings.length > 0)
-            ? "dropped"
-            : undefined,
-      );
-      for (const event of pushed.events) {
-        writer.custom(
-          customFrameData(event),
-          isSubagentWork(event as unknown as Record<string, unknown>) ? "subagent" : "custom",
+      try {
+        const pushed = pipeline.push(raw);
+        onEvent?.(
+          pushed.fault
+            ? "invalid"
+            : pushed.dropped || (pushed.events.length === 0 && pushed.warnings.length > 0)
+              ? "dropped"
+              : undefined,
         );
-      }
-      if (pushed.stateChanged || pushed.messagesChanged) writer.values(renderValues);
-      const backlog = writer.backlog();
-      if (backlog) await backlog;
-      if (pushed.fault) {
-        end = {
-          kind: "error",
-          errcode: ERRCODE.protocolViolation,
-          description: pushed.fault.message,
-        };
-        adapterAbort.abort(pushed.fault);
-        break;
-      }
-      if (pushed.checkpoint === "step") {
-        await writer.flush();
-        if (storageFailure) break;
-        try {
-          await storage.addCheckpoint(run.thread_id!, {
-            checkpoint_id: newId(),
-            values: asValues(pipeline.state),
-            messages: toAcpMessages(pipeline.messages),
-            metadata: { run_id: run.run_id, step: pushed.stepName ?? null, source: "step" },
-          });
-        } catch (err) {
-          failStorage(err, "step checkpoint");
+        let oversized: string | undefined;
+        for (const event of pushed.events) {
+          let data: string;
+          try {
+            data = customFrameData(event);
+          } catch (err) {
+            // An in-process agent's value JSON cannot hold (a BigInt, a throwing toJSON).
+            oversized = `event ${count - 1} (${String(event.type)}): the event cannot be written as JSON: ${(err as Error).message}`;
+            break;
+          }
+          // An in-process agent's event is measured as the JSON it is stored as; a remote
+          // agent's was bounded as it arrived, before it was held.
+          if (data.length > maxEventBytes) {
+            oversized = `event ${count - 1} (${String(event.type)}): the event is larger than ${maxEventBytes} bytes as JSON, the most one event may be (${options.bounds!.keys.maxEventBytes})`;
+            break;
+          }
+          writer.custom(
+            data,
+            isSubagentWork(event as unknown as Record<string, unknown>) ? "subagent" : "custom",
+          );
+        }
+        if (oversized) {
+          end = { kind: "error", errcode: ERRCODE.protocolViolation, description: oversized };
+          adapterAbort.abort(new Error(oversized));
           break;
         }
-      }
-      if (pushed.runStarted && terminalGrace !== undefined) {
-        // Another run in the same stream (AG-UI allows runs back to back): not over after all.
-        clearTimeout(terminalGrace);
-        terminalGrace = undefined;
-      }
-      if (pushed.terminal) {
-        terminal = pushed.terminal;
-        // The agent said the run is over; one that then keeps its stream open must not hold
-        // the run (and its concurrency slot) until the time limit.
-        terminalGrace ??= setTimeout(() => {
-          closedAfterEnd = true;
-          adapterAbort.abort(new Error(STREAM_LEFT_OPEN));
-        }, TERMINAL_GRACE_MS);
+        if (pushed.stateChanged || pushed.messagesChanged) writer.values(renderValues);
+        const backlog = writer.backlog();
+        if (backlog) await backlog;
+        if (pushed.fault) {
+          end = {
+            kind: "error",
+            errcode: ERRCODE.protocolViolation,
+            description: pushed.fault.message,
+          };
+          adapterAbort.abort(pushed.fault);
+          break;
+        }
+        if (pushed.checkpoint === "step") {
+          await writer.flush();
+          if (storageFailure) break;
+          try {
+            await storage.addCheckpoint(run.thread_id!, {
+              checkpoint_id: newId(),
+              values: asValues(pipeline.state),
+              messages: toAcpMessages(pipeline.messages),
+              metadata: { run_id: run.run_id, step: pushed.stepName ?? null, source: "step" },
+            });
+          } catch (err) {
+            failStorage(err, "step checkpoint");
+            break;
+          }
+        }
+        if (pushed.runStarted && terminalGrace !== undefined) {
+          // Another run in the same stream (AG-UI allows runs back to back): not over after all.
+          clearTimeout(terminalGrace);
+          terminalGrace = undefined;
+        }
+        if (pushed.terminal) {
+          terminal = pushed.terminal;
+          // The agent said the run is over; one that then keeps its stream open must not hold
+          // the run (and its concurrency slot) until the time limit.
+          terminalGrace ??= setTimeout(() => {
+            closedAfterEnd = true;
+            adapterAbort.abort(new Error(STREAM_LEFT_OPEN));
+          }, TERMINAL_GRACE_MS);
+        }
+      } catch (err) {
+        throw new HandlingFailure(err, count - 1);
       }
     }
   } catch (err) {
-    if (!stop.aborted && !end && !closedAfterEnd && !storageFailure) {
+    if (err instanceof HandlingFailure) {
+      // Thrown by the server's own handling of an event, not by the agent: said to be so.
+      logger.error({ err: err.cause }, "the server failed while handling an agent's event");
+      end = { kind: "error", errcode: ERRCODE.agentError, description: err.message };
+      adapterAbort.abort(err);
+    } else if (!stop.aborted && !end && !closedAfterEnd && !storageFailure) {
       const message = err instanceof Error ? err.message : String(err);
       end = { kind: "error", errcode: ERRCODE.agentError, description: `agent failed: ${message}` };
     }
@@ -248,7 +285,12 @@ async function runSegment(
     clearTimeout(terminalGrace);
     stop.listening = false;
   }
-  if (closedAfterEnd) logger.warn("the agent finished its run but left its stream open; closed it");
+  if (closedAfterEnd) {
+    logger.warn(
+      { deviation: STREAM_LEFT_OPEN },
+      "the agent finished its run but left its stream open; closed it",
+    );
+  }
 
   if (stop.aborted) end = stoppedEnd(stop.reason);
   // Always ended: the end also reports what it settles (events dropped after RUN_ERROR).
@@ -269,6 +311,21 @@ async function runSegment(
   if (storageFailure && !rolledBack)
     end = storageFailureEnd(storageFailure.what, storageFailure.err);
   return { end, values: pipeline.state, messages: [...pipeline.messages], writer };
+}
+
+/**
+ * An exception of the server's own code while it handled one of the agent's events: the run
+ * fails saying whose fault it is, never with a bare JavaScript message as if it were the agent's.
+ */
+class HandlingFailure extends Error {
+  constructor(cause: unknown, index: number) {
+    const what = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    super(
+      `the server failed while handling the agent's event ${index} (a fault of the server, not of the agent): ${what}`,
+      { cause },
+    );
+    this.name = "HandlingFailure";
+  }
 }
 
 const SUBAGENT_LIFECYCLE = new Set(["SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"]);

@@ -4,7 +4,7 @@ import { type ResumeValidators, resumeEntries } from "../bridge/interrupts.js";
 import { acpToAguiMessages } from "../bridge/messages.js";
 import { ERRCODE } from "../bridge/outcomes.js";
 import { configurableOf, type RunCommand } from "../bridge/run-command.js";
-import { conflict, invalid, notFound, queueFull } from "../errors.js";
+import { conflict, invalid, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import type {
   CheckpointRecord,
@@ -18,6 +18,7 @@ import type {
 import { StopReason } from "./executor.js";
 import { readFinal } from "./frames/codec.js";
 import { followRunBatches, type RunStreamOptions } from "./frames/follow.js";
+import { QueueRoom } from "./queue-room.js";
 import type { RunEngine } from "./run-engine.js";
 
 /** What run creation needs to know of an agent: its id and its descriptor's validators. */
@@ -63,10 +64,12 @@ const LATEST_START_MS = 253_402_300_799_999;
  * thread run to the thread's owner (only the owner, or an admin acting for it, can start one).
  */
 export class RunService {
-  /** Per agent id: a bound on its pending runs, on an exclusive storage (see checkQueueRoom). */
-  private readonly pendingBounds = new Map<string, number>();
+  /** Each agent's bounded queue. */
+  private readonly queueRoom: QueueRoom;
 
-  constructor(private readonly options: RunServiceOptions) {}
+  constructor(private readonly options: RunServiceOptions) {
+    this.queueRoom = new QueueRoom(options.engine.storage);
+  }
 
   /** The storage behind the runs; HTTP reaches it only through this service's methods. */
   private get storage() {
@@ -102,7 +105,7 @@ export class RunService {
     if (command.webhook !== undefined) this.options.checkWebhook(command.webhook);
     // A stateless run's queue check can go with its insert (one step, one round trip): it has
     // no thread to look up or runs to stop first, which a full queue would otherwise precede.
-    const queueLimit = await this.checkQueueRoom(agent, kind === "stateless");
+    const queueLimit = await this.queueRoom.check(agent, kind === "stateless");
     const afterSeconds = command.afterSeconds !== undefined ? Math.max(0, command.afterSeconds) : 0;
     const startAfter = Date.now() + afterSeconds * 1000;
     // Beyond year 9999 the ISO timestamp gets a sign and 6 digits, which sorts before any
@@ -223,9 +226,7 @@ export class RunService {
       validateResponse: this.options.validateResponse,
     };
     const entries = resumeEntries(body, run.interrupts as unknown as Interrupt[], validators);
-    // Pending again: one more for the queue bound (see checkQueueRoom).
-    const bound = this.pendingBounds.get(run.agent_id);
-    if (bound !== undefined) this.pendingBounds.set(run.agent_id, bound + 1);
+    this.queueRoom.resumed(run.agent_id);
     const resumed = await this.storage.updateRun(runId, {
       status: "pending",
       resume: entries as unknown as Record<string, unknown>[],
@@ -306,40 +307,6 @@ export class RunService {
       description: ROLLED_BACK,
     };
     return { ...run, status: "error", output };
-  }
-
-  /**
-   * A bounded queue: past the agent's limit, refuse (429) rather than pile up work.
-   *
-   * On a storage this process alone writes (`Storage.exclusive`), the pending runs are counted
-   * only when they may have reached the limit: a run becomes pending only by being created or
-   * resumed here, so the last count plus the runs let in since is a bound on them. Below the
-   * limit it answers as the count would, without a read per run (counting was a fifth of a
-   * stateless run's SQLite time). Runs that ended since only make the bound loose. On a shared
-   * storage a stateless run's count goes with its insert (`InsertRunOptions.queue_limit`): the
-   * limit to pass is returned.
-   */
-  private async checkQueueRoom(
-    agent: RunnableAgent,
-    withInsert: boolean,
-  ): Promise<number | undefined> {
-    const limit = agent.maxPendingRuns;
-    if (limit === undefined) return undefined;
-    const exclusive = this.storage.exclusive === true;
-    // A storage shared with other replicas counts every time; the insert can do it.
-    if (!exclusive && withInsert) return limit;
-    const bound = exclusive ? this.pendingBounds.get(agent.agentId) : undefined;
-    if (bound !== undefined && bound < limit) {
-      this.pendingBounds.set(agent.agentId, bound + 1);
-      return undefined;
-    }
-    const pending = await this.storage.countRuns(
-      { agent_id: agent.agentId, status: "pending" },
-      limit,
-    );
-    if (exclusive) this.pendingBounds.set(agent.agentId, pending < limit ? pending + 1 : pending);
-    if (pending >= limit) throw queueFull(agent.agentId, pending);
-    return undefined;
   }
 
   private resolveAgent(agentId: string | undefined) {

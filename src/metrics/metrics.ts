@@ -46,6 +46,7 @@ export class Metrics {
   private readonly created: Counter<"agent">;
   private readonly duration: Histogram<"agent" | "status">;
   private readonly rejected: Counter<"agent" | "reason">;
+  private readonly deviations: Counter<"agent">;
   private readonly http: Histogram<"method" | "route" | "status">;
   /**
    * Per agent, the events counted so far: the counter reads them when scraped. A prom-client
@@ -98,6 +99,12 @@ export class Metrics {
       name: "acp_agui_events_rejected_total",
       help: "AG-UI events rejected, by agent and reason: dropped (not an event, or an unknown type), invalid (broke the schema or the event order: the run fails), limit (over maxEventsPerRun)",
       labelNames: ["agent", "reason"],
+      registers,
+    });
+    this.deviations = new Counter({
+      name: "acp_agui_deviations_total",
+      help: "Deviations from AG-UI the server handled for an agent (a field stripped, an event dropped or converted, an id mapped): each kind is logged once per agent, every one is counted here",
+      labelNames: ["agent"],
       registers,
     });
     this.http = new Histogram({
@@ -213,6 +220,11 @@ export class Metrics {
     if (count) count.events++;
     else this.eventCounts.set(agent, { events: 1 });
     if (rejected) this.rejected.inc({ agent, reason: rejected });
+  }
+
+  /** The server handled a deviation of the agent's (see engine/agent-deviations.ts). */
+  deviation(agent: string): void {
+    this.deviations.inc({ agent });
   }
 
   httpRequest(method: string, route: string, status: number, seconds: number): void {

@@ -29,6 +29,7 @@
  * before anything is appended to them.
  */
 import { applyPatchAtomically } from "./json-patch.js";
+import { jsonSize, type StateBounds } from "./shape.js";
 import type { EventRecord } from "./types.js";
 
 type Rec = Record<string, unknown>;
@@ -86,7 +87,12 @@ export class Accumulator {
   private startedCalls: string[] = [];
   private answeredCalls = new Set<string>();
 
-  constructor(initialState: unknown, initialMessages: readonly unknown[]) {
+  /** `stateBounds` throws a ShapeError for a state it refuses; the state is then unchanged. */
+  constructor(
+    initialState: unknown,
+    initialMessages: readonly unknown[],
+    private readonly stateBounds?: StateBounds,
+  ) {
     this.state = initialState;
     this.list = initialMessages.filter(isRecord).map(own);
     this.reindex();
@@ -133,6 +139,7 @@ export class Accumulator {
         const delta = event.delta as string;
         let changed = 0;
         if (delta !== "") {
+          this.stateBounds?.messagesGrow(delta.length);
           target.content = `${typeof target.content === "string" ? target.content : ""}${delta}`;
           changed = MESSAGES_CHANGED;
         }
@@ -154,6 +161,7 @@ export class Accumulator {
         const delta = event.delta as string;
         let changed = 0;
         if (delta !== "") {
+          this.stateBounds?.messagesGrow(delta.length);
           entry.call.function.arguments += delta;
           changed = MESSAGES_CHANGED;
         }
@@ -166,18 +174,23 @@ export class Accumulator {
       case "TOOL_CALL_RESULT":
         return this.toolCallResult(event);
       case "STATE_SNAPSHOT":
+        this.stateBounds?.snapshot(event.snapshot);
         this.state = event.snapshot;
         return STATE_CHANGED;
-      case "STATE_DELTA":
+      case "STATE_DELTA": {
+        let next: unknown;
         try {
-          this.state = applyPatchAtomically(this.state, event.delta as unknown[]);
-          return STATE_CHANGED;
+          next = applyPatchAtomically(this.state, event.delta as unknown[]);
         } catch (error) {
           warn(
             `Failed to apply state patch; the state is left as it was: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
           );
           return 0;
         }
+        this.stateBounds?.delta(event.delta as unknown[], next);
+        this.state = next;
+        return STATE_CHANGED;
+      }
       case "MESSAGES_SNAPSHOT":
         return this.messagesSnapshot(event);
       case "ACTIVITY_SNAPSHOT":
@@ -274,6 +287,9 @@ export class Accumulator {
   }
 
   private toolCallResult(event: EventRecord): number {
+    this.stateBounds?.messagesGrow(
+      typeof event.content === "string" ? event.content.length : jsonSize(event.content),
+    );
     const toolCallId = event.toolCallId as string;
     this.answeredCalls.add(toolCallId);
     const m: Msg = {
@@ -298,6 +314,7 @@ export class Accumulator {
   }
 
   private messagesSnapshot(event: EventRecord): number {
+    this.stateBounds?.messagesReplaced();
     const incoming = (event.messages as Rec[]).map(own);
     const snapshot = new Map<string, Msg>();
     for (const m of incoming) if (!snapshot.has(m.id)) snapshot.set(m.id, m);
@@ -332,6 +349,7 @@ export class Accumulator {
   }
 
   private activitySnapshot(event: EventRecord): number {
+    this.stateBounds?.messagesGrow(jsonSize(event.content));
     const id = event.messageId as string;
     const existing = this.byId.get(id);
     const replace = event.replace !== false;
@@ -375,16 +393,20 @@ export class Accumulator {
       return 0;
     }
     const changed = mergeMetadata(target, event) ? MESSAGES_CHANGED : 0;
+    let next: unknown;
     try {
-      target.content = applyPatchAtomically(target.content ?? {}, event.patch as unknown[]);
-      target.activityType = event.activityType;
-      return MESSAGES_CHANGED;
+      next = applyPatchAtomically(target.content ?? {}, event.patch as unknown[]);
     } catch (error) {
       warn(
         `Failed to apply activity patch for '${id}': ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
       );
       return changed;
     }
+    this.stateBounds?.document(event.patch as unknown[], next, `activity message '${id}'`);
+    this.stateBounds?.messagesGrow(jsonSize(event.patch));
+    target.content = next;
+    target.activityType = event.activityType;
+    return MESSAGES_CHANGED;
   }
 
   private encryptedValue(event: EventRecord): number {

@@ -6,6 +6,7 @@
 export { Accumulator } from "./accumulate.js";
 export { upgradeMessageContent } from "./compat.js";
 export { type SegmentOptions, SegmentPipeline } from "./segment.js";
+export { jsonSize, type ShapeBounds } from "./shape.js";
 export {
   type AgUiEvent,
   type AgUiMessage,

@@ -25,6 +25,7 @@ import { Accumulator, MESSAGES_CHANGED, STATE_CHANGED } from "./accumulate.js";
 import { ChunkError, ChunkExpander } from "./chunks.js";
 import { LegacyTranslator } from "./compat.js";
 import { RunIdMapper } from "./run-ids.js";
+import { deeperThan, type ShapeBounds, ShapeError, StateBounds, showPath } from "./shape.js";
 import {
   type AgUiMessage,
   type EndResult,
@@ -56,9 +57,13 @@ export interface SegmentOptions {
    * provider-native payloads is accumulated, stored or streamed. Default false.
    */
   dropRaw?: boolean;
+  /** How deep an event and the state may nest, and how large the state may grow. */
+  bounds?: ShapeBounds;
 }
 
 const NO_WARNINGS: readonly string[] = Object.freeze([]);
+/** A quoted value in a warning: an id or a name, which varies from run to run. */
+const QUOTED = /'[^']*'/g;
 
 export class SegmentPipeline {
   private readonly validator: EventValidator;
@@ -70,6 +75,7 @@ export class SegmentPipeline {
   private readonly threadId: string;
   private readonly runId: string;
   private readonly dropRaw: boolean;
+  private readonly bounds: ShapeBounds | undefined;
 
   private count = 0;
   private failure: PipelineFault | undefined;
@@ -88,7 +94,15 @@ export class SegmentPipeline {
     if (this.warnings) this.warnings.push(line);
     else this.warnings = [line];
     this.logger?.warn(
-      { threadId: this.threadId, runId: this.runId, index: this.index, eventType: this.rawType },
+      {
+        threadId: this.threadId,
+        runId: this.runId,
+        index: this.index,
+        eventType: this.rawType,
+        // What the agent did, without what varies from run to run (the quoted ids and
+        // names), so that its repeats are counted together.
+        deviation: `${this.rawType}: ${text.replace(QUOTED, "'…'")}`,
+      },
       line,
     );
   };
@@ -104,9 +118,12 @@ export class SegmentPipeline {
     );
     this.ids = new RunIdMapper({ threadId: options.threadId, runId: options.runId });
     this.verifier = new OrderVerifier();
+    const initialState = options.initialState === undefined ? {} : options.initialState;
+    this.bounds = options.bounds;
     this.acc = new Accumulator(
-      options.initialState === undefined ? {} : options.initialState,
+      initialState,
       options.initialMessages ?? [],
+      options.bounds && new StateBounds(options.bounds, initialState),
     );
   }
 
@@ -165,6 +182,7 @@ export class SegmentPipeline {
     let accepted = 0;
     let changed = 0;
     try {
+      if (this.bounds) this.checkDepth(raw);
       const checked = this.validator.check(raw, index, this.warn);
       const event = this.dropRaw && checked !== undefined ? withoutRaw(checked) : checked;
       if (event !== undefined) {
@@ -209,6 +227,18 @@ export class SegmentPipeline {
     if (this.failure) result.fault = this.failure;
     if (this.last) result.terminal = this.last;
     return result;
+  }
+
+  /** Before anything else reads the event: everything after recurses once per level. */
+  private checkDepth(raw: unknown): void {
+    const { maxEventDepth, keys } = this.bounds!;
+    const at = deeperThan(raw, maxEventDepth);
+    if (at) {
+      throw new ShapeError(
+        "event-depth",
+        `the event is nested deeper than ${maxEventDepth} levels, at ${showPath(at)} (${keys.maxEventDepth})`,
+      );
+    }
   }
 
   private dropAfterError(index: number): void {
@@ -291,6 +321,8 @@ export class SegmentPipeline {
       fault = new PipelineFault(index, this.rawType, error.rule, error.message);
     else if (error instanceof ChunkError)
       fault = new PipelineFault(index, this.rawType, "chunk", error.message);
+    else if (error instanceof ShapeError)
+      fault = new PipelineFault(index, this.rawType, error.rule, error.message);
     else throw error;
     this.failure = fault;
     return fault;

@@ -27,6 +27,11 @@ export interface PipelineLogger {
 /** Which ordering or validation rule a fatal event broke. Stable; usable as a log key. */
 export type FaultRule =
   | "validation"
+  | "event-depth"
+  | "state-depth"
+  | "state-size"
+  | "messages-size"
+  | "event-size"
   | "first-event"
   | "nested-run"
   | "after-terminal"

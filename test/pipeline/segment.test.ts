@@ -10,7 +10,7 @@ import * as validation from "../../src/validation/index.js";
 import { finished, RUN, replay, run, started, THREAD, text } from "./helpers.js";
 
 describe("SegmentPipeline", () => {
-  it("sends every warning to the logger with the run and event coordinates", () => {
+  it("sends every warning to the logger with the run and event coordinates, and its kind", () => {
     const logged: Array<[Record<string, unknown>, string]> = [];
     const logger = {
       warn: (context: Record<string, unknown>, message: string) => logged.push([context, message]),
@@ -18,7 +18,13 @@ describe("SegmentPipeline", () => {
     replay(run({ type: "FUTURE" }), { logger });
     expect(logged).toEqual([
       [
-        { threadId: THREAD, runId: RUN, index: 1, eventType: "FUTURE" },
+        {
+          threadId: THREAD,
+          runId: RUN,
+          index: 1,
+          eventType: "FUTURE",
+          deviation: "FUTURE: dropped event of unrecognised type '…'",
+        },
         "event 1 (FUTURE): dropped event of unrecognised type 'FUTURE'",
       ],
     ]);

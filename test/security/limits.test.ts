@@ -125,6 +125,9 @@ describe("request body limits", () => {
         maxStringLength: 524_288,
         maxOpenStreams: 1000,
         maxEventsPerRun: 100_000,
+        maxEventBytes: 16 * 1024 * 1024,
+        maxStateBytes: 64 * 1024 * 1024,
+        maxEventDepth: 256,
       });
     });
   });

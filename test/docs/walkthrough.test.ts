@@ -13,31 +13,32 @@ import { basename, join, relative, resolve, sep } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * The README's curl walk-through, run as a user runs it: `npm start` (which builds, then serves
+ * The curl walk-through (docs/walkthrough.md), run as a user runs it: `npm start` (which builds, then serves
  * config/sample.yaml), then every ```sh block of the section in order, in one bash session, so
  * variables carry over. Each command must succeed, print nothing on stderr, answer no HTTP
- * error the README does not announce, and print what its `# →` comment says (`…` stands for
+ * error the walk-through does not announce, and print what its `# →` comment says (`…` stands for
  * anything). The only liberty taken: `localhost:8000` becomes the port the server got.
  */
 
 const root = resolve(import.meta.dirname, "../..");
-const SECTION = "## A walk through with curl";
-const README_PORT = "localhost:8000";
+const WALKTHROUGH = "docs/walkthrough.md";
+const SECTION = "# A walk through with curl";
+const DOC_PORT = "localhost:8000";
 
 interface Command {
   block: number;
   /** The command as written (continuation lines included), without its `# →` comment. */
   text: string;
-  /** What the README says it prints, or undefined when it says nothing. */
+  /** What the walk-through says it prints, or undefined when it says nothing. */
   expected?: string;
 }
 
 /** The ```sh blocks of the walk-through section, cut into commands with their expectations. */
-function walkthroughCommands(readme: string): Command[] {
-  const start = readme.indexOf(SECTION);
-  if (start === -1) throw new Error(`README.md has no "${SECTION}" section`);
-  const end = readme.indexOf("\n## ", start + SECTION.length);
-  const section = readme.slice(start, end === -1 ? undefined : end);
+function walkthroughCommands(doc: string): Command[] {
+  const start = doc.indexOf(SECTION);
+  if (start === -1) throw new Error(`${WALKTHROUGH} has no "${SECTION}" heading`);
+  const end = doc.indexOf("\n## ", start + SECTION.length);
+  const section = doc.slice(start, end === -1 ? undefined : end);
   const blocks = [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
   const commands: Command[] = [];
   blocks.forEach((body, block) => {
@@ -47,7 +48,7 @@ function walkthroughCommands(readme: string): Command[] {
       if (standalone) {
         const last = commands.at(-1);
         if (!last || last.block !== block || last.expected !== undefined || pending.length > 0) {
-          throw new Error(`README block ${block + 1}: "# →" must follow a command: ${line}`);
+          throw new Error(`walk-through block ${block + 1}: "# →" must follow a command: ${line}`);
         }
         last.expected = standalone[1]!;
         continue;
@@ -64,7 +65,8 @@ function walkthroughCommands(readme: string): Command[] {
           : { block, text },
       );
     }
-    if (pending.length > 0) throw new Error(`README block ${block + 1} ends inside a command`);
+    if (pending.length > 0)
+      throw new Error(`walk-through block ${block + 1} ends inside a command`);
   });
   return commands;
 }
@@ -96,9 +98,9 @@ interface Outcome {
   statuses: number[];
 }
 
-const commands = walkthroughCommands(readFileSync(join(root, "README.md"), "utf8"));
+const commands = walkthroughCommands(readFileSync(join(root, WALKTHROUGH), "utf8"));
 
-describe("the README walk-through, run as written against npm start", () => {
+describe("the curl walk-through, run as written against npm start", () => {
   let server: ChildProcess | undefined;
   let serverExited: Promise<number | null> | undefined;
   let startOutput = { stdout: "", stderr: "" };
@@ -108,7 +110,7 @@ describe("the README walk-through, run as written against npm start", () => {
   beforeAll(async () => {
     const curl = spawnSync("curl", ["--version"], { encoding: "utf8" });
     if (curl.error || curl.status !== 0) {
-      throw new Error("the README walk-through needs curl on the PATH (apt-get install curl)");
+      throw new Error("the curl walk-through needs curl on the PATH (apt-get install curl)");
     }
     work = mkdtempSync(join(tmpdir(), "acp-readme-"));
     const started = npmStart(
@@ -190,7 +192,7 @@ describe("the README walk-through, run as written against npm start", () => {
     expect(outcome!.stderr, context).toBe("");
     const announced = announcedErrors(command.expected);
     const unannounced = outcome!.statuses.filter((s) => s >= 400 && !announced.includes(s));
-    expect(unannounced, `HTTP errors the README does not announce\n${context}`).toEqual([]);
+    expect(unannounced, `HTTP errors the walk-through does not announce\n${context}`).toEqual([]);
     for (const status of announced) expect(outcome!.statuses, context).toContain(status);
     if (command.expected !== undefined) {
       expect(outcome!.stdout.trim(), context).toMatch(expectationPattern(command.expected));
@@ -218,7 +220,7 @@ function copyOfRepository(dir: string): string {
   return dir;
 }
 
-/** `npm start -- --port 0 --db FILE`: the README's command on a free port and a fresh database. */
+/** `npm start -- --port 0 --db FILE`: the README's start command on a free port and a fresh database. */
 function npmStart(cwd: string, db: string) {
   const child = spawn("npm", ["start", "--", "--port", "0", "--db", db], {
     cwd,
@@ -261,7 +263,7 @@ function runInOneShell(list: Command[], base: string, work: string): Outcome[] {
     `curl() { command curl -D "$(mktemp -p '${headers}')" "$@"; }`,
     ...list.flatMap((command, index) => [
       `printf '${marker} start ${index}\\n'; printf '${marker} start ${index}\\n' >&2`,
-      command.text.replaceAll(README_PORT, base),
+      command.text.replaceAll(DOC_PORT, base),
       `__status=$?; printf '\\n${marker} end ${index} %d\\n' "$__status"; printf '\\n${marker} end ${index}\\n' >&2`,
       `printf '${marker} headers ${index}\\n'; cat '${headers}'/* 2>/dev/null; rm -f '${headers}'/*`,
       `printf '${marker} done ${index}\\n'`,
