@@ -10,11 +10,13 @@ import { toAcpRun } from "./engine/acp-mapping.js";
 import { catalogOf } from "./engine/agent-catalog.js";
 import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
 import { OpsService } from "./engine/ops-service.js";
+import { PushConfigService } from "./engine/push-config-service.js";
 import { ResponseSchemas } from "./engine/response-schemas.js";
 import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
 import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
+import { a2aCardPaths } from "./http/a2a/routes.js";
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
 import { authPlugin } from "./http/plugins/auth.js";
@@ -25,7 +27,7 @@ import { pagingBoundsPlugin } from "./http/plugins/paging.js";
 import { rateLimitPlugin } from "./http/plugins/rate-limit.js";
 import { shutdown } from "./http/plugins/shutdown.js";
 import { LongRequests, longRequestsPlugin } from "./http/plugins/streams.js";
-import { acpApi, aguiFace, copilotkit } from "./http/routes/groups.js";
+import { a2aFace, acpApi, aguiFace, copilotkit } from "./http/routes/groups.js";
 import { RunHandlers } from "./http/run-handlers.js";
 import { schemaErrorFormatter } from "./http/validator-compiler.js";
 import { Metrics } from "./metrics/metrics.js";
@@ -48,6 +50,8 @@ export interface AppDeps {
   runHandlers: RunHandlers;
   engine: RunEngine;
   webhooks: WebhookDeliverer;
+  /** A2A push notification configs (the A2A face). */
+  pushConfigs: PushConfigService;
 }
 
 declare module "fastify" {
@@ -156,6 +160,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     webhooks,
     ops: new OpsService(storage, engine.tails),
     threads: new ThreadService(storage),
+    pushConfigs: new PushConfigService(storage),
     runHandlers: new RunHandlers(runs, settings.keepAliveSeconds),
   };
   app.decorate("deps", deps);
@@ -166,6 +171,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ? createInspector(settings.inspector.path, options.inspectorRoot)
     : null;
   for (const path of inspector ? inspectorOpenPaths(inspector) : []) openPaths.add(path);
+  // Agent cards are public, as A2A discovery expects; the operations need a key.
+  if (settings.a2a.enabled) {
+    for (const path of a2aCardPaths(settings.a2a.basePath, registry.list())) openPaths.add(path);
+  }
 
   const sweeper = retentionEnabled(settings.retention)
     ? new RetentionSweeper({
@@ -212,6 +221,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (settings.copilotkit.enabled) {
     await app.register(copilotkit, { basePath: settings.copilotkit.basePath });
   }
+  if (settings.a2a.enabled) await app.register(a2aFace, { basePath: settings.a2a.basePath });
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();

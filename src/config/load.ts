@@ -147,6 +147,7 @@ interface RawConfig {
       | "metrics"
       | "inspector"
       | "copilotkit"
+      | "a2a"
       | "rateLimit"
       | "limits"
       | "retention"
@@ -159,6 +160,7 @@ interface RawConfig {
     metrics?: Partial<ServerSettings["metrics"]>;
     inspector?: Partial<ServerSettings["inspector"]>;
     copilotkit?: Partial<ServerSettings["copilotkit"]>;
+    a2a?: Partial<ServerSettings["a2a"]>;
     rateLimit?: Partial<ServerSettings["rateLimit"]>;
     limits?: Partial<ServerSettings["limits"]>;
     retention?: RetentionConfigInput;
@@ -231,6 +233,7 @@ function resolveServer(
     metrics: { ...DEFAULT_SETTINGS.metrics, ...raw.metrics },
     inspector: { ...DEFAULT_SETTINGS.inspector, ...raw.inspector },
     copilotkit: { ...DEFAULT_SETTINGS.copilotkit, ...raw.copilotkit },
+    a2a: { ...DEFAULT_SETTINGS.a2a, ...raw.a2a },
     rateLimit: { ...DEFAULT_SETTINGS.rateLimit, ...raw.rateLimit },
     limits: { ...DEFAULT_SETTINGS.limits, ...raw.limits },
     retention: resolveRetention(raw.retention, (key, message) =>

@@ -263,6 +263,21 @@ export const configFileSchema = {
             },
           },
         },
+        a2a: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            enabled: { type: "boolean" },
+            basePath: {
+              type: "string",
+              // Not under a path the server's own routes use.
+              pattern:
+                "^/(?!(agents|threads|runs|ag-ui|schemas|healthz|readyz|metrics|openapi\\.json)(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$",
+              "x-expected":
+                "a path such as /a2a (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)",
+            },
+          },
+        },
         rateLimit: {
           type: "object",
           additionalProperties: false,

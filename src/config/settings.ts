@@ -56,6 +56,8 @@ export interface ServerSettings {
   inspector: { enabled: boolean; path: string };
   /** CopilotKit's runtime protocol (REST mode) under `basePath`; see docs/copilotkit.md. */
   copilotkit: CopilotKitSettings;
+  /** Every agent as an A2A agent under `{basePath}/{agent}`; see docs/a2a.md. */
+  a2a: A2aSettings;
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
@@ -63,6 +65,12 @@ export interface ServerSettings {
   retention: RetentionSettings;
   /** Tracing with OpenTelemetry (src/telemetry, docs/telemetry.md); off by default. */
   telemetry: TelemetrySettings;
+}
+
+export interface A2aSettings {
+  enabled: boolean;
+  /** An agent's A2A interface URL is this server's origin, this path, then the agent's name. */
+  basePath: string;
 }
 
 export interface CopilotKitSettings {
@@ -157,6 +165,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   metrics: { enabled: true, public: false },
   inspector: { enabled: true, path: "/ui" },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
+  a2a: { enabled: true, basePath: "/a2a" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,
@@ -179,6 +188,7 @@ const SECTIONS = [
   "metrics",
   "inspector",
   "copilotkit",
+  "a2a",
   "rateLimit",
   "limits",
   "retention",

@@ -106,11 +106,15 @@ function decodedLength(literal: string): number {
 export function registerJsonBodyParser(
   app: FastifyInstance,
   limits: JsonLimits,
-  /** `allowEmpty`: an empty body is no body (CopilotKit's stop sends a JSON type and nothing). */
-  options: { allowEmpty?: boolean } = {},
+  /**
+   * `allowEmpty`: an empty body is no body (CopilotKit's stop sends a JSON type and nothing).
+   * `contentType`: the media type parsed (default `application/json`; A2A adds its own).
+   */
+  options: { allowEmpty?: boolean; contentType?: string } = {},
 ): void {
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
+  const contentType = options.contentType ?? "application/json";
+  if (app.hasContentTypeParser(contentType)) app.removeContentTypeParser(contentType);
+  app.addContentTypeParser(contentType, { parseAs: "buffer" }, (_request, body, done) => {
     const bytes = body as Buffer;
     // JSON is UTF-8 (RFC 8259); decoding would silently turn bad bytes into U+FFFD.
     if (!isUtf8(bytes)) {

@@ -3,7 +3,7 @@
  * way, and timestamps are the contract's `toISOString()` text in both.
  */
 import { invalid } from "../errors.js";
-import type { RunFrame, WebhookDelivery } from "./types.js";
+import type { PushConfigRecord, RunFrame, WebhookDelivery } from "./types.js";
 
 /** A webhook delivery row as both backends select it (SQLite adds an insertion counter). */
 export interface WebhookRowFields {
@@ -16,6 +16,7 @@ export interface WebhookRowFields {
   state: string;
   last_error: string | null;
   created_at: string;
+  headers?: string | null;
 }
 
 export function toFrame(row: RunFrame): RunFrame {
@@ -32,6 +33,30 @@ export function toWebhook(row: WebhookRowFields): WebhookDelivery {
     next_attempt_at: row.next_attempt_at,
     state: row.state as WebhookDelivery["state"],
     last_error: row.last_error,
+    created_at: row.created_at,
+    ...(row.headers ? { headers: JSON.parse(row.headers) as Record<string, string> } : {}),
+  };
+}
+
+/** A push config row as stored (the authentication as JSON text). */
+export interface PushConfigRow {
+  run_id: string;
+  config_id: string;
+  url: string;
+  token: string | null;
+  authentication: string | null;
+  created_at: string;
+}
+
+export function toPushConfig(row: PushConfigRow): PushConfigRecord {
+  return {
+    run_id: row.run_id,
+    config_id: row.config_id,
+    url: row.url,
+    token: row.token,
+    authentication: row.authentication
+      ? (JSON.parse(row.authentication) as PushConfigRecord["authentication"])
+      : null,
     created_at: row.created_at,
   };
 }

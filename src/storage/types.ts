@@ -282,6 +282,19 @@ export interface WebhookDelivery {
   state: "pending" | "delivered" | "failed";
   last_error: string | null;
   created_at: string;
+  /** Headers sent besides the server's own (an A2A push config's token and authorization). */
+  headers?: Record<string, string> | null;
+}
+
+/** An A2A push notification config a client set on a task (an ACP run). */
+export interface PushConfigRecord {
+  run_id: string;
+  config_id: string;
+  url: string;
+  token: string | null;
+  /** `Authorization: <scheme> <credentials>` on each notification, when set. */
+  authentication: { scheme: string; credentials?: string } | null;
+  created_at: string;
 }
 
 export interface Storage {
@@ -426,6 +439,14 @@ export interface Storage {
     patch: Partial<Pick<WebhookDelivery, "attempts" | "next_attempt_at" | "state" | "last_error">>,
   ): Promise<void>;
   getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]>;
+
+  // A2A push notification configs (deleted with their run)
+  /** Stores a config, replacing the run's config of the same id; not_found for an unknown run. */
+  putPushConfig(config: PushConfigRecord): Promise<void>;
+  /** A run's configs, oldest first. */
+  getPushConfigs(runId: string): Promise<PushConfigRecord[]>;
+  /** Whether a config was there to delete. */
+  deletePushConfig(runId: string, configId: string): Promise<boolean>;
 
   // Ownership
   /**

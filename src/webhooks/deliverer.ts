@@ -125,6 +125,8 @@ export class WebhookDeliverer {
     run: { run_id: string },
     url: string,
     runJson: Record<string, unknown>,
+    /** Headers sent besides the server's own (an A2A push config's token, its authorization). */
+    headers?: Record<string, string>,
   ): Promise<void> {
     // Strictly increasing within this process, so two status changes in one millisecond keep
     // their order by created_at.
@@ -141,6 +143,7 @@ export class WebhookDeliverer {
       state: "pending",
       last_error: null,
       created_at: timestamp,
+      ...(headers ? { headers } : {}),
     });
     this.#wake(0);
   }
@@ -377,9 +380,10 @@ export class WebhookDeliverer {
       const response = await send(delivery.url, {
         method: "POST",
         headers: {
+          "x-acp-event": EVENT,
+          ...delivery.headers,
           "content-type": "application/json",
           "x-acp-delivery-id": delivery.delivery_id,
-          "x-acp-event": EVENT,
           ...storedTraceHeaders(run ? run.trace_context : null),
         },
         body: delivery.body,

@@ -108,6 +108,19 @@ TEMPLATES.CopilotKitThreadChange = {
   template: { agentId: "alpha", name: "renamed", archived: false },
   keys: ["agentId", "name", "archived"],
 };
+const A2A_MESSAGE = { messageId: "fuzz-message", role: "ROLE_USER", parts: [{ text: "hi" }] };
+TEMPLATES.A2aJsonRpc = {
+  template: { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: A2A_MESSAGE } },
+  keys: ["jsonrpc", "id", "method", "params"],
+};
+TEMPLATES.A2aSend = {
+  template: { message: A2A_MESSAGE, configuration: { returnImmediately: true } },
+  keys: ["message", "configuration", "metadata"],
+};
+TEMPLATES.A2aPushConfig = {
+  template: { url: "https://hooks.example.com/a2a", token: "t", id: "cfg" },
+  keys: ["url", "token", "id", "authentication", "taskId"],
+};
 const EMPTY = { template: {}, keys: ["metadata", "input"] };
 
 interface Endpoint {
@@ -118,6 +131,8 @@ interface Endpoint {
   queryKeys: string[];
   /** ACP operations get their 2xx bodies checked against the spec. */
   acp: boolean;
+  /** The A2A face: refusals are its own error objects (JSON-RPC, google.rpc.Status). */
+  a2a?: boolean;
 }
 
 const QUERY_KEYS: Record<string, string[]> = {
@@ -223,6 +238,40 @@ const endpoints: Endpoint[] = [
     body,
     queryKeys: id === "copilotkit_threads" ? ["agentId", "includeArchived", "limit", "cursor"] : [],
     acp: false,
+  })), // The A2A face: JSON-RPC at the agent's base, HTTP+JSON beneath it.
+  ...(
+    [
+      ["a2a_jsonrpc", "POST", "/a2a/{agent}", "A2aJsonRpc", []],
+      ["a2a_card", "GET", "/a2a/{agent}/.well-known/agent-card.json", undefined, []],
+      ["a2a_send", "POST", "/a2a/{agent}/message:send", "A2aSend", []],
+      ["a2a_stream", "POST", "/a2a/{agent}/message:stream", "A2aSend", []],
+      [
+        "a2a_list",
+        "GET",
+        "/a2a/{agent}/tasks",
+        undefined,
+        ["contextId", "status", "pageSize", "pageToken", "historyLength", "includeArtifacts"],
+      ],
+      ["a2a_get", "GET", "/a2a/{agent}/tasks/{task}", undefined, ["historyLength"]],
+      ["a2a_cancel", "POST", "/a2a/{agent}/tasks/{task}:cancel", undefined, []],
+      ["a2a_subscribe", "GET", "/a2a/{agent}/tasks/{task}:subscribe", undefined, []],
+      ["a2a_push", "GET", "/a2a/{agent}/tasks/{task}/pushNotificationConfigs", undefined, []],
+      [
+        "a2a_push_create",
+        "POST",
+        "/a2a/{agent}/tasks/{task}/pushNotificationConfigs",
+        "A2aPushConfig",
+        [],
+      ],
+    ] as const
+  ).map(([id, method, path, body, queryKeys]) => ({
+    id,
+    method,
+    path,
+    body,
+    queryKeys: [...queryKeys],
+    acp: false,
+    a2a: true,
   })),
 ];
 
@@ -295,6 +344,8 @@ function requestArbitrary(endpoint: Endpoint, fixtures: Fixtures): fc.Arbitrary<
     // CopilotKit names agents by name or name@version, and threads by the client's threadId.
     agent: ["alpha", "beta", "alpha@1.0.0"],
     thread: [...fixtures.thread_id, "fuzz-thread"],
+    // A2A tasks are the agent's stateful runs.
+    task: fixtures.stateful_run_id,
   };
   const params = fc.record(Object.fromEntries(names.map((n) => [n, pathParam(pools[n] ?? [])])));
   const shape = TEMPLATES[endpoint.body ?? ""] ?? EMPTY;
@@ -367,9 +418,21 @@ function checkResponse(
   expect(res.statusCode, where).toBeGreaterThanOrEqual(200);
   const type = String(res.headers["content-type"] ?? "");
   if (res.statusCode >= 400) {
-    // Every refusal is the spec's ErrorResponse: a JSON string.
+    // Every refusal is the spec's ErrorResponse: a JSON string (the A2A face: its error object).
     expect(type, where).toContain("application/json");
-    expect(typeof JSON.parse(res.body), where).toBe("string");
+    const refusal = JSON.parse(res.body) as unknown;
+    if (endpoint.a2a && typeof refusal !== "string") {
+      expect(typeof (refusal as { error?: { message?: unknown } }).error?.message, where).toBe(
+        "string",
+      );
+    } else {
+      expect(typeof refusal, where).toBe("string");
+    }
+  } else if (endpoint.id === "a2a_jsonrpc" && type.includes("application/json")) {
+    // A JSON-RPC answer is a response object: a result or an error, never anything else.
+    const answer = JSON.parse(res.body) as Record<string, unknown>;
+    expect(answer.jsonrpc, where).toBe("2.0");
+    expect("result" in answer || "error" in answer, where).toBe(true);
   } else if (endpoint.acp && findOperation(method, url)) {
     assertSpecResponse(method, url, res.statusCode, type, res.body);
   }
@@ -472,6 +535,11 @@ describe("hostile requests", () => {
         "runs",
         "agents",
         "ag-ui",
+        "a2a",
+        "alpha",
+        "message:send",
+        "tasks",
+        ".well-known",
         "ui",
         "api",
         "search",

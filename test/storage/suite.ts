@@ -9,6 +9,7 @@ import { describeCheckpoints } from "./contract/checkpoints.js";
 import { describeClaims } from "./contract/claims.js";
 import { describeFencing } from "./contract/fencing.js";
 import { describeFramesAndWebhooks } from "./contract/frames-webhooks.js";
+import { describePushConfigs } from "./contract/push-configs.js";
 import { describeRetention } from "./contract/retention.js";
 import { describeRunEnds } from "./contract/run-ends.js";
 import { describeRuns } from "./contract/runs.js";
@@ -24,5 +25,6 @@ export function describeStorageContract(name: string, factory: () => Promise<Sto
     describe("a run in two commits", () => describeRunEnds(factory));
     describe("frames and webhooks", () => describeFramesAndWebhooks(factory));
     describe("retention", () => describeRetention(factory));
+    describe("A2A push configs", () => describePushConfigs(factory));
   });
 }

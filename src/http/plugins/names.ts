@@ -21,6 +21,8 @@ export const PLUGIN = {
   aguiFace: "acp-agui-face",
   inspector: "acp-inspector",
   copilotkit: "acp-copilotkit",
+  /** Every agent as an A2A agent (see docs/a2a.md). */
+  a2aFace: "acp-a2a-face",
 } as const;
 
 /** What every route group needs before it: who is calling, limits, long-request accounting. */

@@ -1,4 +1,5 @@
 import fp from "fastify-plugin";
+import { a2aRoutes } from "../a2a/routes.js";
 import { PLUGIN, ROUTE_PREREQUISITES } from "../plugins/names.js";
 import { agentRoutes } from "./agents.js";
 import { aguiRoutes } from "./agui.js";
@@ -45,4 +46,12 @@ export const copilotkit = fp<{ basePath: string }>(
     await app.register(copilotkitRoutes, { prefix: basePath });
   },
   { name: PLUGIN.copilotkit, ...prerequisites },
+);
+
+/** Every agent as an A2A agent under `basePath` (its own body parsers and error answers). */
+export const a2aFace = fp<{ basePath: string }>(
+  async (app, { basePath }) => {
+    await app.register(a2aRoutes, { prefix: basePath, basePath });
+  },
+  { name: PLUGIN.a2aFace, ...prerequisites },
 );

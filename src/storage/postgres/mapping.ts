@@ -27,7 +27,7 @@ export const RUN_COLUMNS = `run_id, thread_id, agent_id, kind, status, created_a
 /** RUN_COLUMNS with `output` as NULL: for an update that wrote the output it already holds. */
 export const RUN_COLUMNS_BUT_OUTPUT = RUN_COLUMNS.replace(", output,", ", NULL AS output,");
 export const WEBHOOK_COLUMNS = `delivery_id, run_id, url, body, attempts, next_attempt_at, state,
-  last_error, created_at`;
+  last_error, created_at, headers`;
 
 export interface ThreadRow {
   thread_id: string;

@@ -7,6 +7,7 @@ import type {
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
+  PushConfigRecord,
   RunCountFilter,
   RunFrame,
   RunPatch,
@@ -306,6 +307,20 @@ export class PostgresStorage implements Storage {
 
   async getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]> {
     return this.#require().webhooks.ofRun(runId);
+  }
+
+  // A2A push notification configs
+
+  async putPushConfig(config: PushConfigRecord): Promise<void> {
+    await this.#require().pushConfigs.put(config);
+  }
+
+  async getPushConfigs(runId: string): Promise<PushConfigRecord[]> {
+    return this.#require().pushConfigs.ofRun(runId);
+  }
+
+  async deletePushConfig(runId: string, configId: string): Promise<boolean> {
+    return this.#require().pushConfigs.delete(runId, configId);
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {

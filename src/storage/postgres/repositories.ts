@@ -9,6 +9,7 @@ import { createPool, Database, TRANSACTION } from "./connection.js";
 import type { ConnectionTarget } from "./connection-target.js";
 import { FrameRepository } from "./frames.js";
 import { migrate } from "./migrate.js";
+import { PushConfigRepository } from "./push-configs.js";
 import { PostgresRetention } from "./retention.js";
 import { RunClaims } from "./run-claims.js";
 import { RunRepository } from "./runs.js";
@@ -23,6 +24,7 @@ export interface Repositories {
   claims: RunClaims;
   frames: FrameRepository;
   webhooks: WebhookRepository;
+  pushConfigs: PushConfigRepository;
   retention: PostgresRetention;
 }
 
@@ -61,6 +63,7 @@ export async function openRepositories(
     claims: new RunClaims(db),
     frames,
     webhooks: new WebhookRepository(db),
+    pushConfigs: new PushConfigRepository(db),
     retention: new PostgresRetention(db, target.schema),
   };
   return { repos, appliedMigrations };

@@ -39,8 +39,8 @@ export class WebhookRepository {
       await db.query(
         `INSERT INTO webhook_deliveries
            (delivery_id, run_id, url, body, attempts, next_attempt_at, state, last_error,
-            created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+            created_at, headers)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
         [
           delivery.delivery_id,
           delivery.run_id,
@@ -51,6 +51,7 @@ export class WebhookRepository {
           delivery.state,
           delivery.last_error,
           isoTimestamp(delivery.created_at, "created_at"),
+          delivery.headers ? JSON.stringify(delivery.headers) : null,
         ],
       );
     } catch (err) {

@@ -11,6 +11,7 @@ import type {
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
+  PushConfigRecord,
   RunCountFilter,
   RunFrame,
   RunPatch,
@@ -31,6 +32,7 @@ import { GroupCommit } from "./group-commit.js";
 import { makeContainsFunction } from "./json.js";
 import { migrate } from "./migrate.js";
 import { OwnerLock } from "./owner-lock.js";
+import { PushConfigRepository } from "./push-configs.js";
 import { SqliteRetention } from "./retention.js";
 import { RunRepository } from "./runs.js";
 import { ThreadRepository } from "./threads.js";
@@ -49,6 +51,7 @@ interface Repositories {
   runs: RunRepository;
   frames: FrameRepository;
   webhooks: WebhookRepository;
+  pushConfigs: PushConfigRepository;
   /** Every write goes through it: one commit per event-loop turn (see group-commit.ts). */
   writes: GroupCommit;
   /** WAL checkpoints off the event loop (a file database only; see checkpointer.ts). */
@@ -145,6 +148,7 @@ export class SqliteStorage implements Storage {
         runs,
         frames,
         webhooks: new WebhookRepository(db),
+        pushConfigs: new PushConfigRepository(db),
         writes: new GroupCommit(db, counting),
         checkpointer: inMemory
           ? null
@@ -402,6 +406,20 @@ export class SqliteStorage implements Storage {
 
   async getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]> {
     return this.#open().webhooks.ofRun(runId);
+  }
+
+  // A2A push notification configs
+
+  async putPushConfig(config: PushConfigRecord): Promise<void> {
+    return this.#write((repos) => repos.pushConfigs.put(config));
+  }
+
+  async getPushConfigs(runId: string): Promise<PushConfigRecord[]> {
+    return this.#open().pushConfigs.ofRun(runId);
+  }
+
+  async deletePushConfig(runId: string, configId: string): Promise<boolean> {
+    return this.#write((repos) => repos.pushConfigs.delete(runId, configId));
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {

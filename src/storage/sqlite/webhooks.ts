@@ -26,10 +26,11 @@ export class WebhookRepository {
   constructor(db: Database.Database) {
     this.#insert = db.prepare(
       `INSERT INTO webhook_deliveries
-         (delivery_id, run_id, url, body, attempts, next_attempt_at, state, last_error, created_at)
+         (delivery_id, run_id, url, body, attempts, next_attempt_at, state, last_error, created_at,
+          headers)
        VALUES
          (@delivery_id, @run_id, @url, @body, @attempts, @next_attempt_at, @state, @last_error,
-          @created_at)`,
+          @created_at, @headers)`,
     );
     this.#select = db.prepare("SELECT * FROM webhook_deliveries WHERE delivery_id = ?");
     this.#update = db.prepare(
@@ -58,6 +59,7 @@ export class WebhookRepository {
         ...delivery,
         next_attempt_at: isoTimestamp(delivery.next_attempt_at, "next_attempt_at"),
         created_at: isoTimestamp(delivery.created_at, "created_at"),
+        headers: delivery.headers ? JSON.stringify(delivery.headers) : null,
       });
     } catch (err) {
       const code = sqliteCode(err);

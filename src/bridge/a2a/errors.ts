@@ -1,0 +1,121 @@
+/**
+ * A2A's errors (specification §3.3.2 and §5.4): the JSON-RPC code, the HTTP status and the
+ * `google.rpc.ErrorInfo` reason of each, so both bindings answer the same fault the same way.
+ */
+
+export const A2A_ERROR_DOMAIN = "a2a-protocol.org";
+export const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
+
+export type A2aErrorKind =
+  | "TaskNotFound"
+  | "TaskNotCancelable"
+  | "PushNotificationNotSupported"
+  | "UnsupportedOperation"
+  | "ContentTypeNotSupported"
+  | "ExtendedAgentCardNotConfigured"
+  | "VersionNotSupported"
+  | "ParseError"
+  | "InvalidRequest"
+  | "MethodNotFound"
+  | "InvalidParams"
+  | "Internal";
+
+interface Mapping {
+  code: number;
+  http: number;
+  /** google.rpc.Code name, for HTTP+JSON's `status`. */
+  status: string;
+  reason: string;
+}
+
+const MAPPINGS: Record<A2aErrorKind, Mapping> = {
+  TaskNotFound: { code: -32001, http: 404, status: "NOT_FOUND", reason: "TASK_NOT_FOUND" },
+  TaskNotCancelable: {
+    code: -32002,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "TASK_NOT_CANCELABLE",
+  },
+  PushNotificationNotSupported: {
+    code: -32003,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "PUSH_NOTIFICATION_NOT_SUPPORTED",
+  },
+  UnsupportedOperation: {
+    code: -32004,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "UNSUPPORTED_OPERATION",
+  },
+  ContentTypeNotSupported: {
+    code: -32005,
+    http: 400,
+    status: "INVALID_ARGUMENT",
+    reason: "CONTENT_TYPE_NOT_SUPPORTED",
+  },
+  ExtendedAgentCardNotConfigured: {
+    code: -32007,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+  },
+  VersionNotSupported: {
+    code: -32009,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "VERSION_NOT_SUPPORTED",
+  },
+  ParseError: { code: -32700, http: 400, status: "INVALID_ARGUMENT", reason: "PARSE_ERROR" },
+  InvalidRequest: {
+    code: -32600,
+    http: 400,
+    status: "INVALID_ARGUMENT",
+    reason: "INVALID_REQUEST",
+  },
+  MethodNotFound: { code: -32601, http: 404, status: "NOT_FOUND", reason: "METHOD_NOT_FOUND" },
+  InvalidParams: { code: -32602, http: 400, status: "INVALID_ARGUMENT", reason: "INVALID_PARAMS" },
+  Internal: { code: -32603, http: 500, status: "INTERNAL", reason: "INTERNAL_ERROR" },
+};
+
+/** A fault to report to an A2A client, whichever binding it came by. */
+export class A2aError extends Error {
+  constructor(
+    readonly kind: A2aErrorKind,
+    message: string,
+    readonly metadata: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "A2aError";
+  }
+
+  get mapping(): Mapping {
+    return MAPPINGS[this.kind];
+  }
+
+  /** The `google.rpc.ErrorInfo` detail both bindings carry. */
+  errorInfo(): Record<string, unknown> {
+    return {
+      "@type": ERROR_INFO_TYPE,
+      reason: this.mapping.reason,
+      domain: A2A_ERROR_DOMAIN,
+      ...(Object.keys(this.metadata).length > 0 ? { metadata: this.metadata } : {}),
+    };
+  }
+
+  /** A JSON-RPC error object: the code, the message, the ErrorInfo in `data`. */
+  toJsonRpc(): { code: number; message: string; data: unknown[] } {
+    return { code: this.mapping.code, message: this.message, data: [this.errorInfo()] };
+  }
+
+  /** The HTTP+JSON error body: a google.rpc.Status under `error` (AIP-193). */
+  toHttpStatus(): { error: Record<string, unknown> } {
+    const { http, status } = this.mapping;
+    return { error: { code: http, status, message: this.message, details: [this.errorInfo()] } };
+  }
+}
+
+export const taskNotFound = (taskId: string) =>
+  new A2aError("TaskNotFound", `task ${JSON.stringify(taskId)} not found`, { taskId });
+
+export const invalidParams = (message: string) => new A2aError("InvalidParams", message);

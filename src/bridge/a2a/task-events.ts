@@ -1,0 +1,149 @@
+/**
+ * What the agent said, as a task's artifacts and agent messages: the one rule, applied the
+ * same way to a live stream and to a task read back later (both fold the run's AG-UI events).
+ *
+ * | AG-UI                                   | A2A                                                |
+ * | --------------------------------------- | -------------------------------------------------- |
+ * | an assistant text message (START…END)   | an artifact `artifactId` = the message id, name `response`, one text part; also an agent message of the history |
+ * | TOOL_CALL_RESULT                        | an artifact `tool-<toolCallId>`, name = the tool, one data part `{toolCallId, name, args, result}` |
+ * | the state (STATE_SNAPSHOT / STATE_DELTA)| one artifact `state`, one data part: the state at the end of each segment |
+ *
+ * A stream sends each artifact once it is whole (a text message at its END, a tool result when
+ * it comes, the state when a segment ends), as a TaskArtifactUpdateEvent with `lastChunk`.
+ */
+import { applyPatchAtomically } from "../../pipeline/json-patch.js";
+import type { TaskIds } from "./messages.js";
+import type { Artifact, Message, StreamResponse } from "./types.js";
+
+type Event = Record<string, unknown>;
+
+export const STATE_ARTIFACT_ID = "state";
+
+export class TaskEvents {
+  private readonly artifacts = new Map<string, Artifact>();
+  private readonly agentMessages: Message[] = [];
+  private readonly texts = new Map<string, string>();
+  private readonly tools = new Map<string, { name: string; args: string }>();
+  private state: unknown;
+  private stateChanged = false;
+
+  constructor(private readonly ids: TaskIds) {}
+
+  /** Folds one AG-UI event in; returns the stream events it makes. */
+  push(event: Event): StreamResponse[] {
+    switch (event.type) {
+      case "TEXT_MESSAGE_START":
+        this.texts.set(String(event.messageId), "");
+        return [];
+      case "TEXT_MESSAGE_CONTENT": {
+        const id = String(event.messageId);
+        this.texts.set(id, (this.texts.get(id) ?? "") + String(event.delta ?? ""));
+        return [];
+      }
+      case "TEXT_MESSAGE_END":
+        return this.endText(String(event.messageId));
+      case "TOOL_CALL_START":
+        this.tools.set(String(event.toolCallId), { name: String(event.toolCallName), args: "" });
+        return [];
+      case "TOOL_CALL_ARGS": {
+        const call = this.tools.get(String(event.toolCallId));
+        if (call) call.args += String(event.delta ?? "");
+        return [];
+      }
+      case "TOOL_CALL_RESULT":
+        return this.toolResult(event);
+      case "STATE_SNAPSHOT":
+        this.state = event.snapshot;
+        this.stateChanged = true;
+        return [];
+      case "STATE_DELTA":
+        try {
+          this.state = applyPatchAtomically(this.state ?? {}, event.delta as unknown[]);
+          this.stateChanged = true;
+        } catch {
+          // The pipeline checked the patch when the run made it; a replay cannot fail it.
+        }
+        return [];
+      case "RUN_FINISHED":
+      case "RUN_ERROR":
+        return this.endSegment();
+      default:
+        return [];
+    }
+  }
+
+  /** What a segment left unsent when it ended without its own terminal event. */
+  endSegment(): StreamResponse[] {
+    if (!this.stateChanged) return [];
+    this.stateChanged = false;
+    return [
+      this.emit({
+        artifactId: STATE_ARTIFACT_ID,
+        name: "state",
+        parts: [{ data: this.state ?? null }],
+      }),
+    ];
+  }
+
+  /** The artifacts so far, in the order they were first made. */
+  artifactList(): Artifact[] {
+    return [...this.artifacts.values()];
+  }
+
+  /** The agent's text messages so far, in order. */
+  messages(): Message[] {
+    return [...this.agentMessages];
+  }
+
+  private endText(id: string): StreamResponse[] {
+    const text = this.texts.get(id);
+    this.texts.delete(id);
+    if (text === undefined || text === "") return [];
+    this.agentMessages.push({
+      ...this.base(),
+      messageId: id,
+      role: "ROLE_AGENT",
+      parts: [{ text }],
+    });
+    return [this.emit({ artifactId: id, name: "response", parts: [{ text }] })];
+  }
+
+  private toolResult(event: Event): StreamResponse[] {
+    const toolCallId = String(event.toolCallId);
+    const call = this.tools.get(toolCallId);
+    const data = {
+      toolCallId,
+      name: call?.name ?? null,
+      args: parseMaybe(call?.args ?? ""),
+      result: parseMaybe(String(event.content ?? "")),
+    };
+    return [
+      this.emit({
+        artifactId: `tool-${toolCallId}`,
+        name: call?.name ?? "tool",
+        parts: [{ data }],
+      }),
+    ];
+  }
+
+  private emit(artifact: Artifact): StreamResponse {
+    this.artifacts.set(artifact.artifactId, artifact);
+    return {
+      artifactUpdate: { ...this.base(), artifact, append: false, lastChunk: true },
+    };
+  }
+
+  private base() {
+    return { taskId: this.ids.taskId, contextId: this.ids.contextId };
+  }
+}
+
+/** JSON text as its value; anything else as the string it is. */
+function parseMaybe(text: string): unknown {
+  if (text === "") return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

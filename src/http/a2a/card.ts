@@ -1,0 +1,113 @@
+import {
+  A2A_PROTOCOL_VERSION,
+  type AgentCard,
+  type SecurityRequirement,
+  type SecurityScheme,
+} from "../../bridge/a2a/index.js";
+import type { RegisteredAgent } from "../../config/registry.js";
+
+/** How the server authenticates, as a card declares it. */
+export interface CardAuth {
+  apiKeys: boolean;
+  jwt: boolean;
+}
+
+const MODES = ["text/plain", "application/json"];
+
+function skillOf(agent: RegisteredAgent) {
+  const description = agent.config.description ?? `the ${agent.name} agent`;
+  return {
+    id: agent.name,
+    name: agent.name,
+    description,
+    tags: [agent.config.adapter.type],
+  };
+}
+
+/** The card's schemes: an API key (header or bearer) and end users' bearer tokens. */
+function security(auth: CardAuth) {
+  const schemes: Record<string, SecurityScheme> = {};
+  const requirements: SecurityRequirement[] = [];
+  if (auth.apiKeys) {
+    schemes.apiKey = {
+      apiKeySecurityScheme: {
+        description: "an API key of this server (server.auth.keys)",
+        location: "header",
+        name: "x-api-key",
+      },
+    };
+    requirements.push({ schemes: { apiKey: { list: [] } } });
+  }
+  if (auth.apiKeys || auth.jwt) {
+    schemes.bearer = {
+      httpAuthSecurityScheme: {
+        description: auth.jwt
+          ? "a bearer token: an end user's JWT from the configured issuer, or an API key"
+          : "an API key as a bearer token",
+        scheme: "Bearer",
+        ...(auth.jwt ? { bearerFormat: "JWT" } : {}),
+      },
+    };
+    requirements.push({ schemes: { bearer: { list: [] } } });
+  }
+  return { schemes, requirements };
+}
+
+/** The A2A 1.0 agent card of an agent whose interface is at `url`. */
+export function agentCard(agent: RegisteredAgent, url: string, auth: CardAuth): AgentCard {
+  const { schemes, requirements } = security(auth);
+  const card: AgentCard = {
+    name: agent.name,
+    description: agent.config.description ?? `the ${agent.name} agent`,
+    supportedInterfaces: [
+      { url, protocolBinding: "JSONRPC", protocolVersion: A2A_PROTOCOL_VERSION },
+      { url, protocolBinding: "HTTP+JSON", protocolVersion: A2A_PROTOCOL_VERSION },
+      { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+    ],
+    version: agent.version,
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
+    defaultInputModes: MODES,
+    defaultOutputModes: MODES,
+    skills: [skillOf(agent)],
+  };
+  if (requirements.length > 0) {
+    card.securitySchemes = schemes;
+    card.securityRequirements = requirements;
+  }
+  return card;
+}
+
+/** The A2A 0.3 card (`/.well-known/agent.json`), for clients of that version. */
+export function legacyAgentCard(
+  agent: RegisteredAgent,
+  url: string,
+  auth: CardAuth,
+): Record<string, unknown> {
+  const card: Record<string, unknown> = {
+    protocolVersion: "0.3.0",
+    name: agent.name,
+    description: agent.config.description ?? `the ${agent.name} agent`,
+    url,
+    preferredTransport: "JSONRPC",
+    additionalInterfaces: [{ url, transport: "JSONRPC" }],
+    version: agent.version,
+    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    defaultInputModes: MODES,
+    defaultOutputModes: MODES,
+    skills: [skillOf(agent)],
+  };
+  const schemes: Record<string, unknown> = {};
+  if (auth.apiKeys) schemes.apiKey = { type: "apiKey", in: "header", name: "x-api-key" };
+  if (auth.apiKeys || auth.jwt) {
+    schemes.bearer = {
+      type: "http",
+      scheme: "bearer",
+      ...(auth.jwt ? { bearerFormat: "JWT" } : {}),
+    };
+  }
+  if (Object.keys(schemes).length > 0) {
+    card.securitySchemes = schemes;
+    card.security = Object.keys(schemes).map((name) => ({ [name]: [] }));
+  }
+  return card;
+}

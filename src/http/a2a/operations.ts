@@ -1,0 +1,108 @@
+import type { Principal } from "../../auth/principal.js";
+import {
+  A2aError,
+  type StreamResponse,
+  sendParamsFrom03,
+  streamEventTo03,
+  taskTo03,
+} from "../../bridge/a2a/index.js";
+import { type A2aFace, pushNotSupported } from "./face.js";
+
+/** One JSON-RPC method: a unary call or a stream. */
+export interface Call {
+  unary?(face: A2aFace, who: Principal, params: unknown, signal: AbortSignal): Promise<unknown>;
+  stream?(
+    face: A2aFace,
+    who: Principal,
+    params: unknown,
+    signal: AbortSignal,
+  ): Promise<AsyncGenerator<StreamResponse>>;
+}
+
+/** A dialect's methods and how its streams carry an event. */
+export interface A2aOperations {
+  methods: Record<string, Call>;
+  streamResult(event: StreamResponse): unknown;
+}
+
+const noPush: Call = {
+  unary: async () => {
+    throw pushNotSupported();
+  },
+};
+
+/** A push config operation, when the face sends push notifications. */
+const push = (operation: "create" | "get" | "list" | "delete"): Call => ({
+  unary: async (face, who, params) => {
+    if (!face.push) throw pushNotSupported();
+    return face.push[operation](face.tasks, who, params);
+  },
+});
+
+/** A2A 1.0's methods (specification §9). */
+export const V1_OPERATIONS: A2aOperations = {
+  methods: {
+    SendMessage: {
+      unary: async (face, who, params, signal) => ({
+        task: await face.sendMessage(who, params, signal),
+      }),
+    },
+    SendStreamingMessage: {
+      stream: (face, who, params, signal) => face.streamMessage(who, params, signal),
+    },
+    GetTask: { unary: (face, who, params) => face.getTask(who, params) },
+    ListTasks: { unary: (face, who, params) => face.listTasks(who, params) },
+    CancelTask: { unary: (face, who, params) => face.cancelTask(who, params) },
+    SubscribeToTask: { stream: (face, who, params, signal) => face.subscribe(who, params, signal) },
+    CreateTaskPushNotificationConfig: push("create"),
+    GetTaskPushNotificationConfig: push("get"),
+    ListTaskPushNotificationConfigs: push("list"),
+    DeleteTaskPushNotificationConfig: push("delete"),
+    GetExtendedAgentCard: {
+      unary: async () => {
+        throw new A2aError(
+          "UnsupportedOperation",
+          "this agent has no extended card (its card says extendedAgentCard: false)",
+        );
+      },
+    },
+  },
+  streamResult: (event) => event,
+};
+
+const v1 = V1_OPERATIONS.methods;
+
+/**
+ * A2A 0.3's methods, for its clients: the same operations, their params and results in 0.3's
+ * shapes (see bridge/a2a/v03.ts). `message/send` answers the Task itself.
+ */
+export const V03_OPERATIONS: A2aOperations = {
+  methods: {
+    "message/send": {
+      unary: async (face, who, params, signal) =>
+        taskTo03(await face.sendMessage(who, sendParamsFrom03(params), signal)),
+    },
+    "message/stream": {
+      stream: (face, who, params, signal) =>
+        face.streamMessage(who, sendParamsFrom03(params), signal),
+    },
+    "tasks/get": { unary: async (face, who, params) => taskTo03(await face.getTask(who, params)) },
+    "tasks/cancel": {
+      unary: async (face, who, params) => taskTo03(await face.cancelTask(who, params)),
+    },
+    "tasks/resubscribe": v1.SubscribeToTask!,
+    "tasks/pushNotificationConfig/set": noPush,
+    "tasks/pushNotificationConfig/get": noPush,
+    "tasks/pushNotificationConfig/list": noPush,
+    "tasks/pushNotificationConfig/delete": noPush,
+    "agent/getAuthenticatedExtendedCard": v1.GetExtendedAgentCard!,
+  },
+  streamResult: streamEventTo03,
+};
+
+/** The dialect a JSON-RPC method belongs to (its name says which); undefined for none. */
+export function operationsFor(method: string): A2aOperations | undefined {
+  if (Object.hasOwn(V1_OPERATIONS.methods, method)) return V1_OPERATIONS;
+  if (Object.hasOwn(V03_OPERATIONS.methods, method)) return V03_OPERATIONS;
+  return undefined;
+}

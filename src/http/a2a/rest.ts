@@ -1,0 +1,156 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
+import { disconnectSignal } from "../streaming/client-gone.js";
+import { asA2aError } from "./errors.js";
+import { type A2aFace, pushNotSupported } from "./face.js";
+import { openA2aSse } from "./sse.js";
+
+type FaceOf = (request: FastifyRequest) => A2aFace;
+
+/** An A2A error as HTTP+JSON answers it: its status code and a google.rpc.Status body. */
+export function sendRestError(request: FastifyRequest, reply: FastifyReply, err: unknown) {
+  const error = asA2aError(err, request.log);
+  return reply.code(error.mapping.http).type("application/json").send(error.toHttpStatus());
+}
+
+/**
+ * A2A's HTTP+JSON binding (specification §11) under an agent's base: `POST message:send`,
+ * `message:stream`, `GET tasks`, `GET tasks/{id}`, `POST tasks/{id}:cancel`,
+ * `tasks/{id}:subscribe` (GET as the specification says, POST as some clients send it). A
+ * stream's every `data:` is a bare StreamResponse.
+ */
+export function registerRestBinding(
+  app: FastifyInstance,
+  faceOf: FaceOf,
+  keepAliveSeconds: number,
+) {
+  const ref = { type: "string", minLength: 1, maxLength: 1100 } as const;
+  const params = (...keys: string[]) => ({
+    type: "object",
+    properties: Object.fromEntries(keys.map((key) => [key, ref])),
+    required: keys,
+  });
+
+  const stream = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    open: (signal: AbortSignal) => Promise<AsyncGenerator<StreamResponse>>,
+  ) => {
+    const controller = new AbortController();
+    const events = await open(controller.signal);
+    const sse = openA2aSse(request, reply, keepAliveSeconds);
+    sse.closed.addEventListener("abort", () => controller.abort(), { once: true });
+    try {
+      for await (const event of events) await sse.write(event);
+    } catch (err) {
+      if (!sse.closed.aborted)
+        await sse.write(asA2aError(err, request.log).toHttpStatus(), "error");
+    } finally {
+      await events.return(undefined);
+      sse.end();
+    }
+  };
+
+  app.post<{ Params: { agent: string; op: string } }>(
+    "/:agent/:op",
+    { schema: { params: params("agent", "op") }, config: { longRequest: "stream" } },
+    async (request, reply) => {
+      const face = faceOf(request);
+      if (request.params.op === "message:send") {
+        const task = await face.sendMessage(
+          request.caller,
+          request.body,
+          disconnectSignal(reply.raw),
+        );
+        return { task };
+      }
+      if (request.params.op === "message:stream") {
+        return stream(request, reply, (signal) =>
+          face.streamMessage(request.caller, request.body, signal),
+        );
+      }
+      throw new A2aError("MethodNotFound", `POST ${request.params.op} is not an A2A operation`);
+    },
+  );
+  app.get<{ Params: { agent: string }; Querystring: Record<string, unknown> }>(
+    "/:agent/tasks",
+    { schema: { params: params("agent") } },
+    async (request) => faceOf(request).listTasks(request.caller, request.query),
+  );
+  const taskRoute = async (
+    request: FastifyRequest<{ Params: { agent: string; ref: string } }>,
+    reply: FastifyReply,
+  ) => {
+    const face = faceOf(request);
+    const [id, action, extra] = request.params.ref.split(":");
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    if (extra === undefined && action === "subscribe") {
+      return stream(request, reply, (signal) => face.subscribe(request.caller, { id }, signal));
+    }
+    if (request.method === "GET" && action === undefined) {
+      return face.getTask(request.caller, { ...query, id });
+    }
+    if (request.method === "POST" && action === "cancel" && extra === undefined) {
+      return face.cancelTask(request.caller, { id });
+    }
+    throw new A2aError(
+      "MethodNotFound",
+      `${request.method} tasks/${request.params.ref.slice(0, 100)} is not an A2A operation`,
+    );
+  };
+  const taskOptions = {
+    schema: { params: params("agent", "ref") },
+    config: { longRequest: "stream" as const },
+  };
+  app.get("/:agent/tasks/:ref", taskOptions, taskRoute);
+  app.post("/:agent/tasks/:ref", taskOptions, taskRoute);
+  // Push notification configs: the task's id from the path, the config from the body.
+  type ConfigRequest = FastifyRequest<{ Params: { agent: string; task: string; config?: string } }>;
+  const pushOf = (request: ConfigRequest) => {
+    const face = faceOf(request);
+    if (!face.push) throw pushNotSupported();
+    return { face, push: face.push };
+  };
+  const taskParams = { schema: { params: params("agent", "task") } };
+  const configParams = { schema: { params: params("agent", "task", "config") } };
+  app.post(
+    "/:agent/tasks/:task/pushNotificationConfigs",
+    taskParams,
+    async (request: ConfigRequest) => {
+      const { face, push } = pushOf(request);
+      return push.create(face.tasks, request.caller, request.body, request.params.task);
+    },
+  );
+  app.get(
+    "/:agent/tasks/:task/pushNotificationConfigs",
+    taskParams,
+    async (request: ConfigRequest) => {
+      const { face, push } = pushOf(request);
+      return push.list(face.tasks, request.caller, { taskId: request.params.task });
+    },
+  );
+  app.get(
+    "/:agent/tasks/:task/pushNotificationConfigs/:config",
+    configParams,
+    async (request: ConfigRequest) => {
+      const { face, push } = pushOf(request);
+      const ids = { taskId: request.params.task, id: request.params.config };
+      return push.get(face.tasks, request.caller, ids);
+    },
+  );
+  app.delete(
+    "/:agent/tasks/:task/pushNotificationConfigs/:config",
+    configParams,
+    async (request: ConfigRequest) => {
+      const { face, push } = pushOf(request);
+      const ids = { taskId: request.params.task, id: request.params.config };
+      return push.delete(face.tasks, request.caller, ids);
+    },
+  );
+  app.get("/:agent/extendedAgentCard", { schema: { params: params("agent") } }, async () => {
+    throw new A2aError(
+      "UnsupportedOperation",
+      "this agent has no extended card (its card says extendedAgentCard: false)",
+    );
+  });
+}

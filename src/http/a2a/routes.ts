@@ -1,0 +1,153 @@
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { A2aError } from "../../bridge/a2a/index.js";
+import type { RegisteredAgent } from "../../config/registry.js";
+import { DomainError } from "../../errors.js";
+import { registerJsonBodyParser } from "../json-body.js";
+import { agentCard, type CardAuth, legacyAgentCard } from "./card.js";
+import { A2aFace } from "./face.js";
+import { serveJsonRpc } from "./jsonrpc.js";
+import { operationsFor } from "./operations.js";
+import { A2aPush } from "./push.js";
+import { registerRestBinding, sendRestError } from "./rest.js";
+import { requestedVersion } from "./version.js";
+
+export const CARD_PATH = "/.well-known/agent-card.json";
+export const LEGACY_CARD_PATH = "/.well-known/agent.json";
+
+const JSON_RPC_ROUTE = "/:agent";
+
+/** The card paths of every agent (by name and by name@version), served without a key. */
+export function a2aCardPaths(
+  basePath: string,
+  agents: readonly Pick<RegisteredAgent, "name" | "version">[],
+): string[] {
+  const paths: string[] = [];
+  for (const agent of agents) {
+    for (const ref of [
+      agent.name,
+      `${agent.name}@${agent.version}`,
+      `${agent.name}%40${agent.version}`,
+    ]) {
+      paths.push(`${basePath}/${ref}${CARD_PATH}`, `${basePath}/${ref}${LEGACY_CARD_PATH}`);
+    }
+  }
+  return paths;
+}
+const agentParams = {
+  type: "object",
+  properties: { agent: { type: "string", minLength: 1, maxLength: 300 } },
+  required: ["agent"],
+} as const;
+
+/**
+ * Every agent as an A2A agent under `{basePath}/{name}` (or `{name}@{version}`): its cards, the
+ * JSON-RPC binding at the base itself, and the HTTP+JSON binding's paths beneath it. Tasks are
+ * the agent's ACP runs (see face.ts).
+ */
+export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, { basePath }) => {
+  const { registry, runs, settings } = app.deps;
+  const auth: CardAuth = {
+    apiKeys: settings.auth.keys.length > 0,
+    jwt: settings.auth.jwt !== undefined,
+  };
+  for (const contentType of ["application/json", "application/a2a+json"]) {
+    registerJsonBodyParser(app, settings.limits, { allowEmpty: true, contentType });
+  }
+  const faces = new Map<string, A2aFace>();
+  // Push notifications go through the webhook deliverer: stored, retried, targets guarded.
+  const closing = new AbortController();
+  app.addHook("onClose", async () => closing.abort());
+  const push = new A2aPush(
+    app.deps.pushConfigs,
+    (runId, url, body, headers) => app.deps.webhooks.enqueue({ run_id: runId }, url, body, headers),
+    closing.signal,
+  );
+
+  /** The agent the path names; `forCard`: anyone may read its card (the caller is not checked). */
+  const agentOf = (request: FastifyRequest, forCard = false): RegisteredAgent => {
+    const ref = (request.params as { agent: string }).agent;
+    const at = ref.indexOf("@");
+    const agent =
+      at === -1 ? registry.getByName(ref) : registry.getByName(ref.slice(0, at), ref.slice(at + 1));
+    if (!agent)
+      throw new DomainError("not_found", `agent ${JSON.stringify(ref.slice(0, 300))} not found`);
+    const allowed = request.caller.agentIds;
+    if (!forCard && allowed && !allowed.has(agent.agentId)) {
+      throw new DomainError("forbidden", `${request.caller.label} may not use agent ${agent.name}`);
+    }
+    return agent;
+  };
+  const faceOf = (request: FastifyRequest): A2aFace => {
+    const agent = agentOf(request);
+    let face = faces.get(agent.agentId);
+    if (!face) {
+      face = new A2aFace(runs, agent, push);
+      faces.set(agent.agentId, face);
+    }
+    return face;
+  };
+  /** The agent's interface URL as this request reached the server. */
+  const baseUrl = (request: FastifyRequest, agent: RegisteredAgent) =>
+    `${request.protocol}://${request.host}${basePath}/${encodeURIComponent(agent.name)}`;
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof DomainError && (err.code === "not_found" || err.code === "forbidden")) {
+      // The agent itself is missing or refused: the same on both bindings.
+      const status = err.code === "not_found" ? 404 : 403;
+      return reply
+        .code(status)
+        .type("application/json")
+        .send({
+          error: {
+            code: status,
+            status: err.code === "not_found" ? "NOT_FOUND" : "PERMISSION_DENIED",
+            message: err.message,
+          },
+        });
+    }
+    if (request.routeOptions.url?.endsWith(JSON_RPC_ROUTE)) {
+      return sendJsonRpcError(reply, err, request);
+    }
+    return sendRestError(request, reply, err);
+  });
+
+  // The version is checked on the bindings only: the cards are for every client.
+  app.addHook("preHandler", async (request) => {
+    if (request.method === "GET" && request.url.includes("/.well-known/")) return;
+    requestedVersion(request);
+  });
+
+  app.get(`/:agent${CARD_PATH}`, { schema: { params: agentParams } }, async (request) => {
+    const agent = agentOf(request, true);
+    return agentCard(agent, baseUrl(request, agent), auth);
+  });
+  app.get(`/:agent${LEGACY_CARD_PATH}`, { schema: { params: agentParams } }, async (request) => {
+    const agent = agentOf(request, true);
+    return legacyAgentCard(agent, baseUrl(request, agent), auth);
+  });
+
+  app.post(
+    JSON_RPC_ROUTE,
+    { schema: { params: agentParams }, config: { longRequest: "stream" } },
+    async (request, reply) =>
+      serveJsonRpc(request, reply, faceOf(request), operationsFor, settings.keepAliveSeconds),
+  );
+  registerRestBinding(app, faceOf, settings.keepAliveSeconds);
+};
+
+function sendJsonRpcError(reply: FastifyReply, err: unknown, request: FastifyRequest) {
+  const status = (err as { statusCode?: number }).statusCode;
+  let error: A2aError;
+  if (err instanceof A2aError) error = err;
+  else if (typeof status === "number" && status < 500) {
+    // The body parser's and the route schema's refusals: the request never became a call.
+    error = new A2aError("ParseError", (err as Error).message);
+  } else {
+    request.log.error({ err }, "A2A request failed");
+    error = new A2aError("Internal", "internal error");
+  }
+  return reply
+    .code(200)
+    .type("application/json")
+    .send({ jsonrpc: "2.0", id: null, error: error.toJsonRpc() });
+}

@@ -1,0 +1,241 @@
+import type { Interrupt } from "@ag-ui/core";
+import { type Principal, SYSTEM } from "../../auth/principal.js";
+import {
+  A2aError,
+  a2aToAcpMessage,
+  FINAL_STATES,
+  invalidParams,
+  type Message,
+  resumeBodyOf,
+  type StreamResponse,
+  TaskEvents,
+  type TaskRun,
+  taskNotFound,
+  taskStateOf,
+  taskStatusOf,
+} from "../../bridge/a2a/index.js";
+import { clientIds } from "../../bridge/agui-command.js";
+import { parseRunCommand, withAguiOrigin } from "../../bridge/run-command.js";
+import type { RegisteredAgent } from "../../config/registry.js";
+import { readUpdate } from "../../engine/frames/codec.js";
+import type { RunService } from "../../engine/run-service.js";
+import { isDomainError } from "../../errors.js";
+import { newId } from "../../ids.js";
+import type { RunRecord } from "../../storage/types.js";
+import { aclThreadId } from "../agui-face.js";
+
+/** A task as the face works on it: the run behind it and its plain view. */
+export interface TaskHandle {
+  run: RunRecord;
+  view: TaskRun;
+}
+
+/** The view of a run the bridge maps to a task. */
+export function taskRunOf(run: RunRecord): TaskRun {
+  const command = parseRunCommand(run.creation);
+  return {
+    taskId: run.run_id,
+    contextId: clientIds(command)?.threadId ?? run.thread_id ?? run.run_id,
+    status: run.status,
+    started: run.segments.length > 0,
+    output: run.output,
+    interrupts: run.interrupts,
+    inputMessages: command.input.messages ?? [],
+    updatedAt: run.updated_at,
+  };
+}
+
+/**
+ * A2A's task operations on ACP runs, for one agent's face: a task is a stateful run of that
+ * agent, its context the run's thread (a client's context id maps to a thread as an AG-UI
+ * threadId does, so `main` is the same conversation on both faces). Everything acts as the
+ * caller: another caller's task is not found.
+ */
+export class A2aTasks {
+  constructor(
+    private readonly runs: RunService,
+    private readonly agent: RegisteredAgent,
+  ) {}
+
+  /** The caller's task of this agent, or TaskNotFound. */
+  async get(who: Principal, taskId: string): Promise<TaskHandle> {
+    const run = await this.runs.findReachable(who, taskId).catch(() => undefined);
+    if (
+      run?.kind !== "stateful" ||
+      run.agent_id !== this.agent.agentId ||
+      (who.agentIds && !who.agentIds.has(run.agent_id))
+    ) {
+      throw taskNotFound(taskId);
+    }
+    return { run, view: taskRunOf(run) };
+  }
+
+  /**
+   * A message: a new task on its context (a new context when it names none), or — with the
+   * taskId of an `input-required` task — that task's resume. Returns the task and the frame
+   * its stream of this message starts after.
+   */
+  async send(who: Principal, message: Message): Promise<{ handle: TaskHandle; afterSeq: number }> {
+    if (message.taskId) return this.resume(who, message.taskId, message);
+    const contextId = message.contextId || newId();
+    const command = withAguiOrigin(
+      parseRunCommand({
+        agent_id: this.agent.agentId,
+        input: { messages: [a2aToAcpMessage(message)] },
+        if_not_exists: "create",
+        on_disconnect: "continue",
+        // A new message on a context while a task runs there waits for it, as a queue.
+        multitask_strategy: "enqueue",
+        stream_mode: ["custom"],
+      }),
+      { threadId: contextId, runId: newId() },
+    );
+    const run = await this.acpCall(() =>
+      this.runs.create(who, "stateful", command, aclThreadId(contextId, who.id)),
+    );
+    return { handle: { run, view: taskRunOf(run) }, afterSeq: 0 };
+  }
+
+  private async resume(who: Principal, taskId: string, message: Message) {
+    const { run, view } = await this.get(who, taskId);
+    if (message.contextId && message.contextId !== view.contextId) {
+      throw invalidParams(
+        `message.contextId ${JSON.stringify(message.contextId)} is not the context of task ${taskId}`,
+      );
+    }
+    const state = taskStateOf(view);
+    if (FINAL_STATES.has(state)) {
+      throw new A2aError(
+        "UnsupportedOperation",
+        `task ${taskId} is ${state}: a finished task takes no more messages`,
+        { taskId },
+      );
+    }
+    if (state !== "TASK_STATE_INPUT_REQUIRED") {
+      throw new A2aError(
+        "UnsupportedOperation",
+        `task ${taskId} is ${state}: it takes a message only when it is TASK_STATE_INPUT_REQUIRED`,
+        { taskId },
+      );
+    }
+    const body = resumeBodyOf(message, run.interrupts as unknown as Interrupt[]);
+    const resumed = await this.acpCall(() =>
+      this.runs.resume(who, run.run_id, "stateful", body, run.thread_id ?? undefined),
+    );
+    return { handle: { run: resumed, view: taskRunOf(resumed) }, afterSeq: run.last_seq };
+  }
+
+  /** Cancels the task as ACP's cancel does (the agent is stopped), then reads it back. */
+  async cancel(who: Principal, taskId: string): Promise<TaskHandle> {
+    const { run, view } = await this.get(who, taskId);
+    if (FINAL_STATES.has(taskStateOf(view))) {
+      throw new A2aError(
+        "TaskNotCancelable",
+        `task ${taskId} is ${taskStateOf(view)}: it cannot be canceled`,
+        { taskId },
+      );
+    }
+    await this.runs.cancel(who, run.run_id, "stateful", { action: "interrupt", wait: true });
+    return this.get(who, taskId);
+  }
+
+  /** Waits until the task finishes or pauses (or the signal aborts), then reads it. */
+  async settle(who: Principal, handle: TaskHandle, signal: AbortSignal): Promise<TaskHandle> {
+    const run = await this.runs.waitFor(handle.run, signal);
+    const fresh = (await this.runs.findReachable(who, run.run_id)) ?? run;
+    return { run: fresh, view: taskRunOf(fresh) };
+  }
+
+  /** The agent's events of the run so far, folded into artifacts and messages. */
+  async eventsSoFar(handle: TaskHandle): Promise<TaskEvents> {
+    const events = new TaskEvents(handle.view);
+    const { run } = handle;
+    if (run.last_seq === 0) return events;
+    const controller = new AbortController();
+    try {
+      for await (const batch of this.runs.followBatches(run.run_id, {
+        afterSeq: 0,
+        signal: controller.signal,
+        read: "events",
+      })) {
+        for (const frame of batch) {
+          if (frame.mode === "custom") events.push(readUpdate(frame) ?? {});
+          else if (frame.mode === "final") events.endSegment();
+        }
+        // What was stored when the run was read: a task in progress is read up to there.
+        if ((batch.at(-1)?.seq ?? 0) >= run.last_seq) break;
+      }
+    } finally {
+      controller.abort();
+    }
+    return events;
+  }
+
+  /**
+   * The task's events after `afterSeq`, live until the run ends or pauses: artifact updates
+   * as the agent makes them, a working status when a segment starts, and the final status.
+   * Every earlier event is folded in first (unsent), so what is sent builds on all of it.
+   */
+  async *follow(
+    handle: TaskHandle,
+    afterSeq: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<StreamResponse> {
+    const { run, view } = handle;
+    const events = new TaskEvents(view);
+    const ids = { taskId: view.taskId, contextId: view.contextId };
+    for await (const batch of this.runs.followBatches(run.run_id, {
+      afterSeq: 0,
+      signal,
+      read: "events",
+    })) {
+      for (const frame of batch) {
+        const live = frame.seq > afterSeq;
+        if (frame.mode === "custom") {
+          const event = readUpdate(frame) ?? {};
+          const out = events.push(event);
+          if (!live) continue;
+          if (event.type === "RUN_STARTED") {
+            yield {
+              statusUpdate: {
+                ...ids,
+                status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() },
+              },
+            };
+          }
+          yield* out;
+        } else if (frame.mode === "final") {
+          const out = events.endSegment();
+          if (live) yield* out;
+        }
+      }
+    }
+    if (signal.aborted) return;
+    const ended = (await this.runs.findReachable(SYSTEM, run.run_id)) ?? run;
+    yield { statusUpdate: { ...ids, status: taskStatusOf(taskRunOf(ended), events) } };
+  }
+
+  /** Runs a run-service call, turning its domain errors into A2A ones. */
+  private async acpCall<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      throw toA2aError(err);
+    }
+  }
+}
+
+/** A domain error of the run service as the A2A error a client understands. */
+export function toA2aError(err: unknown): unknown {
+  if (!isDomainError(err)) return err;
+  switch (err.code) {
+    case "invalid":
+      return invalidParams(err.message);
+    case "not_found":
+      return invalidParams(err.message);
+    case "conflict":
+      return new A2aError("UnsupportedOperation", err.message);
+    default:
+      return err;
+  }
+}

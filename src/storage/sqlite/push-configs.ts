@@ -1,0 +1,46 @@
+import type Database from "better-sqlite3";
+import { notFound } from "../../errors.js";
+import { type PushConfigRow, toPushConfig } from "../records.js";
+import type { PushConfigRecord } from "../types.js";
+import { isoTimestamp, sqliteCode } from "./mapping.js";
+
+/** A2A push notification configs, by run (deleted with it). */
+export class PushConfigRepository {
+  readonly #put: Database.Statement;
+  readonly #ofRun: Database.Statement<[string], PushConfigRow>;
+  readonly #delete: Database.Statement<[string, string]>;
+
+  constructor(db: Database.Database) {
+    this.#put = db.prepare(
+      `INSERT INTO a2a_push_configs (run_id, config_id, url, token, authentication, created_at)
+       VALUES (@run_id, @config_id, @url, @token, @authentication, @created_at)
+       ON CONFLICT (run_id, config_id) DO UPDATE SET
+         url = excluded.url, token = excluded.token, authentication = excluded.authentication`,
+    );
+    this.#ofRun = db.prepare(
+      "SELECT * FROM a2a_push_configs WHERE run_id = ? ORDER BY created_at, config_id",
+    );
+    this.#delete = db.prepare("DELETE FROM a2a_push_configs WHERE run_id = ? AND config_id = ?");
+  }
+
+  put(config: PushConfigRecord): void {
+    try {
+      this.#put.run({
+        ...config,
+        authentication: config.authentication ? JSON.stringify(config.authentication) : null,
+        created_at: isoTimestamp(config.created_at, "created_at"),
+      });
+    } catch (err) {
+      if (sqliteCode(err) === "SQLITE_CONSTRAINT_FOREIGNKEY") throw notFound("run", config.run_id);
+      throw err;
+    }
+  }
+
+  ofRun(runId: string): PushConfigRecord[] {
+    return this.#ofRun.all(runId).map(toPushConfig);
+  }
+
+  delete(runId: string, configId: string): boolean {
+    return this.#delete.run(runId, configId).changes > 0;
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * A2A push notifications with the official client over both bindings: configs are set, read,
+ * listed and deleted on a task; every stream event of the task reaches a local receiver through
+ * the webhook deliverer, with the config's token and authorization; the private-address guard
+ * still applies (a receiver on loopback needs `webhooks.allowPrivateTargets`).
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { TaskPushNotificationConfig } from "@a2a-js/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build, type TestApp } from "../helpers/app.js";
+import { listen } from "../runs/helpers.js";
+import { a2aClient, asTask, BINDINGS, userMessage } from "./helpers.js";
+
+const YAML = `
+agents:
+  - name: slow
+    version: 1.0.0
+    description: Echo that takes its time.
+    adapter: { type: echo, delayMs: 30 }
+`;
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
+
+/** A receiver on 127.0.0.1 that records every notification and answers 204. */
+async function receiver() {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      received.push({ headers: req.headers, body: JSON.parse(body) as Record<string, unknown> });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/a2a-hook`;
+  return { url, received, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+const until = async (check: () => boolean | Promise<boolean>, what: string) => {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+const stateOf = (r: Received) =>
+  (r.body.statusUpdate as { status?: { state?: string } } | undefined)?.status?.state;
+
+describe.each(BINDINGS)("A2A push notifications over %s", (binding) => {
+  let t: TestApp;
+  let base: string;
+  let hooks: Awaited<ReturnType<typeof receiver>>;
+  beforeAll(async () => {
+    hooks = await receiver();
+    t = await build({
+      yaml: YAML,
+      unchecked: true,
+      settings: { webhooks: { allowPrivateTargets: true, maxAttempts: 3 } },
+    });
+    base = await listen(t);
+  });
+  afterAll(async () => {
+    await t.close();
+    await hooks.close();
+  });
+
+  it("delivers every event of a task to the config sent with its message", async () => {
+    const client = await a2aClient(base, "slow", binding);
+    const sent = asTask(
+      await client.sendMessage({
+        message: userMessage("push me"),
+        configuration: {
+          returnImmediately: true,
+          taskPushNotificationConfig: TaskPushNotificationConfig.fromJSON({
+            url: hooks.url,
+            token: "tok-123",
+            authentication: { scheme: "Bearer", credentials: "s3cret" },
+          }),
+        },
+      } as never),
+    );
+    const mine = () =>
+      hooks.received.filter(
+        (r) =>
+          (r.body.statusUpdate as { taskId?: string } | undefined)?.taskId === sent.id ||
+          (r.body.artifactUpdate as { taskId?: string } | undefined)?.taskId === sent.id,
+      );
+    await until(
+      () => mine().some((r) => stateOf(r) === "TASK_STATE_COMPLETED"),
+      "the completed status to be pushed",
+    );
+    const events = mine();
+    expect(events.at(-1) && stateOf(events.at(-1)!)).toBe("TASK_STATE_COMPLETED");
+    const response = events.find(
+      (r) =>
+        (r.body.artifactUpdate as { artifact?: { name?: string } } | undefined)?.artifact?.name ===
+        "response",
+    );
+    expect(response?.body.artifactUpdate).toMatchObject({
+      artifact: { parts: [{ text: "push me" }] },
+    });
+    for (const event of events) {
+      expect(event.headers["x-a2a-notification-token"]).toBe("tok-123");
+      expect(event.headers.authorization).toBe("Bearer s3cret");
+      expect(event.headers["x-acp-event"]).toBe("a2a.stream_response");
+    }
+  });
+
+  it("sets, reads, lists and deletes a task's configs", async () => {
+    const client = await a2aClient(base, "slow", binding);
+    const sent = asTask(
+      await client.sendMessage({
+        message: userMessage("configs"),
+        configuration: { returnImmediately: true },
+      } as never),
+    );
+    const created = await client.createTaskPushNotificationConfig(
+      TaskPushNotificationConfig.fromJSON({ taskId: sent.id, id: "cfg-1", url: hooks.url }),
+    );
+    expect(created).toMatchObject({ id: "cfg-1", taskId: sent.id, url: hooks.url });
+    const read = await client.getTaskPushNotificationConfig({
+      taskId: sent.id,
+      id: "cfg-1",
+    } as never);
+    expect(read.url).toBe(hooks.url);
+    const listed = await client.listTaskPushNotificationConfig({ taskId: sent.id } as never);
+    expect(listed.configs.map((c) => c.id)).toEqual(["cfg-1"]);
+    await client.deleteTaskPushNotificationConfig({ taskId: sent.id, id: "cfg-1" } as never);
+    await expect(
+      client.getTaskPushNotificationConfig({ taskId: sent.id, id: "cfg-1" } as never),
+    ).rejects.toMatchObject({ name: "TaskNotFoundError" });
+    await expect(
+      client.createTaskPushNotificationConfig(
+        TaskPushNotificationConfig.fromJSON({ taskId: "no-such-task", url: hooks.url }),
+      ),
+    ).rejects.toMatchObject({ name: "TaskNotFoundError" });
+  });
+});
+
+describe("A2A push notifications and the private-address guard", () => {
+  let t: TestApp;
+  let base: string;
+  let hooks: Awaited<ReturnType<typeof receiver>>;
+  beforeAll(async () => {
+    hooks = await receiver();
+    t = await build({
+      yaml: YAML,
+      unchecked: true,
+      settings: { webhooks: { allowPrivateTargets: false, maxAttempts: 1 } },
+    });
+    base = await listen(t);
+  });
+  afterAll(async () => {
+    await t.close();
+    await hooks.close();
+  });
+
+  it("refuses to deliver to a loopback receiver unless private targets are allowed", async () => {
+    const client = await a2aClient(base, "slow", "JSONRPC");
+    const sent = asTask(
+      await client.sendMessage({
+        message: userMessage("guarded"),
+        configuration: {
+          taskPushNotificationConfig: TaskPushNotificationConfig.fromJSON({ url: hooks.url }),
+        },
+      } as never),
+    );
+    let deliveries: Awaited<ReturnType<TestApp["storage"]["getWebhooksOfRun"]>> = [];
+    await until(async () => {
+      deliveries = await t.storage.getWebhooksOfRun(sent.id);
+      return deliveries.length > 0 && deliveries.every((d) => d.state === "failed");
+    }, "the refusals");
+    expect(deliveries[0]?.last_error).toMatch(/private|loopback/i);
+    expect(hooks.received).toEqual([]);
+  });
+});
