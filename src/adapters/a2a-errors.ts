@@ -35,7 +35,7 @@ export function describe(err: unknown): string {
     message,
   );
   if (sse) return `sent malformed JSON in an SSE event (${sse[2]}): ${JSON.stringify(sse[1])}`;
-  if (err instanceof SyntaxError) return `sent malformed JSON (${message})`;
+  if ((err as Error)?.name === "SyntaxError") return `sent malformed JSON (${message})`;
   const code = (err as { cause?: { code?: unknown } })?.cause?.code;
   if (message === "terminated" && code === "UND_ERR_SOCKET") {
     return "broke the connection in the middle of an answer";

@@ -121,9 +121,7 @@ async function refuseUnreadable(response: Response, accept: string | null): Prom
   const shown = JSON.stringify(type);
   if (response.ok) {
     await response.body?.cancel().catch(() => {});
-    const wanted = accept?.includes("text/event-stream")
-      ? "text/event-stream"
-      : "application/json";
+    const wanted = accept?.includes("text/event-stream") ? "text/event-stream" : "application/json";
     throw new UpstreamFault(`answered with content type ${shown}, not ${wanted}`);
   }
   const text = await readStart(response).catch(() => "");

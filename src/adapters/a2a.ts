@@ -31,7 +31,7 @@ import { type AdapterRunContext, type AgentAdapter, sleep } from "./types.js";
 type Payload = StreamResponse["payload"];
 type Event = Record<string, unknown> & { type: string };
 
-/** Stream drops in a row (with no event in between) before the run gives up on the task. */
+/** Stream drops in a row (with nothing new shown in between) before the run gives up on the task. */
 const MAX_RESUBSCRIBES = 3;
 
 /**
@@ -195,7 +195,10 @@ export class A2aAdapter implements AgentAdapter {
           return events;
         }
         case "artifactUpdate":
-          ofTask(payload.value.taskId, `artifact ${JSON.stringify(payload.value.artifact?.artifactId)}`);
+          ofTask(
+            payload.value.taskId,
+            `artifact ${JSON.stringify(payload.value.artifact?.artifactId)}`,
+          );
           return mapper.artifactUpdate(payload.value);
         default:
           return [];
@@ -242,8 +245,10 @@ export class A2aAdapter implements AgentAdapter {
           let lastProblem = "the stream ended before the task did";
           try {
             for await (const response of stream) {
-              drops = 0;
               const events = apply(response.payload);
+              // Only progress counts: an agent that answers its task as it was, then drops
+              // again, is not let loop until the run's timeout.
+              if (events.length > 0) drops = 0;
               if (signal.aborted) break;
               yield* events;
               if (ending) break;

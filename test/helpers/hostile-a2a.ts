@@ -191,7 +191,9 @@ async function rpc(name: A2aCase, method: string, id: unknown, out: Writer) {
     }
     case "trickle": {
       // Bytes keep coming, an event never completes.
-      await out.write(`data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"statusUpdate":`);
+      await out.write(
+        `data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"statusUpdate":`,
+      );
       while (await out.write(" ")) await sleep(50);
       return;
     }
@@ -224,7 +226,13 @@ async function rpc(name: A2aCase, method: string, id: unknown, out: Writer) {
     }
     case "status-of-unknown-task":
       await out.write(
-        frame({ statusUpdate: { taskId: "t-9", contextId: "c-1", status: { state: "TASK_STATE_COMPLETED" } } }),
+        frame({
+          statusUpdate: {
+            taskId: "t-9",
+            contextId: "c-1",
+            status: { state: "TASK_STATE_COMPLETED" },
+          },
+        }),
       );
       return out.end();
     case "deep-data": {
@@ -237,7 +245,9 @@ async function rpc(name: A2aCase, method: string, id: unknown, out: Writer) {
       return out.end();
     }
     default:
-      await out.write(frame({ statusUpdate: { ...update(), status: { state: "TASK_STATE_COMPLETED" } } }));
+      await out.write(
+        frame({ statusUpdate: { ...update(), status: { state: "TASK_STATE_COMPLETED" } } }),
+      );
       return out.end();
   }
 }
