@@ -30,7 +30,7 @@ export function failed(err: unknown): string {
 export function describe(err: unknown): string {
   const limit = limitError(err);
   if (limit) return limit.message;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = shorten(err instanceof Error ? err.message : String(err));
   const sse = /^Failed to parse SSE event data: "([\s\S]*?)\.\.\."\. Original error: (.*)$/.exec(
     message,
   );
@@ -41,6 +41,13 @@ export function describe(err: unknown): string {
     return "broke the connection in the middle of an answer";
   }
   return typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/** How much of an error's text a message keeps: the SDK quotes whole error bodies. */
+const MESSAGE_LIMIT = 500;
+
+function shorten(text: string): string {
+  return text.length > MESSAGE_LIMIT ? `${text.slice(0, MESSAGE_LIMIT)}…` : text;
 }
 
 /** Credentials in the URL stay out of error messages and logs. */

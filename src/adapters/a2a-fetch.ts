@@ -113,15 +113,18 @@ export function boundedBody(response: Response, limits: BodyLimits): Response {
 /**
  * Answers that are not A2A at all fail here, with a message naming what came instead: the
  * SDK would say "Unexpected token '<'" of an HTML page. JSON answers (an A2A error among
- * them) and event streams go on to the SDK.
+ * them) and event streams go on to the SDK, and so does other text where JSON was asked for
+ * (a card on a static host may be served as text/plain).
  */
 async function refuseUnreadable(response: Response, accept: string | null): Promise<void> {
   const type = mediaType(response);
   if (type === "" || type === "text/event-stream" || /[/+]json$/.test(type)) return;
   const shown = JSON.stringify(type);
   if (response.ok) {
+    const streaming = accept?.includes("text/event-stream") === true;
+    if (!streaming && !type.includes("html")) return;
     await response.body?.cancel().catch(() => {});
-    const wanted = accept?.includes("text/event-stream") ? "text/event-stream" : "application/json";
+    const wanted = streaming ? "text/event-stream" : "application/json";
     throw new UpstreamFault(`answered with content type ${shown}, not ${wanted}`);
   }
   const text = await readStart(response).catch(() => "");
