@@ -69,10 +69,9 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
         headers,
         signal: AbortSignal.any([...signals, timeout.signal]),
       });
-      const bounded = boundedBody(response, options);
       // Still under the connect timeout: an error page that trickles costs no more than that.
-      await refuseUnreadable(bounded, headers.get("accept"));
-      return bounded;
+      await refuseUnreadable(response, headers.get("accept"));
+      return boundedBody(response, options);
     } catch (err) {
       if (timeout.signal.aborted) throw timeout.signal.reason;
       throw err;
@@ -127,12 +126,15 @@ async function refuseUnreadable(response: Response, accept: string | null): Prom
     const wanted = streaming ? "text/event-stream" : "application/json";
     throw new UpstreamFault(`answered with content type ${shown}, not ${wanted}`);
   }
-  const text = await readStart(response).catch(() => "");
+  const text = await readStart(response);
   const detail = text.trim() === "" ? "" : `: ${quote(text)}`;
   throw new UpstreamFault(`answered HTTP ${response.status} (${shown})${detail}`);
 }
 
-/** The first few KiB of a body, the rest left unread and the connection closed. */
+/**
+ * The first few KiB of a body (read to quote it, whatever the bounds on events), the rest
+ * left unread and the connection closed; what came before the connection broke is quoted.
+ */
 async function readStart(response: Response): Promise<string> {
   const reader = response.body?.getReader();
   if (!reader) return "";
@@ -144,6 +146,8 @@ async function readStart(response: Response): Promise<string> {
       if (done) break;
       text += decoder.decode(value, { stream: true });
     }
+  } catch {
+    // Quoted as far as it came.
   } finally {
     reader.cancel().catch(() => {});
   }

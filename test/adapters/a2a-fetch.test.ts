@@ -122,6 +122,40 @@ describe("boundedFetch: every A2A answer's body is bounded", () => {
     expect((error as Error).message).toBe("sent nothing for 300 ms (idleTimeoutMs)");
   });
 
+  it("content types › an HTML page is named, JSON served as text/plain passes", async () => {
+    up.handle((_req, res) => {
+      res.setHeader("content-type", "text/plain");
+      res.end('{"name":"static card"}');
+    });
+    expect(await (await fetchWith()(up.url)).json()).toEqual({ name: "static card" });
+
+    up.handle((_req, res) => {
+      res.setHeader("content-type", "text/html; charset=utf-8");
+      res.end("<html><body>Welcome to nginx!</body></html>");
+    });
+    const page = await fetchWith()(up.url).catch((err: unknown) => err);
+    expect(page).toBeInstanceOf(UpstreamFault);
+    expect((page as Error).message).toBe(
+      'answered with content type "text/html", not application/json',
+    );
+    const stream = await fetchWith()(up.url, { headers: { accept: "text/event-stream" } }).catch(
+      (err: unknown) => err,
+    );
+    expect((stream as Error).message).toBe(
+      'answered with content type "text/html", not text/event-stream',
+    );
+
+    up.handle((_req, res) => {
+      res.statusCode = 503;
+      res.setHeader("content-type", "text/html");
+      res.end(`<h1>Service Unavailable</h1>${"x".repeat(20_000)}`);
+    });
+    const error = await fetchWith()(up.url).catch((err: unknown) => err);
+    expect((error as Error).message).toMatch(
+      /^answered HTTP 503 \("text\/html"\): "<h1>Service Unavailable<\/h1>x+…"$/,
+    );
+  });
+
   it("no status line within connectTimeoutMs › fails naming connectTimeoutMs", async () => {
     up.handle(() => {});
     const error = await fetchWith({ connectTimeoutMs: 200 })(up.url).catch((err: unknown) => err);
