@@ -31,7 +31,7 @@ import { type AdapterRunContext, type AgentAdapter, sleep } from "./types.js";
 type Payload = StreamResponse["payload"];
 type Event = Record<string, unknown> & { type: string };
 
-/** Stream drops in a row (with nothing new shown in between) before the run gives up on the task. */
+/** Stream drops in a row, with nothing new shown in between, before the run gives up. */
 const MAX_RESUBSCRIBES = 3;
 
 /**
@@ -161,10 +161,10 @@ export class A2aAdapter implements AgentAdapter {
     let taskId = target?.taskId;
     let ending: TaskEnding | undefined;
 
-    /** An update must be of the run's task (the first one may name it). */
-    const ofTask = (updated: string, what: string): string | undefined => {
+    /** An update must be of the run's task; a status update may be the first to name it. */
+    const ofTask = (updated: string, what: string, mayName: boolean): string | undefined => {
       if (!updated || updated === taskId) return taskId ?? (updated || undefined);
-      if (taskId === undefined && what === "a status update") return updated;
+      if (taskId === undefined && mayName) return updated;
       throw new UpstreamFault(
         taskId === undefined
           ? `sent ${what} of task ${JSON.stringify(updated)} before naming the run's task`
@@ -188,7 +188,7 @@ export class A2aAdapter implements AgentAdapter {
         }
         case "statusUpdate": {
           const { status } = payload.value;
-          taskId = ofTask(payload.value.taskId, "a status update");
+          taskId = ofTask(payload.value.taskId, "a status update", true);
           const events = mapper.message(status?.message);
           const stale = asked !== undefined && status?.message?.messageId === asked;
           ending = stale ? undefined : endingOf(status?.state, status?.message);
@@ -198,6 +198,7 @@ export class A2aAdapter implements AgentAdapter {
           ofTask(
             payload.value.taskId,
             `artifact ${JSON.stringify(payload.value.artifact?.artifactId)}`,
+            false,
           );
           return mapper.artifactUpdate(payload.value);
         default:
