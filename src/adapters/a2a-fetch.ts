@@ -1,22 +1,33 @@
 /**
  * The `fetch` the A2A client is given: every request it makes (the card, sends, streams, polls,
- * cancels) goes through here, so the configured headers reach every one, the wait for an
- * answer's headers is bounded, and every answer's body passes through `boundedBody`.
+ * cancels) goes through here, so the configured headers and the run's trace context reach
+ * every one, the wait for an answer's headers is bounded, and every answer's body passes the
+ * agent's bounds (stream-bounds.ts) before the SDK holds any of it: an SSE answer event by
+ * event, any other answer as one event.
  */
+import { injectTraceHeaders } from "../telemetry/index.js";
+import { quote } from "./agui-http-decode.js";
+import { boundedStream, type StreamBounds } from "./stream-bounds.js";
 
-/** What an answer's body may do before the run fails. */
+/** What an answer's body may do before the run fails, and the config keys that set it. */
 export interface BodyLimits {
-  /** Largest JSON answer, or single SSE event. */
+  /** Largest JSON answer, or single SSE event (the agent's `maxEventBytes`). */
   maxEventBytes: number;
-  /** Largest total of a streamed (SSE) answer. */
+  /** Deepest nesting of a JSON answer or SSE event (the agent's `maxEventDepth`). */
+  maxEventDepth: number;
+  /** Largest total of a streamed (SSE) answer; 0 = no limit. */
   maxStreamBytes: number;
-  /** Longest silence between chunks; 0 = no limit. */
+  /** Longest wait for the next complete event (a whole JSON answer is one); 0 = no limit. */
   idleTimeoutMs: number;
+  keys: { maxEventBytes: string; maxEventDepth: string };
 }
 
-/** The upstream broke a bound: its message names which one and the option that sets it. */
-export class UpstreamLimitError extends Error {
-  override readonly name = "UpstreamLimitError";
+/**
+ * The upstream answered in a way the SDK would misreport (an HTML error page, a wrong content
+ * type) or not at all in time: the message names the fault, after the agent's name.
+ */
+export class UpstreamFault extends Error {
+  override readonly name = "UpstreamFault";
 }
 
 export interface BoundedFetchOptions extends BodyLimits {
@@ -26,10 +37,16 @@ export interface BoundedFetchOptions extends BodyLimits {
   connectTimeoutMs: number;
 }
 
+/** How much of an error page is read, to quote its start. */
+const ERROR_BODY_LIMIT = 8 * 1024;
+
 export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
   return async (resource, init = {}) => {
     const headers = new Headers(init.headers);
-    for (const [name, value] of Object.entries(options.headers)) {
+    const own: Record<string, string> = { ...options.headers };
+    // The agent's own spans join the run's trace (traceparent), when tracing is on.
+    injectTraceHeaders(own);
+    for (const [name, value] of Object.entries(own)) {
       if (!headers.has(name)) headers.set(name, value);
     }
     const signals = init.signal ? [init.signal] : [];
@@ -39,7 +56,7 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
         ? setTimeout(
             () =>
               timeout.abort(
-                new UpstreamLimitError(
+                new UpstreamFault(
                   `did not answer within ${options.connectTimeoutMs} ms (connectTimeoutMs)`,
                 ),
               ),
@@ -52,6 +69,8 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
         headers,
         signal: AbortSignal.any([...signals, timeout.signal]),
       });
+      // Still under the connect timeout: an error page that trickles costs no more than that.
+      await refuseUnreadable(response, headers.get("accept"));
       return boundedBody(response, options);
     } catch (err) {
       if (timeout.signal.aborted) throw timeout.signal.reason;
@@ -63,111 +82,78 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
 }
 
 /**
- * The one place an upstream A2A answer's body is read from the network: a copy of `response`
- * whose body fails with an `UpstreamLimitError` when it grows past the limits (per JSON answer
- * or SSE event, and per streamed answer in total) or falls silent for longer than allowed.
+ * A copy of `response` whose body fails with a `StreamBoundError` (naming the bound and its
+ * config key) as soon as an event grows past `maxEventBytes` or `maxEventDepth`, a streamed
+ * answer past `maxStreamBytes`, or the next event takes longer than `idleTimeoutMs`; the
+ * connection is closed then.
  */
 export function boundedBody(response: Response, limits: BodyLimits): Response {
-  const source = response.body;
-  if (!source) return response;
-  const sse = (response.headers.get("content-type") ?? "").includes("text/event-stream");
-  const reader = source.getReader();
-  const events = new EventSizer();
-  let total = 0;
-  /** A fault found after the complete events before it were passed on: reported next. */
-  let pending: string | undefined;
-
-  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, message: string) => {
-    controller.error(new UpstreamLimitError(message));
-    reader.cancel().catch(() => {});
+  if (!response.body) return response;
+  const bounds: StreamBounds = {
+    maxEventBytes: limits.maxEventBytes,
+    idleTimeoutMs: limits.idleTimeoutMs,
+    maxDepth: limits.maxEventDepth,
+    framing: mediaType(response) === "text/event-stream" ? "sse" : "whole",
+    keys: {
+      maxEventBytes: limits.keys.maxEventBytes,
+      maxDepth: limits.keys.maxEventDepth,
+      idleTimeoutMs: "idleTimeoutMs",
+      maxStreamBytes: "maxStreamBytes",
+    },
   };
-
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (pending !== undefined) return fail(controller, pending);
-      let timer: NodeJS.Timeout | undefined;
-      const silence =
-        limits.idleTimeoutMs > 0
-          ? new Promise<"idle">((resolve) => {
-              timer = setTimeout(() => resolve("idle"), limits.idleTimeoutMs);
-            })
-          : undefined;
-      let read: Awaited<ReturnType<typeof reader.read>> | "idle";
-      try {
-        read = await (silence ? Promise.race([reader.read(), silence]) : reader.read());
-      } catch (err) {
-        controller.error(err);
-        return;
-      } finally {
-        clearTimeout(timer);
-      }
-      if (read === "idle") {
-        return fail(controller, `sent nothing for ${limits.idleTimeoutMs} ms (idleTimeoutMs)`);
-      }
-      if (read.done) return controller.close();
-      const chunk = read.value;
-      total += chunk.byteLength;
-      if (sse) {
-        if (total > limits.maxStreamBytes) {
-          return fail(
-            controller,
-            `streamed more than ${limits.maxStreamBytes} bytes in one answer (maxStreamBytes)`,
-          );
-        }
-        const complete = events.push(chunk, limits.maxEventBytes);
-        if (complete >= 0) {
-          const fault = `sent an event larger than ${limits.maxEventBytes} bytes (maxEventBytes)`;
-          if (complete === 0) return fail(controller, fault);
-          // The events before the oversized one are whole: they go on, the fault after them.
-          pending = fault;
-          controller.enqueue(chunk.subarray(0, complete));
-          return;
-        }
-      } else if (total > limits.maxEventBytes) {
-        return fail(
-          controller,
-          `sent an answer larger than ${limits.maxEventBytes} bytes (maxEventBytes)`,
-        );
-      }
-      controller.enqueue(chunk);
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(body, {
+  if (bounds.framing === "sse") bounds.maxStreamBytes = limits.maxStreamBytes;
+  return new Response(boundedStream(response.body, bounds), {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
   });
 }
 
-/** The size of the SSE event in progress: bytes since the last blank line (LF or CRLF). */
-class EventSizer {
-  private since = 0;
-  /** The previous byte that was not CR ended a line. */
-  private atLineStart = false;
-
-  /**
-   * Feeds a chunk. Returns -1 while every event fits in `limit`, else the length of the
-   * chunk's prefix that ends the last complete event before the one that does not fit.
-   */
-  push(chunk: Uint8Array, limit: number): number {
-    let complete = 0;
-    for (let i = 0; i < chunk.length; i++) {
-      const byte = chunk[i]!;
-      if (byte === 13) continue;
-      if (byte === 10) {
-        if (this.atLineStart) {
-          this.since = 0;
-          this.atLineStart = false;
-          complete = i + 1;
-          continue;
-        }
-        this.atLineStart = true;
-      } else this.atLineStart = false;
-      if (++this.since > limit) return complete;
-    }
-    return -1;
+/**
+ * Answers that are not A2A at all fail here, with a message naming what came instead: the
+ * SDK would say "Unexpected token '<'" of an HTML page. JSON answers (an A2A error among
+ * them) and event streams go on to the SDK, and so does other text where JSON was asked for
+ * (a card on a static host may be served as text/plain).
+ */
+async function refuseUnreadable(response: Response, accept: string | null): Promise<void> {
+  const type = mediaType(response);
+  if (type === "" || type === "text/event-stream" || /[/+]json$/.test(type)) return;
+  const shown = JSON.stringify(type);
+  if (response.ok) {
+    const streaming = accept?.includes("text/event-stream") === true;
+    if (!streaming && !type.includes("html")) return;
+    await response.body?.cancel().catch(() => {});
+    const wanted = streaming ? "text/event-stream" : "application/json";
+    throw new UpstreamFault(`answered with content type ${shown}, not ${wanted}`);
   }
+  const text = await readStart(response);
+  const detail = text.trim() === "" ? "" : `: ${quote(text)}`;
+  throw new UpstreamFault(`answered HTTP ${response.status} (${shown})${detail}`);
+}
+
+/**
+ * The first few KiB of a body (read to quote it, whatever the bounds on events), the rest
+ * left unread and the connection closed; what came before the connection broke is quoted.
+ */
+async function readStart(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    while (text.length < ERROR_BODY_LIMIT) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    // Quoted as far as it came.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return text.slice(0, ERROR_BODY_LIMIT);
+}
+
+function mediaType(response: Response): string {
+  return (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
 }

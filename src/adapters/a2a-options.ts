@@ -14,7 +14,6 @@ export const a2aOptionsSchema = {
     idleTimeoutMs: nonNegativeInteger,
     pollIntervalMs: positiveInteger,
     cardRefreshSeconds: nonNegativeInteger,
-    maxEventBytes: { type: "integer", minimum: 1024 },
     maxStreamBytes: { type: "integer", minimum: 1024 },
   },
 } as const;
@@ -33,15 +32,16 @@ export interface A2aAdapterConfig {
   binding: "auto" | "jsonrpc" | "http-json";
   /** Longest wait for an answer's headers; 0 = no limit. */
   connectTimeoutMs: number;
-  /** Longest silence inside an answer's body before the run fails; 0 = no limit. */
+  /**
+   * Longest wait for the next complete event of an answer (an SSE event; a JSON answer is
+   * one) before the run fails; 0 = no limit.
+   */
   idleTimeoutMs: number;
   /** Pause between GetTask calls for agents whose card says they do not stream. */
   pollIntervalMs: number;
   /** How often the card is fetched again; 0 = only at start-up (and after a failed fetch). */
   cardRefreshSeconds: number;
-  /** Largest JSON answer, or SSE event, the agent may send. */
-  maxEventBytes: number;
-  /** Largest total of one streamed answer. */
+  /** Largest total of one streamed answer (one event's size is the agent's `maxEventBytes`). */
   maxStreamBytes: number;
 }
 
@@ -51,6 +51,5 @@ export const A2A_DEFAULTS = {
   idleTimeoutMs: 300_000,
   pollIntervalMs: 1_000,
   cardRefreshSeconds: 300,
-  maxEventBytes: 4 * 1024 * 1024,
   maxStreamBytes: 64 * 1024 * 1024,
 } as const;

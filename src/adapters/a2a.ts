@@ -3,6 +3,8 @@ import { Role } from "@a2a-js/sdk";
 import type { AgentCapabilities, RunAgentInput } from "@ag-ui/core";
 import type { Logger } from "pino";
 import { v4 as uuidv4 } from "uuid";
+import { type AgentBounds, agentBounds } from "../config/agent-bounds.js";
+import { DEFAULT_LIMITS } from "../config/settings.js";
 import type { AgentSelfDescription } from "../config/specs.js";
 import {
   type CardClient,
@@ -12,8 +14,8 @@ import {
   summarizeCard,
   UnusableCard,
 } from "./a2a-card.js";
-import { describe, failed, limitError, redact } from "./a2a-errors.js";
-import { boundedFetch } from "./a2a-fetch.js";
+import { describe, dropped, failed, limitError, redact } from "./a2a-errors.js";
+import { boundedFetch, UpstreamFault } from "./a2a-fetch.js";
 import {
   A2aEventMapper,
   contextFromHistory,
@@ -29,7 +31,7 @@ import { type AdapterRunContext, type AgentAdapter, sleep } from "./types.js";
 type Payload = StreamResponse["payload"];
 type Event = Record<string, unknown> & { type: string };
 
-/** Stream drops in a row (with no event in between) before the run gives up on the task. */
+/** Stream drops in a row, with nothing new shown in between, before the run gives up. */
 const MAX_RESUBSCRIBES = 3;
 
 /**
@@ -51,8 +53,17 @@ export class A2aAdapter implements AgentAdapter {
   private timer: NodeJS.Timeout | undefined;
   private readonly agent: string;
 
-  constructor(private readonly config: A2aAdapterConfig) {
-    this.fetchImpl = boundedFetch(config);
+  constructor(
+    private readonly config: A2aAdapterConfig,
+    /** What the agent may send (its own limits, else the server's); without, the defaults. */
+    bounds: AgentBounds = agentBounds(DEFAULT_LIMITS),
+  ) {
+    this.fetchImpl = boundedFetch({
+      ...config,
+      maxEventBytes: bounds.maxEventBytes,
+      maxEventDepth: bounds.maxEventDepth,
+      keys: bounds.keys,
+    });
     this.agent = `the A2A agent at ${redact(config.url)}`;
   }
 
@@ -150,6 +161,16 @@ export class A2aAdapter implements AgentAdapter {
     let taskId = target?.taskId;
     let ending: TaskEnding | undefined;
 
+    /** An update must be of the run's task; a status update may be the first to name it. */
+    const ofTask = (updated: string, what: string, mayName: boolean): string | undefined => {
+      if (!updated || updated === taskId) return taskId ?? (updated || undefined);
+      if (taskId === undefined && mayName) return updated;
+      throw new UpstreamFault(
+        taskId === undefined
+          ? `sent ${what} of task ${JSON.stringify(updated)} before naming the run's task`
+          : `sent ${what} of task ${JSON.stringify(updated)}, not of the run's task ${JSON.stringify(taskId)}`,
+      );
+    };
     const apply = (payload: Payload): Event[] => {
       switch (payload?.$case) {
         case "message":
@@ -167,13 +188,18 @@ export class A2aAdapter implements AgentAdapter {
         }
         case "statusUpdate": {
           const { status } = payload.value;
-          taskId = payload.value.taskId || taskId;
+          taskId = ofTask(payload.value.taskId, "a status update", true);
           const events = mapper.message(status?.message);
           const stale = asked !== undefined && status?.message?.messageId === asked;
           ending = stale ? undefined : endingOf(status?.state, status?.message);
           return events;
         }
         case "artifactUpdate":
+          ofTask(
+            payload.value.taskId,
+            `artifact ${JSON.stringify(payload.value.artifact?.artifactId)}`,
+            false,
+          );
           return mapper.artifactUpdate(payload.value);
         default:
           return [];
@@ -220,8 +246,10 @@ export class A2aAdapter implements AgentAdapter {
           let lastProblem = "the stream ended before the task did";
           try {
             for await (const response of stream) {
-              drops = 0;
               const events = apply(response.payload);
+              // Only progress counts: an agent that answers its task as it was, then drops
+              // again, is not let loop until the run's timeout.
+              if (events.length > 0) drops = 0;
               if (signal.aborted) break;
               yield* events;
               if (ending) break;
@@ -232,7 +260,8 @@ export class A2aAdapter implements AgentAdapter {
               stream = client.sendMessageStream(request, { signal: listening.signal });
               continue;
             }
-            if (!taskId || limitError(err)) throw err;
+            // Only a lost connection is a drop: a broken answer fails the run.
+            if (!taskId || !dropped(err)) throw err;
             lastProblem = describe(err);
           }
           if (signal.aborted) return;

@@ -38,7 +38,7 @@ export async function createAdapter(
       }
       case "a2a": {
         const { A2aAdapter } = await import("./a2a.js");
-        const a2a = new A2aAdapter(adapter);
+        const a2a = new A2aAdapter(adapter, options.bounds);
         // Reads the agent card; one that cannot be read is logged, never a failed start.
         await a2a.start(options.logger);
         return a2a;

@@ -1,9 +1,11 @@
 /**
  * Bounds on a byte stream of events from an agent, enforced as the bytes arrive and before
  * they are held: no event larger than `maxEventBytes`, and no wait of more than
- * `idleTimeoutMs` for the next complete event. Knows the framing of an event (an SSE block
- * ended by a blank line, or a 4-byte length-prefixed frame) but not its content; the decoder
- * that reads the bytes after this guard never holds more than one bounded event.
+ * `idleTimeoutMs` for the next complete event; optionally, no stream larger than
+ * `maxStreamBytes` and no JSON nested deeper than `maxDepth`. Knows the framing of an event
+ * (an SSE block ended by a blank line, a 4-byte length-prefixed frame, or a whole body that
+ * is one JSON document) but not its content; the decoder that reads the bytes after this
+ * guard never holds more than one bounded event.
  *
  * ```ts
  * for await (const chunk of boundedEvents(body, { maxEventBytes, idleTimeoutMs })) decoder.push(chunk);
@@ -16,24 +18,34 @@
  * config key that sets it.
  */
 
-export type Framing = "sse" | "length-prefixed";
+/** `whole`: the whole body is one event (a JSON answer), complete when the body ends. */
+export type Framing = "sse" | "length-prefixed" | "whole";
 
 export interface StreamBounds {
   /** Largest event (SSE block or frame, framing included), in bytes; 0 = no limit. */
   maxEventBytes: number;
   /** Longest wait for the next complete event while reading; 0 = no limit. */
   idleTimeoutMs: number;
+  /** Largest whole stream, in bytes; 0 or absent = no limit. */
+  maxStreamBytes?: number;
+  /**
+   * Deepest nesting of JSON objects and arrays in one event (in an SSE event's `data` lines,
+   * or a whole body), counted on the bytes as they pass; 0 or absent = not checked.
+   */
+  maxDepth?: number;
   /** Default "sse". */
   framing?: Framing;
-  /** The config keys named in errors. Default `maxEventBytes` and `idleTimeoutMs`. */
-  keys?: { maxEventBytes?: string; idleTimeoutMs?: string };
+  /** The config keys named in errors. Default: each bound's own name. */
+  keys?: Partial<Record<Bound, string>>;
 }
+
+type Bound = "maxEventBytes" | "idleTimeoutMs" | "maxStreamBytes" | "maxDepth";
 
 /** A stream broke one of its bounds; `message` reads after the agent's name. */
 export class StreamBoundError extends Error {
   override readonly name = "StreamBoundError";
   constructor(
-    readonly bound: "maxEventBytes" | "idleTimeoutMs",
+    readonly bound: Bound,
     /** The limit that was passed, in bytes or milliseconds. */
     readonly limit: number,
     /** The config key that sets the limit, as the error names it. */
@@ -55,7 +67,13 @@ export async function* boundedEvents(
   bounds: StreamBounds,
 ): AsyncGenerator<Uint8Array, void, undefined> {
   const scanner =
-    bounds.framing === "length-prefixed" ? new FrameScanner(bounds) : new SseScanner(bounds);
+    bounds.framing === "length-prefixed"
+      ? new FrameScanner(bounds)
+      : bounds.framing === "whole"
+        ? new WholeScanner(bounds)
+        : new SseScanner(bounds);
+  const maxStream = bounds.maxStreamBytes ?? 0;
+  let total = 0;
   const iterator = source[Symbol.asyncIterator]();
   const idle = bounds.idleTimeoutMs;
   /** Milliseconds spent waiting on the source since the last complete event. */
@@ -75,7 +93,26 @@ export async function* boundedEvents(
         finished = true;
         return;
       }
-      if (scanner.scan(result.value)) {
+      total += result.value.length;
+      if (maxStream > 0 && total > maxStream) {
+        const key = bounds.keys?.maxStreamBytes ?? "maxStreamBytes";
+        throw new StreamBoundError(
+          "maxStreamBytes",
+          maxStream,
+          key,
+          `streamed more than ${formatBytes(maxStream)} in one answer (${key})`,
+        );
+      }
+      let completed: boolean;
+      try {
+        completed = scanner.scan(result.value);
+      } catch (err) {
+        // The events the chunk completed before the breach are whole: they go on first.
+        const whole = scanner.boundary;
+        if (whole > 0) yield result.value.subarray(0, whole);
+        throw err;
+      }
+      if (completed) {
         waited = 0;
         trickled = false;
       } else trickled = true;
@@ -179,6 +216,7 @@ const CR = 0x0d;
  * `data` field: a stream of keep-alive comments never completes one.
  */
 class SseScanner {
+  private readonly depth: JsonDepth | undefined;
   private bytes = 0;
   private atLineStart = true;
   private afterCr = false;
@@ -186,12 +224,20 @@ class SseScanner {
   private fieldMatch = 0;
   private hasData = false;
 
-  constructor(private readonly bounds: StreamBounds) {}
+  /** Where in the last chunk scanned its last complete event ended (0: none ended). */
+  boundary = 0;
+  /** The current line is a `data` field, past its colon: JSON text whose depth counts. */
+  private inData = false;
+
+  constructor(private readonly bounds: StreamBounds) {
+    this.depth = bounds.maxDepth ? new JsonDepth(bounds) : undefined;
+  }
 
   /** True when the chunk completed at least one event. */
   scan(chunk: Uint8Array): boolean {
     let completed = false;
     let start = 0;
+    this.boundary = 0;
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i]!;
       if (byte === LF || byte === CR) {
@@ -201,13 +247,18 @@ class SseScanner {
         }
         this.afterCr = byte === CR;
         this.endField();
+        this.inData = false;
+        // JSON strings hold no raw line ends: a line's end ends any string in it.
+        this.depth?.endLine();
         if (this.atLineStart) {
           // A blank line: the event is over; the next one starts after it.
           this.check(this.bytes + i + 1 - start);
           if (this.hasData) completed = true;
           this.hasData = false;
+          this.depth?.reset();
           this.bytes = 0;
           start = i + 1;
+          this.boundary = start;
         }
         this.atLineStart = true;
         this.fieldMatch = 0;
@@ -215,10 +266,12 @@ class SseScanner {
       }
       this.afterCr = false;
       this.atLineStart = false;
-      if (this.fieldMatch >= 0) {
+      if (this.inData) this.depth?.byte(byte);
+      else if (this.fieldMatch >= 0) {
         if (this.fieldMatch < 4 && byte === DATA[this.fieldMatch]) this.fieldMatch++;
         else if (this.fieldMatch === 4 && byte === 0x3a) {
           this.hasData = true;
+          this.inData = true;
           this.fieldMatch = -1;
         } else this.fieldMatch = -1;
       }
@@ -247,8 +300,80 @@ class SseScanner {
 
 const DATA = [0x64, 0x61, 0x74, 0x61];
 
+/** A whole body is one event: its size and depth are bounded; it completes when it ends. */
+class WholeScanner {
+  readonly boundary = 0;
+  private bytes = 0;
+  private readonly depth: JsonDepth | undefined;
+
+  constructor(private readonly bounds: StreamBounds) {
+    this.depth = bounds.maxDepth ? new JsonDepth(bounds) : undefined;
+  }
+
+  scan(chunk: Uint8Array): boolean {
+    this.bytes += chunk.length;
+    const limit = this.bounds.maxEventBytes;
+    if (limit > 0 && this.bytes > limit) {
+      throw tooLarge(
+        this.bounds,
+        `sent an answer larger than ${formatBytes(limit)}, the most one event may be`,
+      );
+    }
+    if (this.depth) for (let i = 0; i < chunk.length; i++) this.depth.byte(chunk[i]!);
+    return false;
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * The nesting of JSON text fed a byte at a time (strings skipped): fails as soon as it passes
+ * `maxDepth`, before the text is parsed (a deep document costs far more parsed than as text,
+ * and code that walks it recurses once per level).
+ */
+class JsonDepth {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+
+  constructor(private readonly bounds: StreamBounds) {}
+
+  byte(byte: number): void {
+    if (this.inString) {
+      if (this.escaped) this.escaped = false;
+      else if (byte === BACKSLASH) this.escaped = true;
+      else if (byte === QUOTE) this.inString = false;
+    } else if (byte === QUOTE) this.inString = true;
+    else if (byte === 0x7b || byte === 0x5b) {
+      const max = this.bounds.maxDepth!;
+      if (++this.depth > max) {
+        const key = this.bounds.keys?.maxDepth ?? "maxDepth";
+        throw new StreamBoundError(
+          "maxDepth",
+          max,
+          key,
+          `sent an event nested deeper than ${max} levels (${key})`,
+        );
+      }
+    } else if (byte === 0x7d || byte === 0x5d) this.depth--;
+  }
+
+  endLine(): void {
+    this.inString = false;
+    this.escaped = false;
+  }
+
+  reset(): void {
+    this.endLine();
+    this.depth = 0;
+  }
+}
+
 /** Length-prefixed framing: a 4-byte big-endian length, then that many bytes. */
 class FrameScanner {
+  /** A frame too large fails its chunk whole (the frames before it are not passed on). */
+  readonly boundary = 0;
   private header = new Uint8Array(4);
   private headerBytes = 0;
   private remaining = 0;

@@ -2,7 +2,8 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { boundedFetch, UpstreamLimitError } from "../../src/adapters/a2a-fetch.js";
+import { boundedFetch, UpstreamFault } from "../../src/adapters/a2a-fetch.js";
+import { StreamBoundError } from "../../src/adapters/stream-bounds.js";
 import { agentIdFor } from "../../src/config/registry.js";
 import { build, type TestApp } from "../helpers/app.js";
 
@@ -39,7 +40,13 @@ async function upstream(): Promise<{
   };
 }
 
-const limits = { maxEventBytes: 2048, maxStreamBytes: 16_384, idleTimeoutMs: 300 };
+const limits = {
+  maxEventBytes: 2048,
+  maxEventDepth: 16,
+  maxStreamBytes: 16_384,
+  idleTimeoutMs: 300,
+  keys: { maxEventBytes: "limits.maxEventBytes", maxEventDepth: "limits.maxEventDepth" },
+};
 const fetchWith = (extra = {}) =>
   boundedFetch({ ...limits, headers: { "x-team": "blue" }, connectTimeoutMs: 2000, ...extra });
 
@@ -63,15 +70,17 @@ describe("boundedFetch: every A2A answer's body is bounded", () => {
     expect(seen["x-own"]).toBe("1");
   });
 
-  it("a JSON answer over maxEventBytes › UpstreamLimitError naming the option", async () => {
+  it("a JSON answer over maxEventBytes › StreamBoundError naming the config key", async () => {
     up.handle((_req, res) => {
       res.setHeader("content-type", "application/json");
       res.end(JSON.stringify({ big: "x".repeat(5000) }));
     });
     const response = await fetchWith()(up.url);
     const error = await response.text().catch((err: unknown) => err);
-    expect(error).toBeInstanceOf(UpstreamLimitError);
-    expect((error as Error).message).toBe("sent an answer larger than 2048 bytes (maxEventBytes)");
+    expect(error).toBeInstanceOf(StreamBoundError);
+    expect((error as Error).message).toBe(
+      "sent an answer larger than 2 KiB, the most one event may be (limits.maxEventBytes)",
+    );
   });
 
   it("SSE: many small events pass; one event over maxEventBytes fails", async () => {
@@ -88,7 +97,9 @@ describe("boundedFetch: every A2A answer's body is bounded", () => {
       res.end(`data: ${"x".repeat(3000)}\r\n\r\n`);
     });
     const error = await (await fetchWith()(up.url)).text().catch((err: unknown) => err);
-    expect((error as Error).message).toBe("sent an event larger than 2048 bytes (maxEventBytes)");
+    expect((error as Error).message).toBe(
+      "sent an SSE event larger than 2 KiB, the most one event may be (limits.maxEventBytes)",
+    );
   });
 
   it("SSE over maxStreamBytes in total › fails naming maxStreamBytes", async () => {
@@ -98,7 +109,7 @@ describe("boundedFetch: every A2A answer's body is bounded", () => {
     });
     const error = await (await fetchWith()(up.url)).text().catch((err: unknown) => err);
     expect((error as Error).message).toBe(
-      "streamed more than 16384 bytes in one answer (maxStreamBytes)",
+      "streamed more than 16 KiB in one answer (maxStreamBytes)",
     );
   });
 
@@ -111,10 +122,44 @@ describe("boundedFetch: every A2A answer's body is bounded", () => {
     expect((error as Error).message).toBe("sent nothing for 300 ms (idleTimeoutMs)");
   });
 
+  it("content types › an HTML page is named, JSON served as text/plain passes", async () => {
+    up.handle((_req, res) => {
+      res.setHeader("content-type", "text/plain");
+      res.end('{"name":"static card"}');
+    });
+    expect(await (await fetchWith()(up.url)).json()).toEqual({ name: "static card" });
+
+    up.handle((_req, res) => {
+      res.setHeader("content-type", "text/html; charset=utf-8");
+      res.end("<html><body>Welcome to nginx!</body></html>");
+    });
+    const page = await fetchWith()(up.url).catch((err: unknown) => err);
+    expect(page).toBeInstanceOf(UpstreamFault);
+    expect((page as Error).message).toBe(
+      'answered with content type "text/html", not application/json',
+    );
+    const stream = await fetchWith()(up.url, { headers: { accept: "text/event-stream" } }).catch(
+      (err: unknown) => err,
+    );
+    expect((stream as Error).message).toBe(
+      'answered with content type "text/html", not text/event-stream',
+    );
+
+    up.handle((_req, res) => {
+      res.statusCode = 503;
+      res.setHeader("content-type", "text/html");
+      res.end(`<h1>Service Unavailable</h1>${"x".repeat(20_000)}`);
+    });
+    const error = await fetchWith()(up.url).catch((err: unknown) => err);
+    expect((error as Error).message).toMatch(
+      /^answered HTTP 503 \("text\/html"\): "<h1>Service Unavailable<\/h1>x+…"$/,
+    );
+  });
+
   it("no status line within connectTimeoutMs › fails naming connectTimeoutMs", async () => {
     up.handle(() => {});
     const error = await fetchWith({ connectTimeoutMs: 200 })(up.url).catch((err: unknown) => err);
-    expect(error).toBeInstanceOf(UpstreamLimitError);
+    expect(error).toBeInstanceOf(UpstreamFault);
     expect((error as Error).message).toBe("did not answer within 200 ms (connectTimeoutMs)");
   });
 });
@@ -135,9 +180,10 @@ agents:
     adapter:
       type: a2a
       url: ${up.url}/card.json
-      maxEventBytes: 4096
       idleTimeoutMs: 300
       cardRefreshSeconds: 0
+    limits:
+      maxEventBytes: 4096
 `,
     });
   });
@@ -216,7 +262,7 @@ agents:
       res.end();
     });
     expect(await runError()).toBe(
-      `agent failed: the A2A agent at ${up.url}/card.json sent an event larger than 4096 bytes (maxEventBytes)`,
+      `agent failed: the A2A agent at ${up.url}/card.json sent an SSE event larger than 4 KiB, the most one event may be (limits.maxEventBytes)`,
     );
     await vi.waitFor(() => expect(methods).toContain("CancelTask"));
   });
@@ -249,14 +295,14 @@ agents:
     expect(description).toContain("model overloaded");
   });
 
-  it("garbage in the stream › run error naming the agent", async () => {
+  it("garbage in the stream › run error naming the agent and the malformed event", async () => {
     agentAnswers((method, res, id) => {
       if (method === "CancelTask") return res.end();
       sse(res, id, task);
       res.end("data: {not json\n\n");
     });
     expect(await runError()).toMatch(
-      /^agent failed: the A2A agent at http:\/\/127\.0\.0\.1:\d+\/card\.json failed: /,
+      /^agent failed: the A2A agent at http:\/\/127\.0\.0\.1:\d+\/card\.json sent malformed JSON in an SSE event \(.*\): "\{not json"$/,
     );
   });
 

@@ -160,6 +160,78 @@ describe("boundedEvents", () => {
   });
 });
 
+describe("boundedEvents: whole answers, depth and stream totals", () => {
+  it("the events a chunk completed before an oversized one go on first", async () => {
+    const { iterable } = source([`data: a\n\ndata: b\n\ndata: ${"x".repeat(200)}`]);
+    const passed: string[] = [];
+    let error: unknown;
+    try {
+      for await (const chunk of boundedEvents(iterable, sse({ maxEventBytes: 64 }))) {
+        passed.push(new TextDecoder().decode(chunk));
+      }
+    } catch (err) {
+      error = err;
+    }
+    expect(passed).toEqual(["data: a\n\ndata: b\n\n"]);
+    expect((error as StreamBoundError).bound).toBe("maxEventBytes");
+  });
+
+  it("framing whole: the body is one event, bounded in size and completed only at its end", async () => {
+    const fits = source(['{"a":', "1}"]);
+    expect(
+      await drain(
+        boundedEvents(fits.iterable, { ...sse({ maxEventBytes: 16 }), framing: "whole" }),
+      ),
+    ).toBe('{"a":1}');
+    const big = source(["{", "x".repeat(20)]);
+    const error = await failure(
+      boundedEvents(big.iterable, {
+        ...sse({ maxEventBytes: 16 }),
+        framing: "whole",
+        keys: { maxEventBytes: "limits.maxEventBytes" },
+      }),
+    );
+    expect(error.message).toBe(
+      "sent an answer larger than 16 bytes, the most one event may be (limits.maxEventBytes)",
+    );
+    expect(big.state.closed).toBe(true);
+    // Bytes that keep coming do not complete the answer: it must end within the idle time.
+    const trickle = source(["{", ...Array.from({ length: 40 }, () => [20, " "]).flat()]);
+    const idle = await failure(
+      boundedEvents(trickle.iterable, { ...sse({ idleTimeoutMs: 200 }), framing: "whole" }),
+    );
+    expect(idle.message).toBe("sent no complete event for 200 ms (idleTimeoutMs)");
+  });
+
+  it("maxDepth: JSON nested too deep fails on its text; brackets in strings and other fields do not count", async () => {
+    const shallow = `: [[[[[[\nevent: [[[[[[\ndata: {"a":"[[[[[[[[\\"[[[[","b":[1]}\n\n`;
+    expect(await drain(boundedEvents(source([shallow]).iterable, sse({ maxDepth: 2 })))).toBe(
+      shallow,
+    );
+    // Each event counts on its own, across its data lines and the chunks that carry it.
+    const deep = source(["data: [[\n", "data: [[]]]]\n\n"]);
+    const error = await failure(
+      boundedEvents(deep.iterable, { ...sse({ maxDepth: 3 }), keys: { maxDepth: "k.depth" } }),
+    );
+    expect(error.bound).toBe("maxDepth");
+    expect(error.message).toBe("sent an event nested deeper than 3 levels (k.depth)");
+    const whole = source(['{"a":{"b":{"c":{}}}}']);
+    expect(
+      (await failure(boundedEvents(whole.iterable, { ...sse({ maxDepth: 3 }), framing: "whole" })))
+        .bound,
+    ).toBe("maxDepth");
+  });
+
+  it("maxStreamBytes: a stream of small events fails once its total passes the limit", async () => {
+    const { iterable, state } = source(Array.from({ length: 10 }, () => "data: 0123456789\n\n"));
+    const error = await failure(boundedEvents(iterable, sse({ maxStreamBytes: 100 })));
+    expect(error.bound).toBe("maxStreamBytes");
+    expect(error.message).toBe("streamed more than 100 bytes in one answer (maxStreamBytes)");
+    expect(state.yielded).toBe(6);
+    expect(state.closed).toBe(true);
+  });
+});
+
 describe("boundedFetch", () => {
   it("bounds a text/event-stream response read through fetch, and leaves others alone", async () => {
     const server = http.createServer((req, res) => {

@@ -96,7 +96,7 @@ export class HostileUpstream {
 }
 
 /** Writes with backpressure; resolves false once the client has gone away. */
-class Writer {
+export class Writer {
   private readonly closed: Promise<unknown>;
 
   constructor(
@@ -132,7 +132,7 @@ class Writer {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sse = (event: unknown) => `data: ${JSON.stringify(event)}\n\n`;
 
 async function aguiCase(name: AguiCase, input: Record<string, unknown>, out: Writer) {

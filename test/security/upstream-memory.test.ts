@@ -1,7 +1,8 @@
 /**
- * Several misbehaving upstreams at once (huge events, trickles, deep patches, floods) against
- * one server running as a real child process: its resident memory stays within what the
- * configured limits allow, /readyz keeps answering, and an unrelated run keeps succeeding.
+ * Several misbehaving upstreams at once (huge events, trickles, deep patches, floods; AG-UI
+ * and A2A agents) against one server running as a real child process: its resident memory
+ * stays within what the configured limits allow, /readyz keeps answering, and an unrelated
+ * run keeps succeeding.
  *
  * The bound: each misbehaving run holds at most one event in the making and the state it
  * built, so the memory above the idle server's is at most
@@ -17,11 +18,14 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentIdFor } from "../../src/config/registry.js";
 import { api, killAll, startCli, workspace } from "../crash/cli.js";
+import { HostileA2a } from "../helpers/hostile-a2a.js";
 import { HostileUpstream } from "../helpers/hostile-upstream.js";
 
 const MiB = 1024 * 1024;
 const LIMITS = { maxEventBytes: 2 * MiB, maxStateBytes: 4 * MiB, maxEventsPerRun: 2000 };
 const BAD = ["huge-event", "huge-line-no-newline", "trickle", "deep-patch", "flood"] as const;
+/** The same against A2A agents (test/helpers/hostile-a2a.ts), read by the A2A SDK's client. */
+const A2A_BAD = ["huge-event", "deep-data", "flood"] as const;
 /** Runs of each misbehaving agent going at once. */
 const WIDTH = 2;
 const EXPANSION = 4;
@@ -36,15 +40,19 @@ function rssOf(pid: number): number {
 }
 
 const agentName = (name: string) => `bad-${name}`;
+const a2aName = (name: string) => `bad-a2a-${name}`;
 
 describe("memory with several misbehaving upstreams at once", () => {
   let upstream: HostileUpstream;
+  let a2a: HostileA2a;
   beforeAll(async () => {
     upstream = await HostileUpstream.start();
+    a2a = await HostileA2a.start();
   });
   afterAll(async () => {
     killAll();
     await upstream?.close();
+    await a2a?.close();
   });
 
   it("stays within the limits' bound while /readyz answers and an echo run succeeds", async () => {
@@ -61,6 +69,13 @@ describe("memory with several misbehaving upstreams at once", () => {
             url: `${upstream.url}/${name}`,
             idleTimeoutMs: name === "trickle" ? 1500 : 10_000,
           },
+          limits: { runTimeoutSeconds: 20, maxConcurrentRuns: WIDTH },
+        })),
+        ...A2A_BAD.map((name) => ({
+          name: a2aName(name),
+          version: "1.0.0",
+          description: `misbehaves over A2A: ${name}`,
+          adapter: { type: "a2a", url: a2a.cardUrl(name), cardRefreshSeconds: 0 },
           limits: { runTimeoutSeconds: 20, maxConcurrentRuns: WIDTH },
         })),
       ],
@@ -84,7 +99,10 @@ describe("memory with several misbehaving upstreams at once", () => {
     const baseline = rssOf(pid);
     const bound =
       baseline +
-      BAD.length * WIDTH * EXPANSION * (LIMITS.maxEventBytes + LIMITS.maxStateBytes) +
+      (BAD.length + A2A_BAD.length) *
+        WIDTH *
+        EXPANSION *
+        (LIMITS.maxEventBytes + LIMITS.maxStateBytes) +
       SLACK;
 
     const until = Date.now() + LOAD_MS;
@@ -92,7 +110,7 @@ describe("memory with several misbehaving upstreams at once", () => {
     let badRuns = 0;
     const keepFailing = async (name: string) => {
       while (Date.now() < until) {
-        const { body } = await run(agentName(name));
+        const { body } = await run(name);
         badRuns++;
         expect(body.run.status, name).toBe("error");
         failures.set(name, body.output?.description ?? "");
@@ -119,18 +137,23 @@ describe("memory with several misbehaving upstreams at once", () => {
       }
     };
     await Promise.all([
-      ...BAD.flatMap((name) => Array.from({ length: WIDTH }, () => keepFailing(name))),
+      ...[...BAD.map(agentName), ...A2A_BAD.map(a2aName)].flatMap((name) =>
+        Array.from({ length: WIDTH }, () => keepFailing(name)),
+      ),
       watch(),
       echo(),
     ]);
     peak = Math.max(peak, rssOf(pid));
 
-    expect(failures.get("huge-event")).toMatch(/maxEventBytes/);
-    expect(failures.get("huge-line-no-newline")).toMatch(/maxEventBytes/);
-    expect(failures.get("trickle")).toMatch(/idleTimeoutMs/);
-    expect(failures.get("deep-patch")).toMatch(/maxEventDepth/);
-    expect(failures.get("flood")).toMatch(/maxEventsPerRun/);
-    expect(badRuns).toBeGreaterThan(BAD.length * WIDTH);
+    expect(failures.get(agentName("huge-event"))).toMatch(/maxEventBytes/);
+    expect(failures.get(agentName("huge-line-no-newline"))).toMatch(/maxEventBytes/);
+    expect(failures.get(agentName("trickle"))).toMatch(/idleTimeoutMs/);
+    expect(failures.get(agentName("deep-patch"))).toMatch(/maxEventDepth/);
+    expect(failures.get(agentName("flood"))).toMatch(/maxEventsPerRun/);
+    expect(failures.get(a2aName("huge-event"))).toMatch(/maxEventBytes/);
+    expect(failures.get(a2aName("deep-data"))).toMatch(/maxEventDepth/);
+    expect(failures.get(a2aName("flood"))).toMatch(/maxEventsPerRun/);
+    expect(badRuns).toBeGreaterThan((BAD.length + A2A_BAD.length) * WIDTH);
     expect(probes).toBeGreaterThan(0);
     expect(echoes).toBeGreaterThan(0);
     console.log(

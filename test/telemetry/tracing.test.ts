@@ -10,6 +10,7 @@ import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { loggerOptions } from "../../src/logging.js";
 import { createStorage } from "../../src/storage/index.js";
 import { tracing } from "../../src/telemetry/index.js";
+import { startA2aAgent } from "../helpers/a2a-agents.js";
 import { AguiTestServer, type Event, send } from "../helpers/agui-server.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
@@ -369,6 +370,43 @@ describe("tracing with OpenTelemetry, exported over OTLP to a real receiver", ()
     }
     expect(remote.last.path).toBe("/hook");
     expect(remote.last.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+  });
+
+  it("sends the run's trace context to an A2A agent, on the calls of the run", async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/json";
+    const agent = await startA2aAgent();
+    try {
+      t = await build({
+        yaml: `
+agents:
+  - name: remote-a2a
+    version: 1.0.0
+    description: A remote A2A agent.
+    adapter: { type: a2a, url: "${agent.cardUrl}", cardRefreshSeconds: 0 }
+`,
+      });
+      const traceId = "abf92f3577b34da6a3ce929d0e0e473c";
+      const waited = await post(
+        t,
+        "/runs/wait",
+        {
+          agent_id: agentIdFor("remote-a2a", "1.0.0"),
+          input: { messages: [{ role: "user", content: "hello there" }] },
+        },
+        { traceparent: traceparent(traceId, CLIENT_SPAN) },
+      );
+      expect((waited.run as Json).status).toBe("success");
+      const traced = agent.headers.filter((h) => h.traceparent !== undefined);
+      expect(traced.length).toBeGreaterThan(0);
+      for (const h of traced) {
+        expect(h.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+      }
+      // The card read at start-up belongs to no run: it carries no trace context.
+      expect(agent.headers[0]!.traceparent).toBeUndefined();
+    } finally {
+      await agent.close();
+    }
   });
 
   it("stays off, exporting nothing and loading no SDK, unless an endpoint or the config asks", async () => {
