@@ -60,9 +60,7 @@ describe("A2A face with API keys and tokens", () => {
       ["bearer"],
     ]);
     expect(extensionOf(card)).toBeUndefined();
-    const legacy = (await (
-      await fetch(`${base}/a2a/echo/.well-known/agent.json`)
-    ).json()) as Json;
+    const legacy = (await (await fetch(`${base}/a2a/echo/.well-known/agent.json`)).json()) as Json;
     expect(legacy.supportsAuthenticatedExtendedCard).toBe(true);
   });
 
@@ -76,13 +74,13 @@ describe("A2A face with API keys and tokens", () => {
 
   it("refuses a JSON-RPC client without credentials: an error the SDK raises with its message", async () => {
     const client = await a2aClient(base, "echo", "JSONRPC");
-    await expect(
-      client.sendMessage({ message: userMessage("hi") } as never),
-    ).rejects.toMatchObject({
-      message: "missing API key or bearer token",
-      envelopeCode: -32000,
-      data: [{ reason: "UNAUTHENTICATED", domain: "acp-agui" }],
-    });
+    await expect(client.sendMessage({ message: userMessage("hi") } as never)).rejects.toMatchObject(
+      {
+        message: "missing API key or bearer token",
+        envelopeCode: -32000,
+        data: [{ reason: "UNAUTHENTICATED", domain: "acp-agui" }],
+      },
+    );
     await expect(
       collect(client.sendMessageStream({ message: userMessage("hi") } as never)),
     ).rejects.toMatchObject({ message: "missing API key or bearer token", envelopeCode: -32000 });
@@ -95,9 +93,9 @@ describe("A2A face with API keys and tokens", () => {
 
   it("refuses an HTTP+JSON client without credentials with UNAUTHENTICATED", async () => {
     const client = await a2aClient(base, "echo", "HTTP+JSON");
-    await expect(
-      client.sendMessage({ message: userMessage("hi") } as never),
-    ).rejects.toMatchObject({ message: "missing API key or bearer token", statusCode: 401 });
+    await expect(client.sendMessage({ message: userMessage("hi") } as never)).rejects.toMatchObject(
+      { message: "missing API key or bearer token", statusCode: 401 },
+    );
     const hourAgo = Math.floor(Date.now() / 1000) - 3600;
     const expired = await issuer.token("alice", {}, { expiresIn: hourAgo });
     const late = await a2aClient(base, "echo", "HTTP+JSON", { authorization: `Bearer ${expired}` });
@@ -142,24 +140,27 @@ describe("A2A face with API keys and tokens", () => {
     });
   });
 
-  it.each(BINDINGS)("refuses a key for other agents with PERMISSION_DENIED (%s)", async (binding) => {
-    const client = await a2aClient(base, "echo", binding, { "x-api-key": OTHER_AGENTS_KEY });
-    const refused = client.sendMessage({ message: userMessage("hi") } as never);
-    const message = 'API key "other" may not use agent echo';
-    if (binding === "JSONRPC") {
-      await expect(refused).rejects.toMatchObject({
-        message,
-        envelopeCode: -32000,
-        data: [{ reason: "PERMISSION_DENIED" }],
-      });
-    } else {
-      await expect(refused).rejects.toMatchObject({ message, statusCode: 403 });
-    }
-    // Its own agent serves it.
-    const own = await a2aClient(base, "other", binding, { "x-api-key": OTHER_AGENTS_KEY });
-    const task = asTask(await own.sendMessage({ message: userMessage("mine") } as never));
-    expect(responseText(task)).toBe("mine");
-  });
+  it.each(BINDINGS)(
+    "refuses a key for other agents with PERMISSION_DENIED (%s)",
+    async (binding) => {
+      const client = await a2aClient(base, "echo", binding, { "x-api-key": OTHER_AGENTS_KEY });
+      const refused = client.sendMessage({ message: userMessage("hi") } as never);
+      const message = 'API key "other" may not use agent echo';
+      if (binding === "JSONRPC") {
+        await expect(refused).rejects.toMatchObject({
+          message,
+          envelopeCode: -32000,
+          data: [{ reason: "PERMISSION_DENIED" }],
+        });
+      } else {
+        await expect(refused).rejects.toMatchObject({ message, statusCode: 403 });
+      }
+      // Its own agent serves it.
+      const own = await a2aClient(base, "other", binding, { "x-api-key": OTHER_AGENTS_KEY });
+      const task = asTask(await own.sendMessage({ message: userMessage("mine") } as never));
+      expect(responseText(task)).toBe("mine");
+    },
+  );
 
   it.each(BINDINGS)("gives an authenticated caller the extended card (%s)", async (binding) => {
     for (const [headers, caller] of [
