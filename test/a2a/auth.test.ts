@@ -65,7 +65,11 @@ describe("A2A face with API keys and tokens", () => {
   });
 
   it.each(BINDINGS)("serves a client with a key in either header (%s)", async (binding) => {
-    for (const headers of [{ "x-api-key": KEY }, { authorization: `Bearer ${KEY}` }]) {
+    const ways: Record<string, string>[] = [
+      { "x-api-key": KEY },
+      { authorization: `Bearer ${KEY}` },
+    ];
+    for (const headers of ways) {
       const client = await a2aClient(base, "echo", binding, headers);
       const task = asTask(await client.sendMessage({ message: userMessage("hi") } as never));
       expect(responseText(task)).toBe("hi");
