@@ -34,6 +34,7 @@ describe.each(BINDINGS)("round trip: our a2a adapter against our A2A face (%s)",
   let outerBase: string;
   const echo = agentIdFor("inner-echo", "1.0.0");
   const slow = agentIdFor("inner-slow", "1.0.0");
+  const locked = agentIdFor("inner-locked", "1.0.0");
 
   beforeAll(async () => {
     inner = await buildServing(
@@ -44,11 +45,11 @@ describe.each(BINDINGS)("round trip: our a2a adapter against our A2A face (%s)",
       { unchecked: true },
     );
     innerBase = await listen(inner);
-    const adapter = (agent: string) =>
+    const adapter = (agent: string, headers: Record<string, string> = auth) =>
       JSON.stringify({
         type: "a2a",
         url: `${innerBase}/a2a/${agent}/.well-known/agent-card.json`,
-        headers: auth,
+        headers,
         binding: binding === "JSONRPC" ? "jsonrpc" : "http-json",
       });
     outer = await build({
@@ -56,6 +57,7 @@ describe.each(BINDINGS)("round trip: our a2a adapter against our A2A face (%s)",
 agents:
   - { name: inner-echo, version: 1.0.0, description: "", adapter: ${adapter("echo")} }
   - { name: inner-slow, version: 1.0.0, description: "", adapter: ${adapter("slow")} }
+  - { name: inner-locked, version: 1.0.0, description: "", adapter: ${adapter("echo", { "x-api-key": "wrong" })} }
 `,
       unchecked: true,
     });
@@ -213,5 +215,12 @@ agents:
       },
       { timeout: 5000, interval: 50 },
     );
+  });
+
+  it("a wrong key › the outer run fails naming the inner server's refusal", async () => {
+    const { run } = await wait("/runs/wait", { agent_id: locked, input: say("let me in") });
+    expect(run.status).toBe("error");
+    const stored = await settledRun(outer, run.run_id as string);
+    expect(JSON.stringify(stored.output)).toContain("failed: missing or invalid API key");
   });
 });
