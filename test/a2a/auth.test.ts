@@ -233,3 +233,50 @@ describe("A2A face without authentication", () => {
     });
   });
 });
+
+describe("A2A face when the token issuer cannot be reached", () => {
+  let t: TestApp;
+  let issuer: TestIssuer;
+  let base: string;
+  beforeAll(async () => {
+    issuer = await startIssuer();
+    // Nothing listens on the discard port: the issuer's keys cannot be fetched.
+    t = await buildServing(
+      {
+        server: {
+          auth: {
+            jwt: {
+              issuer: issuer.issuer,
+              audience: issuer.audience,
+              jwksUrl: "http://127.0.0.1:9/jwks.json",
+            },
+          },
+        },
+        agents: [echoAgent("echo")],
+      },
+      { unchecked: true },
+    );
+    base = await listen(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await issuer?.close();
+  });
+
+  it.each(BINDINGS)("answers UNAVAILABLE, not a refusal of the token (%s)", async (binding) => {
+    const client = await a2aClient(base, "echo", binding, {
+      authorization: `Bearer ${await issuer.token("alice")}`,
+    });
+    const refused = client.sendMessage({ message: userMessage("hi") } as never);
+    const message = "the token issuer's keys could not be fetched";
+    if (binding === "JSONRPC") {
+      await expect(refused).rejects.toMatchObject({
+        message,
+        envelopeCode: -32603,
+        data: [{ reason: "UNAVAILABLE" }],
+      });
+    } else {
+      await expect(refused).rejects.toMatchObject({ message, statusCode: 503 });
+    }
+  });
+});
