@@ -67,12 +67,14 @@ describe.each(BINDINGS)("the A2A face over %s", (binding) => {
       [true, true],
     ]);
     expect(new Set(chunks.map((c) => c.artifact!.artifactId)).size).toBe(1);
-    // Read back, the task holds the artifact whole, in one part.
+    // Read back, the task holds the artifact the chunks built (a part per delta).
     const taskId = events[0]?.payload?.$case === "task" ? events[0].payload.value.id : "";
     const task = await client.getTask({ id: taskId } as never);
     const [artifact] = task.artifacts;
     expect(artifact?.artifactId).toBe(chunks[0]!.artifact!.artifactId);
-    expect(artifact?.parts).toHaveLength(1);
+    expect(artifact?.parts.map((p) => p.content)).toEqual(
+      texts.slice(0, -1).map((value) => ({ $case: "text", value })),
+    );
     expect(responseText(task)).toBe(said);
   });
 });

@@ -4,7 +4,7 @@
  *
  * | AG-UI                                   | A2A                                                |
  * | --------------------------------------- | -------------------------------------------------- |
- * | an assistant text message (START…END)   | an artifact `artifactId` = the message id, name `response`, one text part; also an agent message of the history |
+ * | an assistant text message (START…END)   | an artifact `artifactId` = the message id, name `response`, a text part per delta; also an agent message of the history |
  * | TOOL_CALL_RESULT                        | an artifact `tool-<toolCallId>`, name = the tool, one data part `{toolCallId, name, args, result}` |
  * | the state (STATE_SNAPSHOT / STATE_DELTA)| one artifact `state`, one data part: the state at the end of each segment |
  *
@@ -12,7 +12,8 @@
  * its artifact (the first with `append: false`, the rest `append: true`), and its END a last
  * chunk (`append`, `lastChunk`, an empty text part, since an artifact has at least one part). A
  * tool result and the state are sent whole (`lastChunk: true`) when they come and when a
- * segment ends. The task read later holds each text artifact's text so far in one part.
+ * segment ends. The task read later holds the artifacts as the chunks built them: a text
+ * artifact has a part per delta (the closing empty part left out).
  */
 import { applyPatchAtomically } from "../../pipeline/json-patch.js";
 import type { TaskIds } from "./messages.js";
@@ -95,20 +96,23 @@ export class TaskEvents {
     return [...this.agentMessages];
   }
 
-  /** A delta of a text message: its artifact grows, and the delta is sent as a chunk. */
+  /**
+   * A delta of a text message: sent as a chunk, and added to its artifact as a part of its
+   * own, so that the task read later holds the artifact a client builds from the chunks.
+   */
   private textChunk(id: string, delta: string): StreamResponse[] {
     if (delta === "") return [];
-    const before = this.texts.get(id) ?? "";
-    const text = before + delta;
-    this.texts.set(id, text);
-    this.artifacts.set(id, { artifactId: id, name: "response", parts: [{ text }] });
+    this.texts.set(id, (this.texts.get(id) ?? "") + delta);
+    const artifact = this.artifacts.get(id);
+    if (artifact) artifact.parts.push({ text: delta });
+    else this.artifacts.set(id, { artifactId: id, name: "response", parts: [{ text: delta }] });
     const chunk = { artifactId: id, name: "response", parts: [{ text: delta }] };
     return [
       {
         artifactUpdate: {
           ...this.base(),
           artifact: chunk,
-          append: before !== "",
+          append: artifact !== undefined,
           lastChunk: false,
         },
       },
