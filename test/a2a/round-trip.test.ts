@@ -4,6 +4,8 @@
  * each binding. Text, a stream, input-required then resume, and cancel go through the outer
  * server's ACP; what the inner server saw is read back from its own A2A face and ACP.
  */
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { ListTasksRequest, type Task, TaskState } from "@a2a-js/sdk";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { agentIdFor } from "../../src/config/registry.js";
@@ -35,6 +37,8 @@ describe.each(BINDINGS)("round trip: our a2a adapter against our A2A face (%s)",
   const echo = agentIdFor("inner-echo", "1.0.0");
   const slow = agentIdFor("inner-slow", "1.0.0");
   const locked = agentIdFor("inner-locked", "1.0.0");
+  const dropped = agentIdFor("inner-dropped", "1.0.0");
+  let proxy: CuttingProxy;
 
   beforeAll(async () => {
     inner = await buildServing(
@@ -45,10 +49,11 @@ describe.each(BINDINGS)("round trip: our a2a adapter against our A2A face (%s)",
       { unchecked: true },
     );
     innerBase = await listen(inner);
-    const adapter = (agent: string, headers: Record<string, string> = auth) =>
+    proxy = await cuttingProxy(innerBase);
+    const adapter = (agent: string, headers: Record<string, string> = auth, via = innerBase) =>
       JSON.stringify({
         type: "a2a",
-        url: `${innerBase}/a2a/${agent}/.well-known/agent-card.json`,
+        url: `${via}/a2a/${agent}/.well-known/agent-card.json`,
         headers,
         binding: binding === "JSONRPC" ? "jsonrpc" : "http-json",
       });
@@ -58,6 +63,7 @@ agents:
   - { name: inner-echo, version: 1.0.0, description: "", adapter: ${adapter("echo")} }
   - { name: inner-slow, version: 1.0.0, description: "", adapter: ${adapter("slow")} }
   - { name: inner-locked, version: 1.0.0, description: "", adapter: ${adapter("echo", { "x-api-key": "wrong" })} }
+  - { name: inner-dropped, version: 1.0.0, description: "", adapter: ${adapter("slow", auth, proxy.url)} }
 `,
       unchecked: true,
     });
@@ -65,6 +71,7 @@ agents:
   });
   afterAll(async () => {
     await outer?.close();
+    await proxy?.close();
     await inner?.close();
   });
 
@@ -223,4 +230,59 @@ agents:
     const stored = await settledRun(outer, run.run_id as string);
     expect(JSON.stringify(stored.output)).toContain("failed: missing or invalid API key");
   });
+
+  it("a stream cut mid-answer › the adapter reads the task again and shows each word once", async () => {
+    const said = "one two three four five six";
+    const { run, output } = await wait("/runs/wait", { agent_id: dropped, input: say(said) });
+    expect(proxy.cuts).toBe(1);
+    expect(run.status, JSON.stringify(output)).toBe("success");
+    expect(texts(output).slice(1)).toEqual([["assistant", said]]);
+  });
 });
+
+interface CuttingProxy {
+  url: string;
+  /** Streams cut so far: the first streamed answer is cut after its first artifact chunk. */
+  cuts: number;
+  close(): Promise<void>;
+}
+
+/** A proxy to `target` that cuts the first SSE answer once an artifact chunk went through. */
+async function cuttingProxy(target: string): Promise<CuttingProxy> {
+  const state = { cuts: 0 };
+  const server = createServer((req, res) => {
+    // The Host header stays the proxy's, so the inner card names the proxy as the interface.
+    const upstream = httpRequest(
+      new URL(req.url ?? "/", target),
+      { method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const sse = String(answer.headers["content-type"]).startsWith("text/event-stream");
+        const cut = sse && state.cuts === 0;
+        answer.on("data", (chunk: Buffer) => {
+          res.write(chunk);
+          if (cut && state.cuts === 0 && chunk.toString().includes("artifactUpdate")) {
+            state.cuts += 1;
+            res.destroy();
+            answer.destroy();
+          }
+        });
+        answer.on("end", () => res.end());
+      },
+    );
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get cuts() {
+      return state.cuts;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
