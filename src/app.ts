@@ -16,6 +16,7 @@ import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
 import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
+import { sendA2aRefusal } from "./http/a2a/refusals.js";
 import { a2aCardPaths } from "./http/a2a/routes.js";
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
@@ -210,6 +211,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     registry,
     runs,
     openPaths,
+    refusals: settings.a2a.enabled
+      ? [
+          {
+            prefix: `${settings.a2a.basePath}/`,
+            send: (request, reply, status, message) =>
+              sendA2aRefusal(settings.a2a.basePath, request, reply, status, message),
+          },
+        ]
+      : [],
   });
   await app.register(rateLimitPlugin, { ...settings.rateLimit, openPaths });
   await app.register(longRequestsPlugin, { tracker: longRequests });

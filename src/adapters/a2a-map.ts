@@ -126,6 +126,10 @@ export class A2aEventMapper {
     if (message.messageId) {
       if (this.seenMessages.has(message.messageId)) return [];
       this.seenMessages.add(message.messageId);
+      // A message that bears the id of an artifact already shown is that artifact's text
+      // again (agents, this server's A2A face among them, repeat their answer in the final
+      // status): shown once.
+      if (this.artifacts.has(message.messageId)) return [];
     }
     const events: Event[] = [];
     let messageId: string | undefined;

@@ -44,4 +44,37 @@ describe.each(BINDINGS)("the A2A face over %s", (binding) => {
       expect(last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     }
   });
+
+  it("streams a text as the agent says it: a chunk per delta, then a last chunk", async () => {
+    const client = await a2aClient(base, "echo", binding);
+    const said = "one two three four";
+    const events = await collect(client.sendMessageStream({ message: userMessage(said) } as never));
+    const chunks = events.flatMap((event) =>
+      event.payload?.$case === "artifactUpdate" && event.payload.value.artifact?.name === "response"
+        ? [event.payload.value]
+        : [],
+    );
+    const texts = chunks.map((c) =>
+      c.artifact!.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join(""),
+    );
+    // The echo agent says a word per delta; the last chunk only closes the artifact.
+    expect(texts).toEqual(["one ", "two ", "three ", "four", ""]);
+    expect(chunks.map((c) => [c.append, c.lastChunk])).toEqual([
+      [false, false],
+      [true, false],
+      [true, false],
+      [true, false],
+      [true, true],
+    ]);
+    expect(new Set(chunks.map((c) => c.artifact!.artifactId)).size).toBe(1);
+    // Read back, the task holds the artifact the chunks built (a part per delta).
+    const taskId = events[0]?.payload?.$case === "task" ? events[0].payload.value.id : "";
+    const task = await client.getTask({ id: taskId } as never);
+    const [artifact] = task.artifacts;
+    expect(artifact?.artifactId).toBe(chunks[0]!.artifact!.artifactId);
+    expect(artifact?.parts.map((p) => p.content)).toEqual(
+      texts.slice(0, -1).map((value) => ({ $case: "text", value })),
+    );
+    expect(responseText(task)).toBe(said);
+  });
 });

@@ -119,7 +119,7 @@ describe.each(BINDINGS)("A2A operations over %s", (binding) => {
     expect(run.body).toMatchObject({ status: "error" });
   });
 
-  it("subscribes to a running task: the task first, then its events to the end", async () => {
+  it("subscribes to a running task: the task as it is, then its events to the end", async () => {
     const client = await a2aClient(base, "slow", binding);
     const sent = asTask(
       await client.sendMessage({
@@ -127,10 +127,22 @@ describe.each(BINDINGS)("A2A operations over %s", (binding) => {
         configuration: { returnImmediately: true },
       } as never),
     );
+    // Subscribed mid-answer: the agent has said something, not everything.
+    await until(
+      async () => (await client.getTask({ id: sent.id } as never)).artifacts.length > 0,
+      "the first words",
+    );
     const events = await collect(client.resubscribeTask({ id: sent.id } as never));
-    expect(events[0]?.payload?.$case).toBe("task");
+    const first = events[0]?.payload;
+    expect(first?.$case).toBe("task");
+    expect(first?.$case === "task" && first.value.artifacts.length).toBeGreaterThan(0);
+    // The task as it was (its artifacts so far), then the chunks after it.
     const artifacts = events.flatMap((event) =>
-      event.payload?.$case === "artifactUpdate" ? [event.payload.value.artifact] : [],
+      event.payload?.$case === "artifactUpdate"
+        ? [event.payload.value.artifact]
+        : event.payload?.$case === "task"
+          ? event.payload.value.artifacts
+          : [],
     );
     const text = artifacts
       .filter((artifact) => artifact?.name === "response")

@@ -53,6 +53,21 @@ const update = (id: string, parts: Part[], append: boolean, lastChunk: boolean) 
 const types = (events: { type: string }[]) => events.map((e) => e.type);
 
 describe("A2A → AG-UI mapping", () => {
+  it("a status message with the id of an artifact shown is that artifact again: shown once", () => {
+    const mapper = new A2aEventMapper({}, "ctx");
+    const streamed = mapper.artifactUpdate(update("answer-1", [text("the answer")], false, true));
+    expect(types(streamed)).toEqual([
+      "TEXT_MESSAGE_START",
+      "TEXT_MESSAGE_CONTENT",
+      "TEXT_MESSAGE_END",
+    ]);
+    expect(mapper.message(message("answer-1", text("the answer")))).toEqual([]);
+    // A message of its own id is still shown.
+    expect(types(mapper.message(message("m2", text("and more"))))).toContain(
+      "TEXT_MESSAGE_CONTENT",
+    );
+  });
+
   it("a status message once, however often the task is seen (polls, re-reads)", () => {
     const mapper = new A2aEventMapper({}, "ctx");
     const status = message("m1", text("hi "), text("there"));

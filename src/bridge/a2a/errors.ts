@@ -18,11 +18,24 @@ export type A2aErrorKind =
   | "InvalidRequest"
   | "MethodNotFound"
   | "InvalidParams"
-  | "Internal";
+  | "Internal"
+  | "Unauthenticated"
+  | "PermissionDenied"
+  | "Unavailable";
+
+/** The ErrorInfo domain of the server's own refusals, which A2A does not name. */
+export const SERVER_ERROR_DOMAIN = "acp-agui";
 
 interface Mapping {
   code: number;
   http: number;
+  /**
+   * The HTTP status a JSON-RPC answer carrying this error has: 200 for A2A's errors (the call
+   * was made and answered); the HTTP status itself for a refusal before any call (credentials).
+   */
+  rpcHttp?: number;
+  /** Absent: A2A's own domain. */
+  domain?: string;
   /** google.rpc.Code name, for HTTP+JSON's `status`. */
   status: string;
   reason: string;
@@ -76,6 +89,32 @@ const MAPPINGS: Record<A2aErrorKind, Mapping> = {
   MethodNotFound: { code: -32601, http: 404, status: "NOT_FOUND", reason: "METHOD_NOT_FOUND" },
   InvalidParams: { code: -32602, http: 400, status: "INVALID_ARGUMENT", reason: "INVALID_PARAMS" },
   Internal: { code: -32603, http: 500, status: "INTERNAL", reason: "INTERNAL_ERROR" },
+  // A2A leaves the credential errors to the binding ("JSON-RPC custom error"): -32000, the one
+  // server-error code outside A2A's own range, told apart by the HTTP status and the reason.
+  Unauthenticated: {
+    code: -32000,
+    http: 401,
+    rpcHttp: 401,
+    status: "UNAUTHENTICATED",
+    reason: "UNAUTHENTICATED",
+    domain: SERVER_ERROR_DOMAIN,
+  },
+  PermissionDenied: {
+    code: -32000,
+    http: 403,
+    rpcHttp: 403,
+    status: "PERMISSION_DENIED",
+    reason: "PERMISSION_DENIED",
+    domain: SERVER_ERROR_DOMAIN,
+  },
+  Unavailable: {
+    code: -32603,
+    http: 503,
+    rpcHttp: 503,
+    status: "UNAVAILABLE",
+    reason: "UNAVAILABLE",
+    domain: SERVER_ERROR_DOMAIN,
+  },
 };
 
 /** A fault to report to an A2A client, whichever binding it came by. */
@@ -98,9 +137,14 @@ export class A2aError extends Error {
     return {
       "@type": ERROR_INFO_TYPE,
       reason: this.mapping.reason,
-      domain: A2A_ERROR_DOMAIN,
+      domain: this.mapping.domain ?? A2A_ERROR_DOMAIN,
       ...(Object.keys(this.metadata).length > 0 ? { metadata: this.metadata } : {}),
     };
+  }
+
+  /** The HTTP status of a JSON-RPC response carrying this error. */
+  get rpcHttpStatus(): number {
+    return this.mapping.rpcHttp ?? 200;
   }
 
   /** A JSON-RPC error object: the code, the message, the ErrorInfo in `data`. */

@@ -4,12 +4,16 @@
  *
  * | AG-UI                                   | A2A                                                |
  * | --------------------------------------- | -------------------------------------------------- |
- * | an assistant text message (START…END)   | an artifact `artifactId` = the message id, name `response`, one text part; also an agent message of the history |
+ * | an assistant text message (START…END)   | an artifact `artifactId` = the message id, name `response`, a text part per delta; also an agent message of the history |
  * | TOOL_CALL_RESULT                        | an artifact `tool-<toolCallId>`, name = the tool, one data part `{toolCallId, name, args, result}` |
  * | the state (STATE_SNAPSHOT / STATE_DELTA)| one artifact `state`, one data part: the state at the end of each segment |
  *
- * A stream sends each artifact once it is whole (a text message at its END, a tool result when
- * it comes, the state when a segment ends), as a TaskArtifactUpdateEvent with `lastChunk`.
+ * A stream sends a text message as it arrives: each TEXT_MESSAGE_CONTENT delta is a chunk of
+ * its artifact (the first with `append: false`, the rest `append: true`), and its END a last
+ * chunk (`append`, `lastChunk`, an empty text part, since an artifact has at least one part). A
+ * tool result and the state are sent whole (`lastChunk: true`) when they come and when a
+ * segment ends. The task read later holds the artifacts as the chunks built them: a text
+ * artifact has a part per delta (the closing empty part left out).
  */
 import { applyPatchAtomically } from "../../pipeline/json-patch.js";
 import type { TaskIds } from "./messages.js";
@@ -35,11 +39,8 @@ export class TaskEvents {
       case "TEXT_MESSAGE_START":
         this.texts.set(String(event.messageId), "");
         return [];
-      case "TEXT_MESSAGE_CONTENT": {
-        const id = String(event.messageId);
-        this.texts.set(id, (this.texts.get(id) ?? "") + String(event.delta ?? ""));
-        return [];
-      }
+      case "TEXT_MESSAGE_CONTENT":
+        return this.textChunk(String(event.messageId), String(event.delta ?? ""));
       case "TEXT_MESSAGE_END":
         return this.endText(String(event.messageId));
       case "TOOL_CALL_START":
@@ -95,6 +96,29 @@ export class TaskEvents {
     return [...this.agentMessages];
   }
 
+  /**
+   * A delta of a text message: sent as a chunk, and added to its artifact as a part of its
+   * own, so that the task read later holds the artifact a client builds from the chunks.
+   */
+  private textChunk(id: string, delta: string): StreamResponse[] {
+    if (delta === "") return [];
+    this.texts.set(id, (this.texts.get(id) ?? "") + delta);
+    const artifact = this.artifacts.get(id);
+    if (artifact) artifact.parts.push({ text: delta });
+    else this.artifacts.set(id, { artifactId: id, name: "response", parts: [{ text: delta }] });
+    const chunk = { artifactId: id, name: "response", parts: [{ text: delta }] };
+    return [
+      {
+        artifactUpdate: {
+          ...this.base(),
+          artifact: chunk,
+          append: artifact !== undefined,
+          lastChunk: false,
+        },
+      },
+    ];
+  }
+
   private endText(id: string): StreamResponse[] {
     const text = this.texts.get(id);
     this.texts.delete(id);
@@ -105,7 +129,8 @@ export class TaskEvents {
       role: "ROLE_AGENT",
       parts: [{ text }],
     });
-    return [this.emit({ artifactId: id, name: "response", parts: [{ text }] })];
+    const last = { artifactId: id, name: "response", parts: [{ text: "" }] };
+    return [{ artifactUpdate: { ...this.base(), artifact: last, append: true, lastChunk: true } }];
   }
 
   private toolResult(event: Event): StreamResponse[] {

@@ -186,6 +186,13 @@ export interface SecurityRequirement {
   schemes: Record<string, { list: string[] }>;
 }
 
+export interface AgentExtension {
+  uri: string;
+  description?: string;
+  required?: boolean;
+  params?: Record<string, unknown>;
+}
+
 export interface AgentCard {
   name: string;
   description: string;
@@ -193,7 +200,12 @@ export interface AgentCard {
   provider?: { url: string; organization: string };
   version: string;
   documentationUrl?: string;
-  capabilities: { streaming?: boolean; pushNotifications?: boolean; extendedAgentCard?: boolean };
+  capabilities: {
+    streaming?: boolean;
+    pushNotifications?: boolean;
+    extendedAgentCard?: boolean;
+    extensions?: AgentExtension[];
+  };
   securitySchemes?: Record<string, SecurityScheme>;
   securityRequirements?: SecurityRequirement[];
   defaultInputModes: string[];

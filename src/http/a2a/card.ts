@@ -1,3 +1,4 @@
+import type { Principal } from "../../auth/principal.js";
 import {
   A2A_PROTOCOL_VERSION,
   type AgentCard,
@@ -10,6 +11,19 @@ import type { RegisteredAgent } from "../../config/registry.js";
 export interface CardAuth {
   apiKeys: boolean;
   jwt: boolean;
+}
+
+/** Whether callers authenticate: then cards offer the extended card. */
+const authenticates = (auth: CardAuth) => auth.apiKeys || auth.jwt;
+
+/** The extension the extended card carries: what only an authenticated caller learns. */
+export const AGENT_EXTENSION_URI = "urn:acp-agui:agent";
+
+/** Where the request reached the server, and who made it: what the extended card tells. */
+export interface ExtendedCardContext {
+  /** `{protocol}://{host}` as the request reached the server. */
+  origin: string;
+  caller: Principal;
 }
 
 const MODES = ["text/plain", "application/json"];
@@ -65,7 +79,11 @@ export function agentCard(agent: RegisteredAgent, url: string, auth: CardAuth): 
       { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
     ],
     version: agent.version,
-    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
+    capabilities: {
+      streaming: true,
+      pushNotifications: true,
+      extendedAgentCard: authenticates(auth),
+    },
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
     skills: [skillOf(agent)],
@@ -92,6 +110,7 @@ export function legacyAgentCard(
     additionalInterfaces: [{ url, transport: "JSONRPC" }],
     version: agent.version,
     capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    supportsAuthenticatedExtendedCard: authenticates(auth),
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
     skills: [skillOf(agent)],
@@ -109,5 +128,51 @@ export function legacyAgentCard(
     card.securitySchemes = schemes;
     card.security = Object.keys(schemes).map((name) => ({ [name]: [] }));
   }
+  return card;
+}
+
+/**
+ * What the extended card adds to the public one, as an extension's params: the agent's ACP id
+ * and where the same agent is served over ACP and AG-UI (a task's id is its ACP run id), who
+ * the server takes the caller for, and the limits this agent's runs have. None of it is for
+ * anonymous readers of the public card.
+ */
+function agentExtension(agent: RegisteredAgent, context: ExtendedCardContext) {
+  const { runTimeoutSeconds, maxConcurrentRuns, maxQueuedRuns } = agent.config.limits;
+  return {
+    uri: AGENT_EXTENSION_URI,
+    description: "this agent on the server's other faces, the caller, and the limits of its runs",
+    required: false,
+    params: {
+      agentId: agent.agentId,
+      acp: `${context.origin}/agents/${agent.agentId}`,
+      agui: `${context.origin}/ag-ui/${encodeURIComponent(agent.name)}`,
+      caller: context.caller.id ?? context.caller.label,
+      limits: { runTimeoutSeconds, maxConcurrentRuns, maxQueuedRuns },
+    },
+  };
+}
+
+/** The A2A 1.0 extended card: the public card and the agent extension above. */
+export function extendedAgentCard(
+  agent: RegisteredAgent,
+  url: string,
+  auth: CardAuth,
+  context: ExtendedCardContext,
+): AgentCard {
+  const card = agentCard(agent, url, auth);
+  card.capabilities.extensions = [agentExtension(agent, context)];
+  return card;
+}
+
+/** The same for 0.3's `agent/getAuthenticatedExtendedCard`, in 0.3's card shape. */
+export function legacyExtendedAgentCard(
+  agent: RegisteredAgent,
+  url: string,
+  auth: CardAuth,
+  context: ExtendedCardContext,
+): Record<string, unknown> {
+  const card = legacyAgentCard(agent, url, auth);
+  (card.capabilities as Record<string, unknown>).extensions = [agentExtension(agent, context)];
   return card;
 }

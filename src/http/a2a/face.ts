@@ -74,7 +74,10 @@ export class A2aFace {
     return this.stream(first, handle, afterSeq, signal);
   }
 
-  /** SubscribeToTask: the task as it is now, then every event of its run; not a finished one. */
+  /**
+   * SubscribeToTask: the task as it is now (artifacts and history so far), then the events
+   * after it, live; not a finished one.
+   */
   async subscribe(
     who: Principal,
     params: unknown,
@@ -90,9 +93,10 @@ export class A2aFace {
         { taskId: id },
       );
     }
-    // The task with its input; every event of the run follows, from its first, so that a
-    // subscriber builds the same artifacts as the task's first stream did.
-    return this.stream(toTask(handle.view), handle, 0, signal);
+    // As the specification asks, the first event is the task's current state, so that nothing
+    // is lost between a GetTask and the subscription, and nothing is sent twice: a client that
+    // lost its stream (the a2a adapter among them) goes on from what it has.
+    return this.stream(await this.snapshot(handle), handle, handle.run.last_seq, signal);
   }
 
   async getTask(who: Principal, params: unknown): Promise<Task> {

@@ -3,7 +3,7 @@ import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
 import { disconnectSignal } from "../streaming/client-gone.js";
 import { asA2aError } from "./errors.js";
 import type { A2aFace } from "./face.js";
-import type { A2aOperations } from "./operations.js";
+import type { A2aOperations, ExtendedCards } from "./operations.js";
 import { openA2aSse } from "./sse.js";
 
 type Id = string | number | null;
@@ -12,7 +12,7 @@ const isRecord = (value: unknown): value is Rec =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A JSON-RPC id as sent back: a string or number as it came, anything else null. */
-function idOf(body: unknown): Id {
+export function idOf(body: unknown): Id {
   const id = isRecord(body) ? body.id : undefined;
   if (typeof id === "string" && id.length <= 200) return id;
   if (typeof id === "number" && Number.isFinite(id)) return id;
@@ -30,14 +30,17 @@ export async function serveJsonRpc(
   face: A2aFace,
   operations: (method: string) => A2aOperations | undefined,
   keepAliveSeconds: number,
+  cards: ExtendedCards,
 ): Promise<unknown> {
   const body = request.body;
   const id = idOf(body);
-  const fail = (err: unknown) =>
-    reply
-      .code(200)
+  const fail = (err: unknown) => {
+    const error = asA2aError(err, request.log);
+    return reply
+      .code(error.rpcHttpStatus)
       .type("application/json")
-      .send({ jsonrpc: "2.0", id, error: asA2aError(err, request.log).toJsonRpc() });
+      .send({ jsonrpc: "2.0", id, error: error.toJsonRpc() });
+  };
   try {
     if (!isRecord(body) || body.jsonrpc !== "2.0" || typeof body.method !== "string") {
       throw new A2aError(
@@ -75,6 +78,7 @@ export async function serveJsonRpc(
       request.caller,
       body.params,
       disconnectSignal(reply.raw),
+      cards,
     );
     return reply.type("application/json").send({ jsonrpc: "2.0", id, result });
   } catch (err) {

@@ -8,9 +8,28 @@ import {
 } from "../../bridge/a2a/index.js";
 import { type A2aFace, pushNotSupported } from "./face.js";
 
+/**
+ * The extended cards for the request's caller (see card.ts); null when the server does not
+ * authenticate, so there is no extended card.
+ */
+export type ExtendedCards = { v1(): unknown; v03(): unknown } | null;
+
+/** GetExtendedAgentCard without authentication: the card says there is none. */
+export const noExtendedCard = () =>
+  new A2aError(
+    "UnsupportedOperation",
+    "this agent has no extended card (its card says extendedAgentCard: false): the server does not authenticate callers",
+  );
+
 /** One JSON-RPC method: a unary call or a stream. */
 export interface Call {
-  unary?(face: A2aFace, who: Principal, params: unknown, signal: AbortSignal): Promise<unknown>;
+  unary?(
+    face: A2aFace,
+    who: Principal,
+    params: unknown,
+    signal: AbortSignal,
+    cards: ExtendedCards,
+  ): Promise<unknown>;
   stream?(
     face: A2aFace,
     who: Principal,
@@ -59,11 +78,9 @@ export const V1_OPERATIONS: A2aOperations = {
     ListTaskPushNotificationConfigs: push("list"),
     DeleteTaskPushNotificationConfig: push("delete"),
     GetExtendedAgentCard: {
-      unary: async () => {
-        throw new A2aError(
-          "UnsupportedOperation",
-          "this agent has no extended card (its card says extendedAgentCard: false)",
-        );
+      unary: async (_face, _who, _params, _signal, cards) => {
+        if (!cards) throw noExtendedCard();
+        return cards.v1();
       },
     },
   },
@@ -95,7 +112,12 @@ export const V03_OPERATIONS: A2aOperations = {
     "tasks/pushNotificationConfig/get": noPush,
     "tasks/pushNotificationConfig/list": noPush,
     "tasks/pushNotificationConfig/delete": noPush,
-    "agent/getAuthenticatedExtendedCard": v1.GetExtendedAgentCard!,
+    "agent/getAuthenticatedExtendedCard": {
+      unary: async (_face, _who, _params, _signal, cards) => {
+        if (!cards) throw noExtendedCard();
+        return cards.v03();
+      },
+    },
   },
   streamResult: streamEventTo03,
 };

@@ -3,9 +3,11 @@ import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
 import { disconnectSignal } from "../streaming/client-gone.js";
 import { asA2aError } from "./errors.js";
 import { type A2aFace, pushNotSupported } from "./face.js";
+import { type ExtendedCards, noExtendedCard } from "./operations.js";
 import { openA2aSse } from "./sse.js";
 
 type FaceOf = (request: FastifyRequest) => A2aFace;
+type CardsOf = (request: FastifyRequest) => ExtendedCards;
 
 /** An A2A error as HTTP+JSON answers it: its status code and a google.rpc.Status body. */
 export function sendRestError(request: FastifyRequest, reply: FastifyReply, err: unknown) {
@@ -22,6 +24,7 @@ export function sendRestError(request: FastifyRequest, reply: FastifyReply, err:
 export function registerRestBinding(
   app: FastifyInstance,
   faceOf: FaceOf,
+  cardsOf: CardsOf,
   keepAliveSeconds: number,
 ) {
   const ref = { type: "string", minLength: 1, maxLength: 1100 } as const;
@@ -147,10 +150,9 @@ export function registerRestBinding(
       return push.delete(face.tasks, request.caller, ids);
     },
   );
-  app.get("/:agent/extendedAgentCard", { schema: { params: params("agent") } }, async () => {
-    throw new A2aError(
-      "UnsupportedOperation",
-      "this agent has no extended card (its card says extendedAgentCard: false)",
-    );
+  app.get("/:agent/extendedAgentCard", { schema: { params: params("agent") } }, async (request) => {
+    const cards = cardsOf(request);
+    if (!cards) throw noExtendedCard();
+    return cards.v1();
   });
 }

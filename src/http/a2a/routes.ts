@@ -3,10 +3,16 @@ import { A2aError } from "../../bridge/a2a/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import { DomainError } from "../../errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
-import { agentCard, type CardAuth, legacyAgentCard } from "./card.js";
+import {
+  agentCard,
+  type CardAuth,
+  extendedAgentCard,
+  legacyAgentCard,
+  legacyExtendedAgentCard,
+} from "./card.js";
 import { A2aFace } from "./face.js";
-import { serveJsonRpc } from "./jsonrpc.js";
-import { operationsFor } from "./operations.js";
+import { idOf, serveJsonRpc } from "./jsonrpc.js";
+import { type ExtendedCards, operationsFor } from "./operations.js";
 import { A2aPush } from "./push.js";
 import { registerRestBinding, sendRestError } from "./rest.js";
 import { requestedVersion } from "./version.js";
@@ -91,24 +97,21 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
     `${request.protocol}://${request.host}${basePath}/${encodeURIComponent(agent.name)}`;
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err instanceof DomainError && (err.code === "not_found" || err.code === "forbidden")) {
-      // The agent itself is missing or refused: the same on both bindings.
-      const status = err.code === "not_found" ? 404 : 403;
+    const jsonRpc = request.routeOptions.url?.endsWith(JSON_RPC_ROUTE) === true;
+    if (err instanceof DomainError && err.code === "not_found") {
+      // The agent itself is missing: the same on both bindings.
       return reply
-        .code(status)
+        .code(404)
         .type("application/json")
-        .send({
-          error: {
-            code: status,
-            status: err.code === "not_found" ? "NOT_FOUND" : "PERMISSION_DENIED",
-            message: err.message,
-          },
-        });
+        .send({ error: { code: 404, status: "NOT_FOUND", message: err.message } });
     }
-    if (request.routeOptions.url?.endsWith(JSON_RPC_ROUTE)) {
-      return sendJsonRpcError(reply, err, request);
-    }
-    return sendRestError(request, reply, err);
+    // A key or token restricted to other agents: refused in the binding's own shape.
+    const refusal =
+      err instanceof DomainError && err.code === "forbidden"
+        ? new A2aError("PermissionDenied", err.message)
+        : err;
+    if (jsonRpc) return sendJsonRpcError(reply, refusal, request);
+    return sendRestError(request, reply, refusal);
   });
 
   // The version is checked on the bindings only: the cards are for every client.
@@ -126,13 +129,32 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
     return legacyAgentCard(agent, baseUrl(request, agent), auth);
   });
 
+  /** The caller's extended cards of the agent the path names (it must be allowed to use it). */
+  const cardsOf = (request: FastifyRequest): ExtendedCards => {
+    if (!auth.apiKeys && !auth.jwt) return null;
+    const agent = agentOf(request);
+    const context = { origin: `${request.protocol}://${request.host}`, caller: request.caller };
+    const url = baseUrl(request, agent);
+    return {
+      v1: () => extendedAgentCard(agent, url, auth, context),
+      v03: () => legacyExtendedAgentCard(agent, url, auth, context),
+    };
+  };
+
   app.post(
     JSON_RPC_ROUTE,
     { schema: { params: agentParams }, config: { longRequest: "stream" } },
     async (request, reply) =>
-      serveJsonRpc(request, reply, faceOf(request), operationsFor, settings.keepAliveSeconds),
+      serveJsonRpc(
+        request,
+        reply,
+        faceOf(request),
+        operationsFor,
+        settings.keepAliveSeconds,
+        cardsOf(request),
+      ),
   );
-  registerRestBinding(app, faceOf, settings.keepAliveSeconds);
+  registerRestBinding(app, faceOf, cardsOf, settings.keepAliveSeconds);
 };
 
 function sendJsonRpcError(reply: FastifyReply, err: unknown, request: FastifyRequest) {
@@ -147,7 +169,7 @@ function sendJsonRpcError(reply: FastifyReply, err: unknown, request: FastifyReq
     error = new A2aError("Internal", "internal error");
   }
   return reply
-    .code(200)
+    .code(error.rpcHttpStatus)
     .type("application/json")
-    .send({ jsonrpc: "2.0", id: null, error: error.toJsonRpc() });
+    .send({ jsonrpc: "2.0", id: idOf(request.body), error: error.toJsonRpc() });
 }

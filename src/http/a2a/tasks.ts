@@ -159,6 +159,9 @@ export class A2aTasks {
         read: "events",
       })) {
         for (const frame of batch) {
+          // Exactly what was stored when the run was read, so that a stream following on from
+          // `last_seq` (SubscribeToTask) neither repeats nor misses an event.
+          if (frame.seq > run.last_seq) break;
           if (frame.mode === "custom") events.push(readUpdate(frame) ?? {});
           else if (frame.mode === "final") events.endSegment();
         }

@@ -36,6 +36,16 @@ export interface AuthOptions {
   runs: RunService;
   /** Paths served without a key (health, readiness, the protocol documents, …). */
   openPaths: ReadonlySet<string>;
+  /**
+   * Faces whose clients expect refusals in their own protocol's shape (A2A): a 401 or 503 for a
+   * path under `prefix` is sent by `send` instead of as ACP's string error.
+   */
+  refusals?: readonly Refusal[];
+}
+
+export interface Refusal {
+  prefix: string;
+  send(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply;
 }
 
 /** Route templates that create a run from a body carrying `agent_id`. */
@@ -81,7 +91,7 @@ async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise
     return;
   }
 
-  const { registry, runs, openPaths } = options;
+  const { registry, runs, openPaths, refusals = [] } = options;
   const agentIdsOf = (names: readonly string[] | undefined): ReadonlySet<string> | null =>
     names
       ? new Set(
@@ -135,9 +145,12 @@ async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise
     if (request.method === "OPTIONS") return;
     if (openPaths.has(request.url.split("?")[0]!)) return;
     const presented = presentedKey(request);
+    const shaped = refusals.find((r) => request.url.startsWith(r.prefix));
+    const send = (status: number, message: string) =>
+      shaped ? shaped.send(request, reply, status, message) : sendError(reply, status, message);
     const refuse = (message: string) => {
       reply.header("www-authenticate", "Bearer");
-      return sendError(reply, 401, message);
+      return send(401, message);
     };
     if (presented === undefined) {
       return refuse(tokens ? "missing API key or bearer token" : "missing or invalid API key");
@@ -154,7 +167,7 @@ async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise
       request.caller = await userOf(presented);
     } catch (err) {
       if (!(err instanceof TokenRefused)) throw err;
-      if (err.kind === "unavailable") return sendError(reply, 503, err.message);
+      if (err.kind === "unavailable") return send(503, err.message);
       return refuse(err.message);
     }
   });
