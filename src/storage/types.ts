@@ -297,6 +297,22 @@ export interface PushConfigRecord {
   created_at: string;
 }
 
+/**
+ * Where an A2A task's push relay stands: the events of its frames up to `seq` are queued for
+ * delivery, and with `closed` the status that ends its stream at `seq` (final, or input
+ * required) is too.
+ */
+export interface PushCursor {
+  seq: number;
+  closed: boolean;
+}
+
+/** A run whose push relay is behind (see `pushBacklog`). */
+export interface PushBacklogEntry {
+  run_id: string;
+  agent_id: string;
+}
+
 export interface Storage {
   /** Backend name for logs and readiness ("sqlite", "postgres"). */
   readonly kind: string;
@@ -447,6 +463,26 @@ export interface Storage {
   getPushConfigs(runId: string): Promise<PushConfigRecord[]>;
   /** Whether a config was there to delete. */
   deletePushConfig(runId: string, configId: string): Promise<boolean>;
+  /** The run's push cursor, null when none was set (deleted with the run). */
+  getPushCursor(runId: string): Promise<PushCursor | null>;
+  /**
+   * Moves the run's push cursor from `from` (null: it has none yet) to `to` and stores
+   * `deliveries` (as `enqueueWebhook` does), in one transaction, only when the cursor is still
+   * at `from`. False, with nothing written, when it is not: another relay moved it first. So a
+   * stream event is queued once, however many relays follow the task.
+   */
+  advancePushCursor(
+    runId: string,
+    from: PushCursor | null,
+    to: PushCursor,
+    deliveries: WebhookDelivery[],
+  ): Promise<boolean>;
+  /**
+   * Runs with push configs and a cursor whose relay is not done, at most `limit`: finished or
+   * interrupted runs whose cursor is not closed at their last frame, and pending runs that
+   * `owner` holds (the replica executing a run relays it).
+   */
+  pushBacklog(owner: string, limit: number): Promise<PushBacklogEntry[]>;
 
   // Ownership
   /**

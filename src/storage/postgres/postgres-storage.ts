@@ -7,7 +7,9 @@ import type {
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
+  PushBacklogEntry,
   PushConfigRecord,
+  PushCursor,
   RunCountFilter,
   RunFrame,
   RunPatch,
@@ -321,6 +323,23 @@ export class PostgresStorage implements Storage {
 
   async deletePushConfig(runId: string, configId: string): Promise<boolean> {
     return this.#require().pushConfigs.delete(runId, configId);
+  }
+
+  async getPushCursor(runId: string): Promise<PushCursor | null> {
+    return this.#require().pushCursors.get(runId);
+  }
+
+  async advancePushCursor(
+    runId: string,
+    from: PushCursor | null,
+    to: PushCursor,
+    deliveries: WebhookDelivery[],
+  ): Promise<boolean> {
+    return this.#require().pushCursors.advance(runId, from, to, deliveries);
+  }
+
+  async pushBacklog(owner: string, limit: number): Promise<PushBacklogEntry[]> {
+    return this.#require().pushCursors.backlog(owner, limit);
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
