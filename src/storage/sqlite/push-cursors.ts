@@ -17,7 +17,12 @@ export class PushCursorRepository {
   readonly #move: Database.Statement<[number, number, string, number, number]>;
   readonly #backlog: Database.Statement<[string, number], PushBacklogEntry>;
   readonly #advance: Database.Transaction<
-    (runId: string, from: PushCursor | null, to: PushCursor, deliveries: WebhookDelivery[]) => boolean
+    (
+      runId: string,
+      from: PushCursor | null,
+      to: PushCursor,
+      deliveries: WebhookDelivery[],
+    ) => boolean
   >;
 
   constructor(db: Database.Database, webhooks: WebhookRepository) {
