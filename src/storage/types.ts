@@ -227,6 +227,21 @@ export interface RunSearch {
   principal?: PrincipalFilter;
   /** Only runs of these agents (a key restricted to some agents); `undefined` = any agent. */
   agent_ids?: readonly string[];
+  /** Only runs with one of these statuses (besides `status`, when both are given). */
+  statuses?: readonly RunStatus[];
+  /** Only runs that have (true) or have not (false) started a segment. */
+  started?: boolean;
+  /** Only runs whose output's `errcode` is (`is: true`) or is not (`is: false`) `value`. */
+  errcode?: { value: number; is: boolean };
+  /** Only runs updated at or after this time. */
+  updated_since?: string;
+  /**
+   * `"created"` (the default): newest created first. `"updated"`: most recently updated first
+   * (`updated_at`, then `run_id`, descending), a stable order that `after` pages through.
+   */
+  order?: "created" | "updated";
+  /** With `order: "updated"`: only the runs after this one in that order (a keyset page). */
+  after?: { updated_at: string; run_id: string };
   limit: number;
   offset: number;
 }
@@ -384,6 +399,8 @@ export interface Storage {
    * cheap "are there at least N" check that loads no run records.
    */
   countRuns(filter: RunCountFilter, limit: number): Promise<number>;
+  /** How many runs `searchRuns` would find for `search` without its `after`, limit and offset. */
+  countSearchRuns(search: RunSearch): Promise<number>;
   /** Pending runs of a thread, oldest first. */
   pendingRunsOfThread(threadId: string): Promise<RunRecord[]>;
   /** `fence`: only while the run is still held by that claim (see `Fence`). */

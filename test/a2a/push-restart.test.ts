@@ -119,9 +119,11 @@ describe("A2A push notifications survive a restart (SQLite file)", () => {
         expect(event.headers["x-a2a-notification-token"]).toBe("tok-sturdy");
       }
       // Every notification queued was delivered, and nothing was queued twice.
-      const deliveries = await second.storage.getWebhooksOfRun(taskId);
-      expect(deliveries.map((d) => d.state)).toEqual(deliveries.map(() => "delivered"));
-      expect(deliveries).toHaveLength(events.length);
+      await until(async () => {
+        const deliveries = await second.storage.getWebhooksOfRun(taskId);
+        return deliveries.every((d) => d.state === "delivered");
+      }, "every delivery to be marked delivered");
+      expect(await second.storage.getWebhooksOfRun(taskId)).toHaveLength(events.length);
     } finally {
       await stop(second);
     }

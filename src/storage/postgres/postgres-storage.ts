@@ -231,6 +231,10 @@ export class PostgresStorage implements Storage {
     return this.#require().runs.count(filter, limit);
   }
 
+  async countSearchRuns(search: RunSearch): Promise<number> {
+    return this.#require().runs.countSearch(search);
+  }
+
   async pendingRunsOfThread(threadId: string): Promise<RunRecord[]> {
     return this.#require().runs.pendingOfThread(threadId);
   }

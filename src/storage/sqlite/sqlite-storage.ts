@@ -334,6 +334,10 @@ export class SqliteStorage implements Storage {
     return this.#open().runs.count(filter, limit);
   }
 
+  async countSearchRuns(search: RunSearch): Promise<number> {
+    return this.#open().runs.countSearch(search);
+  }
+
   async pendingRunsOfThread(threadId: string): Promise<RunRecord[]> {
     return this.#open().runs.pendingOfThread(threadId);
   }
