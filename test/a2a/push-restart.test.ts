@@ -1,15 +1,23 @@
 /**
- * A2A push notifications across a restart: a real server on a SQLite file relays a slow task's
- * events, closes mid-task, and a new server on the same file carries on from where the first
- * stopped. The receiver gets every event of the task, each once, ending with its final status:
+ * A2A push notifications across a restart: a real server on a SQLite file (or a PostgreSQL
+ * schema) relays a slow task's events, closes mid-task, and a new server on the same database
+ * carries on from where the first stopped. The receiver gets every event of the task, each once, ending with its final status:
  * for an agent marked `retryOnRestart` the task runs again and completes; otherwise the
  * shutdown fails it, and that final status reaches the receiver once.
  */
 import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStorage } from "../../src/storage/index.js";
+import { PostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
+import type { Storage } from "../../src/storage/types.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen, tempDbFile } from "../runs/helpers.js";
+import {
+  dropSchema,
+  newSchemaName,
+  requirePostgres,
+  TEST_DATABASE_URL,
+} from "../storage/pg-helpers.js";
 import { a2aClient, asTask, userMessage } from "./helpers.js";
 import { ofTask, receiver, stateOf, until } from "./push-helpers.js";
 
@@ -29,11 +37,39 @@ agents:
 /** Thirty words: a few seconds of echo, so the server closes while the task runs. */
 const LONG_TEXT = Array.from({ length: 30 }, (_, i) => `word${i}`).join(" ");
 
-const serverOn = (file: string) =>
+/** A database the servers of one test share: each `open` is a new server's storage. */
+interface Database {
+  open(): Storage;
+  dispose(): Promise<void>;
+}
+
+const BACKENDS: [string, () => Promise<Database>][] = [
+  [
+    "a SQLite file",
+    async () => {
+      const file = tempDbFile();
+      return { open: () => createStorage(file), dispose: async () => {} };
+    },
+  ],
+  [
+    "a PostgreSQL schema",
+    async () => {
+      // Fails loudly when PostgreSQL is not there: this test never skips.
+      await requirePostgres();
+      const schema = newSchemaName();
+      return {
+        open: () => new PostgresStorage({ url: TEST_DATABASE_URL, schema, poolSize: 4 }),
+        dispose: () => dropSchema(schema),
+      };
+    },
+  ],
+];
+
+const serverOn = (database: Database) =>
   build({
     yaml: YAML,
     unchecked: true,
-    storage: createStorage(file),
+    storage: database.open(),
     // leaseSeconds 3: the relays left behind are looked for every second.
     settings: { webhooks: { allowPrivateTargets: true, maxAttempts: 5 }, leaseSeconds: 3 },
   });
@@ -43,20 +79,23 @@ const stop = async (t: TestApp) => {
   await t.storage.close();
 };
 
-describe("A2A push notifications survive a restart (SQLite file)", () => {
+describe.each(BACKENDS)("A2A push notifications survive a restart on %s", (_, database) => {
   let hooks: Awaited<ReturnType<typeof receiver>>;
+  const databases: Database[] = [];
   beforeAll(async () => {
     hooks = await receiver();
   });
   afterAll(async () => {
     await hooks.close();
+    for (const db of databases) await db.dispose();
   });
 
   /** Starts a slow task with a push config, closes its server once it is working, and
-   * starts a second server on the file; answers the task id and the second server. */
+   * starts a second server on the same database; answers the task id and the second server. */
   async function taskAcrossRestart(agent: string): Promise<{ taskId: string; second: TestApp }> {
-    const file = tempDbFile();
-    const first = await serverOn(file);
+    const db = await database();
+    databases.push(db);
+    const first = await serverOn(db);
     let taskId: string;
     try {
       const client = await a2aClient(await listen(first), agent, "JSONRPC");
@@ -82,7 +121,7 @@ describe("A2A push notifications survive a restart (SQLite file)", () => {
     } finally {
       await stop(first);
     }
-    const second = await serverOn(file);
+    const second = await serverOn(db);
     await listen(second);
     return { taskId, second };
   }
