@@ -238,6 +238,9 @@ export class A2aTasks {
     if (signal.aborted) return;
     const ended = (await this.runs.findReachable(SYSTEM, run.run_id)) ?? run;
     const status = taskStatusOf(taskRunOf(ended), events);
+    // The run's last frame is its final one, read above; a run that ended otherwise still
+    // closes at its end, so that a relay is not started again for it.
+    if (ended.status !== "pending") seq = Math.max(seq, ended.last_seq);
     yield { seq, events: [{ statusUpdate: { ...ids, status } }], closing: true };
   }
 
