@@ -40,7 +40,7 @@ export class PushConfigService {
     return this.storage.advancePushCursor(runId, from, to, deliveries);
   }
 
-  backlog(owner: string, limit: number): Promise<PushBacklogEntry[]> {
-    return this.storage.pushBacklog(owner, limit);
+  backlog(owner: string, agentIds: readonly string[], limit: number): Promise<PushBacklogEntry[]> {
+    return this.storage.pushBacklog(owner, agentIds, limit);
   }
 }

@@ -495,11 +495,15 @@ export interface Storage {
     deliveries: WebhookDelivery[],
   ): Promise<boolean>;
   /**
-   * Runs with push configs and a cursor whose relay is not done, at most `limit`: finished or
-   * interrupted runs whose cursor is not closed at their last frame, and pending runs that
-   * `owner` holds (the replica executing a run relays it).
+   * Runs of `agentIds` with push configs and a cursor whose relay is not done, at most `limit`:
+   * finished or interrupted runs whose cursor is not closed at their last frame, and pending
+   * runs that `owner` holds (the replica executing a run relays it).
    */
-  pushBacklog(owner: string, limit: number): Promise<PushBacklogEntry[]>;
+  pushBacklog(
+    owner: string,
+    agentIds: readonly string[],
+    limit: number,
+  ): Promise<PushBacklogEntry[]>;
 
   // Ownership
   /**

@@ -177,7 +177,8 @@ describe.each(BACKENDS)("A2A push notifications survive a restart on %s", (_, da
       );
       // The relay is done: the second server's sweeps do not take it up again.
       expect(await second.storage.getPushCursor(taskId)).toMatchObject({ closed: true });
-      const backlog = await second.storage.pushBacklog(second.app.deps.engine.owner, 100);
+      const agents = second.registry.list().map((agent) => agent.agentId);
+      const backlog = await second.storage.pushBacklog(second.app.deps.engine.owner, agents, 100);
       expect(backlog.map((entry) => entry.run_id)).not.toContain(taskId);
       await until(async () => {
         const deliveries = await second.storage.getWebhooksOfRun(taskId);

@@ -119,18 +119,23 @@ export class A2aPush {
 
   /**
    * Restarts the relays behind now and every `everyMs`: `owner` is this replica's engine (the
-   * running tasks it executes are its to relay), `tasksOf` the face of a run's agent (none when
-   * the agent is no longer configured: its tasks are not relayed).
+   * running tasks it executes are its to relay), `agentIds` the agents configured here (the
+   * tasks of an agent no longer configured are not relayed), `tasksOf` the face of one.
    */
   startSweeps(
     owner: string,
+    agentIds: readonly string[],
     tasksOf: (agentId: string) => A2aTasks | undefined,
     everyMs: number,
     onError: (err: unknown) => void,
   ): void {
     const sweep = async () => {
       try {
-        for (const { run_id, agent_id } of await this.configs.backlog(owner, SWEEP_LIMIT)) {
+        for (const { run_id, agent_id } of await this.configs.backlog(
+          owner,
+          agentIds,
+          SWEEP_LIMIT,
+        )) {
           const tasks = tasksOf(agent_id);
           if (tasks) this.relay(tasks, run_id);
         }

@@ -63,6 +63,7 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
   app.addHook("onReady", async () => {
     push.startSweeps(
       app.deps.engine.owner,
+      registry.list().map((agent) => agent.agentId),
       (agentId) => {
         const agent = registry.get(agentId);
         return agent ? faceFor(agent).tasks : undefined;

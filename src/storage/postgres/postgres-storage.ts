@@ -342,8 +342,12 @@ export class PostgresStorage implements Storage {
     return this.#require().pushCursors.advance(runId, from, to, deliveries);
   }
 
-  async pushBacklog(owner: string, limit: number): Promise<PushBacklogEntry[]> {
-    return this.#require().pushCursors.backlog(owner, limit);
+  async pushBacklog(
+    owner: string,
+    agentIds: readonly string[],
+    limit: number,
+  ): Promise<PushBacklogEntry[]> {
+    return this.#require().pushCursors.backlog(owner, agentIds, limit);
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {

@@ -50,14 +50,19 @@ export class PushCursorRepository {
     }, TRANSACTION);
   }
 
-  async backlog(owner: string, limit: number): Promise<PushBacklogEntry[]> {
+  async backlog(
+    owner: string,
+    agentIds: readonly string[],
+    limit: number,
+  ): Promise<PushBacklogEntry[]> {
     const result = await this.#db.query<PushBacklogEntry>(
       `SELECT r.run_id, r.agent_id FROM a2a_push_cursors c JOIN runs r ON r.run_id = c.run_id
        WHERE EXISTS (SELECT 1 FROM a2a_push_configs p WHERE p.run_id = c.run_id)
          AND CASE WHEN r.status = 'pending' THEN r.owner IS NOT DISTINCT FROM $1
                   ELSE NOT c.closed OR c.seq < r.last_seq END
-       LIMIT $2`,
-      [owner, limit],
+         AND r.agent_id = ANY($2::text[])
+       LIMIT $3`,
+      [owner, agentIds, limit],
     );
     return result.rows;
   }

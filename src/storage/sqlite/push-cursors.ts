@@ -15,7 +15,7 @@ export class PushCursorRepository {
   readonly #get: Database.Statement<[string], CursorRow>;
   readonly #insert: Database.Statement<[string, number, number]>;
   readonly #move: Database.Statement<[number, number, string, number, number]>;
-  readonly #backlog: Database.Statement<[string, number], PushBacklogEntry>;
+  readonly #backlog: Database.Statement<[string, string, number], PushBacklogEntry>;
   readonly #advance: Database.Transaction<
     (
       runId: string,
@@ -38,6 +38,7 @@ export class PushCursorRepository {
        WHERE EXISTS (SELECT 1 FROM a2a_push_configs p WHERE p.run_id = c.run_id)
          AND CASE WHEN r.status = 'pending' THEN r.owner = ?
                   ELSE c.closed = 0 OR c.seq < r.last_seq END
+         AND r.agent_id IN (SELECT value FROM json_each(?))
        LIMIT ?`,
     );
     this.#advance = db.transaction((runId, from, to, deliveries) => {
@@ -65,7 +66,7 @@ export class PushCursorRepository {
     return this.#advance.immediate(runId, from, to, deliveries);
   }
 
-  backlog(owner: string, limit: number): PushBacklogEntry[] {
-    return this.#backlog.all(owner, limit);
+  backlog(owner: string, agentIds: readonly string[], limit: number): PushBacklogEntry[] {
+    return this.#backlog.all(owner, JSON.stringify(agentIds), limit);
   }
 }

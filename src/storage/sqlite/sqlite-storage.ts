@@ -445,8 +445,12 @@ export class SqliteStorage implements Storage {
     return this.#write((repos) => repos.pushCursors.advance(runId, from, to, deliveries));
   }
 
-  async pushBacklog(owner: string, limit: number): Promise<PushBacklogEntry[]> {
-    return this.#open().pushCursors.backlog(owner, limit);
+  async pushBacklog(
+    owner: string,
+    agentIds: readonly string[],
+    limit: number,
+  ): Promise<PushBacklogEntry[]> {
+    return this.#open().pushCursors.backlog(owner, agentIds, limit);
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {

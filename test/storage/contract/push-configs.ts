@@ -145,15 +145,19 @@ export function describePushConfigs(factory: StorageFactory): void {
       await storage.appendFrames([seqFrame(run, 1), seqFrame(run, 2, "final")]);
       await storage.updateRun(run, { status: run === done ? "success" : "interrupted" });
     }
-    const ids = async (owner: string) =>
-      new Set((await storage.pushBacklog(owner, 100)).map((entry) => entry.run_id));
+    const ids = async (owner: string, agents = ["agent-a"]) =>
+      new Set((await storage.pushBacklog(owner, agents, 100)).map((entry) => entry.run_id));
     const a = await ids("replica-a");
     const b = await ids("replica-b");
     for (const run of [mine, behind, moreFrames]) expect(a.has(run)).toBe(true);
     for (const run of [queued, done, noConfig]) expect(a.has(run)).toBe(false);
     for (const run of [behind, moreFrames]) expect(b.has(run)).toBe(true);
     for (const run of [mine, queued, done, noConfig]) expect(b.has(run)).toBe(false);
-    const [entry] = (await storage.pushBacklog("replica-a", 100)).filter((e) => e.run_id === mine);
+    // Only the agents asked for (those configured on the replica asking).
+    expect((await ids("replica-a", ["agent-b"])).size).toBe(0);
+    const [entry] = (await storage.pushBacklog("replica-a", ["agent-a"], 100)).filter(
+      (e) => e.run_id === mine,
+    );
     expect(entry).toEqual({ run_id: mine, agent_id: "agent-a" });
   });
 }
