@@ -255,7 +255,7 @@ function report(row, n, r) {
       ...base,
       id: `${id}-errors`,
       figure: `errors, ${label}`,
-      unit: "",
+      unit: "count",
       ours: p.errorCount,
       baseline: c.errorCount,
       ratio: null,
