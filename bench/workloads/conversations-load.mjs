@@ -84,8 +84,11 @@ async function oneRun() {
     }
     let last = 0;
     let tail = Buffer.alloc(0);
+    /** The start of a stream that has sent no token yet, to name the error if none comes. */
+    let head = "";
     for await (const chunk of res.body) {
       const now = performance.now();
+      if (got === 0 && head.length < 4096) head += chunk.toString("utf8");
       const found = countMarker(chunk, tail);
       tail = found.tail;
       if (found.n === 0) continue;
@@ -95,8 +98,13 @@ async function oneRun() {
       got += found.n;
       last = now;
     }
-    if (got !== opts.tokens) fail(`${got} tokens instead of ${opts.tokens}`);
-    else runs += 1;
+    if (got !== opts.tokens) {
+      // A run that failed says why in a RUN_ERROR event or an ACP error frame.
+      const why = head.match(/"(?:message|error|description)":"([^"]{0,120})/)?.[1];
+      fail(
+        `${got} tokens instead of ${opts.tokens}${why ? ` (${why.replace(/[0-9a-f-]{36}/g, "…")})` : ""}`,
+      );
+    } else runs += 1;
   } catch (err) {
     fail(err?.code ?? err?.name ?? "error");
   } finally {

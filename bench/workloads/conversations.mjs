@@ -13,12 +13,11 @@
 // generator (conversations-load.mjs, its own process) to the load CPU. Server CPU comes from
 // /proc/<pid>/stat before and after each phase, RSS is sampled every 250 ms while all N are
 // open (the median, minus the RSS at rest just before the phase).
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { cpuTimeMs, rssBytes, spawnNode, freePort, waitReady } from "../lib/proc.mjs";
+import { cpuTimeMs, freePort, rssBytes, spawnNode, waitReady } from "../lib/proc.mjs";
 import { BENCH_DIR, startOurs } from "../lib/servers.mjs";
-import { readFileSync } from "node:fs";
 
 const env = process.env;
 const TOKENS = Number(env.BENCH_CONV_TOKENS ?? 100);
@@ -62,10 +61,14 @@ agents:
 
 async function startHelper(plan, tmp, script, args, { onLoadCpu, ready }) {
   const port = await freePort();
-  const proc = spawnNode(plan, [join(BENCH_DIR, "workloads", script), "--port", String(port), ...args], {
-    logFile: join(tmp, `${script}.log`),
-    onLoadCpu,
-  });
+  const proc = spawnNode(
+    plan,
+    [join(BENCH_DIR, "workloads", script), "--port", String(port), ...args],
+    {
+      logFile: join(tmp, `${script}.log`),
+      onLoadCpu,
+    },
+  );
   const origin = `http://127.0.0.1:${port}`;
   await waitReady(proc, `${origin}${ready}`);
   return { proc, origin };
@@ -82,7 +85,16 @@ async function phase(ctx, { server, path, body, copilotkit, n, seconds, upstream
     ctx.plan,
     [
       join(BENCH_DIR, "workloads", "conversations-load.mjs"),
-      JSON.stringify({ origin: server.origin, path, body, copilotkit, n, seconds, rampMs: RAMP_MS, tokens: TOKENS }),
+      JSON.stringify({
+        origin: server.origin,
+        path,
+        body,
+        copilotkit,
+        n,
+        seconds,
+        rampMs: RAMP_MS,
+        tokens: TOKENS,
+      }),
     ],
     { onLoadCpu: true },
   );
@@ -106,7 +118,8 @@ async function phase(ctx, { server, path, body, copilotkit, n, seconds, upstream
   const wall = performance.now() - t0;
   const cpu = cpuTimeMs(server.pid) - cpu0;
   const upstreamCpu = cpuTimeMs(upstream.pid) - up0;
-  if (code !== 0) throw new Error(`load generator exited with ${code ?? signal}:\n${load.output.slice(-2000)}`);
+  if (code !== 0)
+    throw new Error(`load generator exited with ${code ?? signal}:\n${load.output.slice(-2000)}`);
   const res = JSON.parse(load.output.trim().split("\n").pop());
   rss.sort((a, b) => a - b);
   const openRss = rss.length > 0 ? rss[Math.floor(rss.length / 2)] : Number.NaN;
@@ -122,62 +135,91 @@ async function phase(ctx, { server, path, body, copilotkit, n, seconds, upstream
     rssPerConversation: (openRss - restRss) / n,
     restRss,
     openRss,
+    peakRss: rss.length > 0 ? rss[rss.length - 1] : Number.NaN,
   };
 }
 
 export async function conversationsWorkload(kit) {
   const { ctx, row, log, agentIds } = kit;
-  const avail = Number(readFileSync("/proc/meminfo", "utf8").match(/^MemAvailable:\s*(\d+) kB/m)?.[1] ?? 0) * 1024;
+  const avail =
+    Number(readFileSync("/proc/meminfo", "utf8").match(/^MemAvailable:\s*(\d+) kB/m)?.[1] ?? 0) *
+    1024;
   const levels = LEVELS.filter((n) => {
     const ok = n * MEMORY_PER_CONVERSATION < avail;
-    if (!ok) log(`conversations: skipping ${n} (needs about ${Math.round((n * MEMORY_PER_CONVERSATION) / 2 ** 20)} MB, ${Math.round(avail / 2 ** 20)} MB available)`);
+    if (!ok)
+      log(
+        `conversations: skipping ${n} (needs about ${Math.round((n * MEMORY_PER_CONVERSATION) / 2 ** 20)} MB, ${Math.round(avail / 2 ** 20)} MB available)`,
+      );
     return ok;
   });
   const query = `tokens=${TOKENS}&delay=${DELAY_MS}`;
   const helpers = [];
   try {
-    const upstream = await startHelper(ctx.plan, ctx.tmp, "token-upstream.mjs", [], { onLoadCpu: true, ready: "/" });
+    const upstream = await startHelper(ctx.plan, ctx.tmp, "token-upstream.mjs", [], {
+      onLoadCpu: true,
+      ready: "/",
+    });
     helpers.push(upstream);
     const upstreamUrl = `${upstream.origin}/agent?${query}`;
-    const relay = await startHelper(ctx.plan, ctx.tmp, "conversations-relay.mjs", ["--upstream", upstreamUrl], {
-      onLoadCpu: false,
-      ready: "/healthz",
-    });
-    helpers.push(relay);
-    const ours = await startOurs(ctx.plan, {
-      tmp: ctx.tmp,
-      configPath: writeConfig(ctx.tmp, upstreamUrl),
-      db: join(ctx.tmp, "conversations.db"),
-      env: { BENCH_CONV_TOKENS: String(TOKENS), BENCH_CONV_DELAY_MS: String(DELAY_MS) },
-    });
-    helpers.push(ours);
-    const agents = await agentIds(ours.origin);
-    const acpBody = (agent) =>
+    const configPath = writeConfig(ctx.tmp, upstreamUrl);
+    let fresh = 0;
+    // Each phase gets a fresh server, warmed up, so that its RSS at rest is not inflated by the
+    // heap an earlier phase grew, and one path's garbage is not collected during another's.
+    const starters = {
+      relay: async () => {
+        const relay = await startHelper(
+          ctx.plan,
+          ctx.tmp,
+          "conversations-relay.mjs",
+          ["--upstream", upstreamUrl],
+          {
+            onLoadCpu: false,
+            ready: "/healthz",
+          },
+        );
+        return { proc: relay.proc, origin: relay.origin };
+      },
+      ours: async () =>
+        startOurs(ctx.plan, {
+          tmp: ctx.tmp,
+          configPath,
+          db: join(ctx.tmp, `conversations-${++fresh}.db`),
+          env: { BENCH_CONV_TOKENS: String(TOKENS), BENCH_CONV_DELAY_MS: String(DELAY_MS) },
+        }),
+    };
+    const request = async (side, origin) => {
+      if (side === "relay") return { path: "/relay", body: acpBody("") };
+      if (side === "copilotkit") return { path: "/copilotkit/agent/remote/run", copilotkit: true };
+      const agents = await agentIds(origin);
+      return { path: "/runs/stream", body: acpBody(agents[side]) };
+    };
+    const acpBody = (agentId) =>
       JSON.stringify({
-        agent_id: agents[agent],
+        agent_id: agentId,
         input: { messages: [{ role: "user", content: "hello from the benchmark" }] },
         stream_mode: ["custom"],
       });
-    const paths = {
-      relay: { server: { pid: relay.proc.pid, origin: relay.origin }, path: "/relay", body: acpBody("remote") },
-      remote: { server: { pid: ours.proc.pid, origin: ours.origin }, path: "/runs/stream", body: acpBody("remote") },
-      local: { server: { pid: ours.proc.pid, origin: ours.origin }, path: "/runs/stream", body: acpBody("local") },
-      copilotkit: { server: { pid: ours.proc.pid, origin: ours.origin }, path: "/copilotkit/agent/remote/run", copilotkit: true },
+    const measure = async (side, n) => {
+      const server = await (side === "relay" ? starters.relay() : starters.ours());
+      try {
+        const req = await request(side === "copilotkit" ? "copilotkit" : side, server.origin);
+        const target = {
+          server: { pid: server.proc.pid, origin: server.origin },
+          upstream: upstream.proc,
+          ...req,
+        };
+        const w = await phase(ctx, { ...target, n: WARMUP.n, seconds: WARMUP.seconds });
+        if (w.errorCount > 0) throw new Error(`warm-up of ${side}: ${JSON.stringify(w.errors)}`);
+        log(`conversations: ${n} conversations, ${side}, ${PHASE_SECONDS} s`);
+        return await phase(ctx, { ...target, n, seconds: PHASE_SECONDS });
+      } finally {
+        await server.proc.stop();
+      }
     };
-    const run = (side, n, seconds) => phase(ctx, { ...paths[side], n, seconds, upstream: upstream.proc });
-
-    log(`conversations: warm-up (${WARMUP.n} conversations, ${WARMUP.seconds} s each path)`);
-    for (const side of ["relay", "remote", "local", "copilotkit"]) {
-      const w = await run(side, WARMUP.n, WARMUP.seconds);
-      if (w.errorCount > 0) throw new Error(`warm-up of ${side}: ${JSON.stringify(w.errors)}`);
-    }
     for (const n of levels) {
       const r = {};
       const sides = ["relay", "remote", "local", ...(n === COPILOTKIT_LEVEL ? ["copilotkit"] : [])];
-      for (const side of sides) {
-        log(`conversations: ${n} conversations, ${side}, ${PHASE_SECONDS} s`);
-        r[side] = await run(side, n, PHASE_SECONDS);
-      }
+      for (const side of sides) r[side] = await measure(side, n);
       report(row, n, r);
     }
   } finally {
@@ -194,7 +236,7 @@ function describe(p) {
     `${p.runs} runs, ${p.tokens} tokens in ${p.elapsed.toFixed(1)} s, errors: ${errors.length ? errors.join(", ") : "none"}; ` +
     `TTFT p50/p99 ${ms(p.ttft.p50)}/${ms(p.ttft.p99)}, gap p50/p99/max ${ms(p.gap.p50)}/${ms(p.gap.p99)}/${ms(p.gap.max)}; ` +
     `server core ${pct(p.serverCoreShare)}, upstream ${pct(p.upstreamCoreShare)}, load generator ${pct(p.loadCoreShare)}; ` +
-    `RSS ${(p.restRss / 2 ** 20).toFixed(0)} → ${(p.openRss / 2 ** 20).toFixed(0)} MB`
+    `RSS at rest ${(p.restRss / 2 ** 20).toFixed(0)} MB, with all open ${(p.openRss / 2 ** 20).toFixed(0)} MB (median; peak ${(p.peakRss / 2 ** 20).toFixed(0)} MB)`
   );
 }
 
@@ -219,8 +261,22 @@ function report(row, n, r) {
       baseline: c.tokensPerSecond,
       notes: `offered about ${offered.toLocaleString("en-US")}/s once all are open. ${describe(p)}. Relay: ${describe(c)}`,
     });
-    row({ ...base, id: `${id}-ttft50`, figure: `time to first token p50, ${label}`, unit: "ms", ours: p.ttft.p50, baseline: c.ttft.p50 });
-    row({ ...base, id: `${id}-ttft99`, figure: `time to first token p99, ${label}`, unit: "ms", ours: p.ttft.p99, baseline: c.ttft.p99 });
+    row({
+      ...base,
+      id: `${id}-ttft50`,
+      figure: `time to first token p50, ${label}`,
+      unit: "ms",
+      ours: p.ttft.p50,
+      baseline: c.ttft.p50,
+    });
+    row({
+      ...base,
+      id: `${id}-ttft99`,
+      figure: `time to first token p99, ${label}`,
+      unit: "ms",
+      ours: p.ttft.p99,
+      baseline: c.ttft.p99,
+    });
     row({
       ...base,
       id: `${id}-gap`,
