@@ -12,7 +12,8 @@
 //
 // Input: one JSON argument {origin, path, body | copilotkit, n, seconds, rampMs, tokens}.
 // `copilotkit: true` sends a fresh RunAgentInput (threadId, runId) per run instead of `body`.
-// Output (stdout): `ramped` once every conversation has started, then one JSON line of results.
+// Output (stdout): `ramped` once every conversation has started, `draining` when no run starts
+// any more, then one JSON line of results.
 import { randomUUID } from "node:crypto";
 import { Agent, request } from "undici";
 
@@ -122,7 +123,10 @@ async function conversation(i) {
 }
 
 const all = Array.from({ length: opts.n }, (_, i) => conversation(i));
+// The bench samples the server's RSS between these two lines: all N conversations started,
+// and no new run after this.
 setTimeout(() => process.stdout.write("ramped\n"), opts.rampMs);
+setTimeout(() => process.stdout.write("draining\n"), opts.seconds * 1000);
 await Promise.all(all);
 const elapsed = (performance.now() - started) / 1000;
 

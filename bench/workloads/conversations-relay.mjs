@@ -91,8 +91,8 @@ app.post("/relay", async (req, reply) => {
   }
 });
 
-// Node's default listen backlog (511), as the server under test has.
-await app.listen({ port: Number(values.port ?? 0), host: "127.0.0.1" });
+// The listen backlog the server under test has (src/server.ts).
+await app.listen({ port: Number(values.port ?? 0), host: "127.0.0.1", backlog: 4096 });
 const stop = () => app.close().then(() => process.exit(0));
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

@@ -46,7 +46,9 @@ agents:
   - name: remote
     version: 1.0.0
     description: The token upstream over HTTP (agui-http).
-    adapter: { type: agui-http, url: "${upstreamUrl}" }
+    # The relay waits for the upstream's headers without a limit; an upstream starved of CPU
+    # by the load generator beside it should not fail runs here only.
+    adapter: { type: agui-http, url: "${upstreamUrl}", connectTimeoutMs: 60000 }
     limits: ${limits}
   - name: local
     version: 1.0.0
@@ -98,20 +100,18 @@ async function phase(ctx, { server, path, body, copilotkit, n, seconds, upstream
     ],
     { onLoadCpu: true },
   );
+  // RSS while all N are open: sampled from the load generator's `ramped` line to its
+  // `draining` line (its own clock, so a late start of the process shifts both).
   const rss = [];
   let sampler;
-  const ramped = new Promise((resolve) => {
-    load.child.stdout.on("data", (chunk) => {
-      if (chunk.toString().includes("ramped")) resolve();
-    });
+  load.child.stdout.on("data", (chunk) => {
+    const text = chunk.toString();
+    if (text.includes("ramped") && sampler === undefined) {
+      sampler = setInterval(() => rss.push(rssBytes(server.pid)), 250);
+    }
+    if (text.includes("draining")) clearInterval(sampler);
   });
-  ramped.then(() => {
-    const until = t0 + seconds * 1000;
-    sampler = setInterval(() => {
-      if (performance.now() < until) rss.push(rssBytes(server.pid));
-    }, 250);
-  });
-  const killer = setTimeout(() => load.child.kill("SIGKILL"), (seconds + 90) * 1000);
+  const killer = setTimeout(() => load.child.kill("SIGKILL"), (seconds + 180) * 1000);
   const { code, signal } = await load.exited;
   clearTimeout(killer);
   clearInterval(sampler);
