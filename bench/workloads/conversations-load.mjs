@@ -12,8 +12,7 @@
 //
 // Input: one JSON argument {origin, path, body | copilotkit, n, seconds, rampMs, tokens}.
 // `copilotkit: true` sends a fresh RunAgentInput (threadId, runId) per run instead of `body`.
-// Output (stdout): `ramped` once every conversation has started, `draining` when no run starts
-// any more, then one JSON line of results.
+// Output (stdout): `ramped`, `open K` lines, `draining` (see below), then one JSON line of results.
 import { randomUUID } from "node:crypto";
 import { Agent, request } from "undici";
 
@@ -62,6 +61,8 @@ let runs = 0;
 let tokens = 0;
 let open = 0;
 let maxOpen = 0;
+/** Runs whose response has started and not ended. */
+let streaming = 0;
 const fail = (kind) => {
   errors[kind] = (errors[kind] ?? 0) + 1;
 };
@@ -71,6 +72,7 @@ async function oneRun() {
   open += 1;
   maxOpen = Math.max(maxOpen, open);
   let got = 0;
+  let counted = false;
   try {
     const res = await request(`${opts.origin}${opts.path}`, {
       method: "POST",
@@ -83,6 +85,8 @@ async function oneRun() {
       await res.body.dump();
       return;
     }
+    streaming += 1;
+    counted = true;
     let last = 0;
     let tail = Buffer.alloc(0);
     /** The start of a stream that has sent no token yet, to name the error if none comes. */
@@ -111,6 +115,7 @@ async function oneRun() {
   } finally {
     tokens += got;
     open -= 1;
+    if (counted) streaming -= 1;
   }
 }
 
@@ -123,10 +128,18 @@ async function conversation(i) {
 }
 
 const all = Array.from({ length: opts.n }, (_, i) => conversation(i));
-// The bench samples the server's RSS between these two lines: all N conversations started,
-// and no new run after this.
-setTimeout(() => process.stdout.write("ramped\n"), opts.rampMs);
-setTimeout(() => process.stdout.write("draining\n"), opts.seconds * 1000);
+// Between `ramped` (all N conversations started) and `draining` (no new run after this), an
+// `open K` line every 250 ms: K runs are streaming (headers in, not ended). The bench reads the
+// server's RSS as each arrives.
+let reporter;
+setTimeout(() => {
+  process.stdout.write("ramped\n");
+  reporter = setInterval(() => process.stdout.write(`open ${streaming}\n`), 250);
+}, opts.rampMs);
+setTimeout(() => {
+  clearInterval(reporter);
+  process.stdout.write("draining\n");
+}, opts.seconds * 1000);
 await Promise.all(all);
 const elapsed = (performance.now() - started) / 1000;
 

@@ -10,9 +10,10 @@
 //   copilotkit ours, `POST /copilotkit/agent/remote/run` (AG-UI SSE) of the remote agent
 //
 // The servers (ours, the relay) are pinned to the server CPU; the upstream and the load
-// generator (conversations-load.mjs, its own process) to the load CPU. Server CPU comes from
-// /proc/<pid>/stat before and after each phase, RSS is sampled every 250 ms while all N are
-// open (the median, minus the RSS at rest just before the phase).
+// generator (conversations-load.mjs, its own process) to the load CPU. Every phase starts a
+// fresh server of its path and warms it up. Server CPU comes from /proc/<pid>/stat before and
+// after the phase; RSS per open conversation is (the median RSS while the most runs stream −
+// the RSS at rest just before the phase) ÷ the runs streaming then.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -23,6 +24,8 @@ const env = process.env;
 const TOKENS = Number(env.BENCH_CONV_TOKENS ?? 100);
 const DELAY_MS = Number(env.BENCH_CONV_DELAY_MS ?? 20);
 const PHASE_SECONDS = Number(env.BENCH_CONV_SECONDS ?? 6);
+/** Alternations of the paths per level (relay, remote, in-process, relay…); medians reported. */
+const ROUNDS = Math.max(1, Math.round(Number(env.BENCH_CONV_ROUNDS ?? 1)));
 const RAMP_MS = Number(env.BENCH_CONV_RAMP_MS ?? 1000);
 /** 5,000 only when asked for (BENCH_CONV_LEVELS=100,1000,5000) and memory allows. */
 const LEVELS = (env.BENCH_CONV_LEVELS ?? "100,1000")
@@ -100,29 +103,34 @@ async function phase(ctx, { server, path, body, copilotkit, n, seconds, upstream
     ],
     { onLoadCpu: true },
   );
-  // RSS while all N are open: sampled from the load generator's `ramped` line to its
-  // `draining` line (its own clock, so a late start of the process shifts both).
-  const rss = [];
-  let sampler;
+  // RSS while the conversations stream: one sample per `open K` line of the load generator
+  // (K runs streaming at that moment), from its `ramped` line to its `draining` line.
+  const samples = [];
+  let pending = "";
   load.child.stdout.on("data", (chunk) => {
-    const text = chunk.toString();
-    if (text.includes("ramped") && sampler === undefined) {
-      sampler = setInterval(() => rss.push(rssBytes(server.pid)), 250);
+    pending += chunk.toString();
+    const lines = pending.split("\n");
+    pending = lines.pop();
+    for (const line of lines) {
+      if (line.startsWith("open "))
+        samples.push({ open: Number(line.slice(5)), rss: rssBytes(server.pid) });
     }
-    if (text.includes("draining")) clearInterval(sampler);
   });
   const killer = setTimeout(() => load.child.kill("SIGKILL"), (seconds + 180) * 1000);
   const { code, signal } = await load.exited;
   clearTimeout(killer);
-  clearInterval(sampler);
   const wall = performance.now() - t0;
   const cpu = cpuTimeMs(server.pid) - cpu0;
   const upstreamCpu = cpuTimeMs(upstream.pid) - up0;
   if (code !== 0)
     throw new Error(`load generator exited with ${code ?? signal}:\n${load.output.slice(-2000)}`);
   const res = JSON.parse(load.output.trim().split("\n").pop());
-  rss.sort((a, b) => a - b);
-  const openRss = rss.length > 0 ? rss[Math.floor(rss.length / 2)] : Number.NaN;
+  // Per open conversation: the samples taken while at least 90 % of the most runs seen
+  // streaming at once were streaming (under overload many runs are still connecting).
+  const mostOpen = Math.max(0, ...samples.map((x) => x.open));
+  const steady = samples.filter((x) => x.open > 0 && x.open >= 0.9 * mostOpen);
+  const openRss = median(steady.map((x) => x.rss));
+  const openCount = median(steady.map((x) => x.open));
   const errorCount = Object.values(res.errors).reduce((a, b) => a + b, 0);
   return {
     ...res,
@@ -132,10 +140,11 @@ async function phase(ctx, { server, path, body, copilotkit, n, seconds, upstream
     serverCoreShare: cpu / wall,
     upstreamCoreShare: upstreamCpu / wall,
     loadCoreShare: res.cpuMs / wall,
-    rssPerConversation: (openRss - restRss) / n,
+    rssPerConversation: (openRss - restRss) / openCount,
     restRss,
     openRss,
-    peakRss: rss.length > 0 ? rss[rss.length - 1] : Number.NaN,
+    openCount,
+    peakRss: Math.max(...samples.map((x) => x.rss)),
   };
 }
 
@@ -199,7 +208,7 @@ export async function conversationsWorkload(kit) {
         input: { messages: [{ role: "user", content: "hello from the benchmark" }] },
         stream_mode: ["custom"],
       });
-    const measure = async (side, n) => {
+    const measure = async (side, n, round) => {
       const server = await (side === "relay" ? starters.relay() : starters.ours());
       try {
         const req = await request(side === "copilotkit" ? "copilotkit" : side, server.origin);
@@ -210,21 +219,60 @@ export async function conversationsWorkload(kit) {
         };
         const w = await phase(ctx, { ...target, n: WARMUP.n, seconds: WARMUP.seconds });
         if (w.errorCount > 0) throw new Error(`warm-up of ${side}: ${JSON.stringify(w.errors)}`);
-        log(`conversations: ${n} conversations, ${side}, ${PHASE_SECONDS} s`);
+        log(
+          `conversations: ${n} conversations, ${side}, round ${round + 1}/${ROUNDS}, ${PHASE_SECONDS} s`,
+        );
         return await phase(ctx, { ...target, n, seconds: PHASE_SECONDS });
       } finally {
         await server.proc.stop();
       }
     };
     for (const n of levels) {
-      const r = {};
       const sides = ["relay", "remote", "local", ...(n === COPILOTKIT_LEVEL ? ["copilotkit"] : [])];
-      for (const side of sides) r[side] = await measure(side, n);
+      const rounds = Object.fromEntries(sides.map((side) => [side, []]));
+      for (let i = 0; i < ROUNDS; i++) {
+        for (const side of sides) rounds[side].push(await measure(side, n, i));
+      }
+      const r = Object.fromEntries(sides.map((side) => [side, combine(rounds[side])]));
       report(row, n, r);
     }
   } finally {
     for (const h of helpers.reverse()) await h.proc.stop();
   }
+}
+
+const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? Number.NaN;
+
+/** The rounds of one path at one level: sums of counts, medians of the figures. */
+function combine(list) {
+  const pick = (f) => median(list.map(f));
+  const errors = {};
+  for (const p of list)
+    for (const [k, v] of Object.entries(p.errors)) errors[k] = (errors[k] ?? 0) + v;
+  return {
+    rounds: list,
+    runs: list.reduce((a, p) => a + p.runs, 0),
+    tokens: list.reduce((a, p) => a + p.tokens, 0),
+    elapsed: list.reduce((a, p) => a + p.elapsed, 0),
+    errors,
+    errorCount: list.reduce((a, p) => a + p.errorCount, 0),
+    tokensPerSecond: pick((p) => p.tokensPerSecond),
+    cpuPer1k: pick((p) => p.cpuPer1k),
+    ttft: { p50: pick((p) => p.ttft.p50), p99: pick((p) => p.ttft.p99) },
+    gap: {
+      p50: pick((p) => p.gap.p50),
+      p99: pick((p) => p.gap.p99),
+      max: Math.max(...list.map((p) => p.gap.max)),
+    },
+    rssPerConversation: pick((p) => p.rssPerConversation),
+    serverCoreShare: pick((p) => p.serverCoreShare),
+    upstreamCoreShare: pick((p) => p.upstreamCoreShare),
+    loadCoreShare: pick((p) => p.loadCoreShare),
+    restRss: pick((p) => p.restRss),
+    openRss: pick((p) => p.openRss),
+    openCount: pick((p) => p.openCount),
+    peakRss: Math.max(...list.map((p) => p.peakRss)),
+  };
 }
 
 const ms = (v) => (v === null ? "n/a" : `${v.toFixed(1)} ms`);
@@ -233,10 +281,10 @@ const pct = (v) => `${Math.round(v * 100)} %`;
 function describe(p) {
   const errors = Object.entries(p.errors).map(([k, v]) => `${v}× ${k}`);
   return (
-    `${p.runs} runs, ${p.tokens} tokens in ${p.elapsed.toFixed(1)} s, errors: ${errors.length ? errors.join(", ") : "none"}; ` +
+    `${p.rounds.length > 1 ? `medians of ${p.rounds.length} rounds: ` : ""}${p.runs} runs, ${p.tokens} tokens in ${p.elapsed.toFixed(1)} s, errors: ${errors.length ? errors.join(", ") : "none"}; ` +
     `TTFT p50/p99 ${ms(p.ttft.p50)}/${ms(p.ttft.p99)}, gap p50/p99/max ${ms(p.gap.p50)}/${ms(p.gap.p99)}/${ms(p.gap.max)}; ` +
     `server core ${pct(p.serverCoreShare)}, upstream ${pct(p.upstreamCoreShare)}, load generator ${pct(p.loadCoreShare)}; ` +
-    `RSS at rest ${(p.restRss / 2 ** 20).toFixed(0)} MB, with all open ${(p.openRss / 2 ** 20).toFixed(0)} MB (median; peak ${(p.peakRss / 2 ** 20).toFixed(0)} MB)`
+    `RSS at rest ${(p.restRss / 2 ** 20).toFixed(0)} MB, ${(p.openRss / 2 ** 20).toFixed(0)} MB with ${p.openCount} streaming (median; peak ${(p.peakRss / 2 ** 20).toFixed(0)} MB)`
   );
 }
 
@@ -296,6 +344,11 @@ function report(row, n, r) {
       baseline: c.cpuPer1k,
       target: side === "remote" ? "≤ 3× relay" : "—",
       met: side === "remote" ? cpuRatio <= 3 : null,
+      notes:
+        `user+system CPU of the server process (/proc) during the phase ÷ tokens delivered; ` +
+        `ratio per round (each beside the relay's of the same round): ${p.rounds
+          .map((x, i) => `${(x.cpuPer1k / c.rounds[i].cpuPer1k).toFixed(2)}×`)
+          .join(", ")}`,
     });
     row({
       ...base,
