@@ -12,7 +12,7 @@
 //
 // Input: one JSON argument {origin, path, body | copilotkit, n, seconds, rampMs, tokens}.
 // `copilotkit: true` sends a fresh RunAgentInput (threadId, runId) per run instead of `body`.
-// Output (stdout): `ramped`, `open K` lines, `draining` (see below), then one JSON line of results.
+// Output (stdout): `open K` lines (see below), then one JSON line of results.
 import { randomUUID } from "node:crypto";
 import { Agent, request } from "undici";
 
@@ -128,19 +128,16 @@ async function conversation(i) {
 }
 
 const all = Array.from({ length: opts.n }, (_, i) => conversation(i));
-// Between `ramped` (all N conversations started) and `draining` (no new run after this), an
-// `open K` line every 250 ms: K runs are streaming (headers in, not ended). The bench reads the
-// server's RSS as each arrives.
+// From the end of the ramp (all N conversations started) to the end, an `open K` line every
+// 250 ms: K runs are streaming (headers in, not ended). The bench reads the server's RSS as
+// each arrives.
 let reporter;
-setTimeout(() => {
-  process.stdout.write("ramped\n");
+const ramped = setTimeout(() => {
   reporter = setInterval(() => process.stdout.write(`open ${streaming}\n`), 250);
 }, opts.rampMs);
-setTimeout(() => {
-  clearInterval(reporter);
-  process.stdout.write("draining\n");
-}, opts.seconds * 1000);
 await Promise.all(all);
+clearTimeout(ramped);
+clearInterval(reporter);
 const elapsed = (performance.now() - started) / 1000;
 
 function summary(samples) {

@@ -104,7 +104,7 @@ async function phase(ctx, { server, path, body, copilotkit, n, seconds, upstream
     { onLoadCpu: true },
   );
   // RSS while the conversations stream: one sample per `open K` line of the load generator
-  // (K runs streaming at that moment), from its `ramped` line to its `draining` line.
+  // (K runs streaming at that moment), from the end of its ramp to its end.
   const samples = [];
   let pending = "";
   load.child.stdout.on("data", (chunk) => {
@@ -241,7 +241,11 @@ export async function conversationsWorkload(kit) {
   }
 }
 
-const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? Number.NaN;
+/** The median of the finite values (a phase where no run streamed has no RSS figure). */
+function median(list) {
+  const sorted = list.filter(Number.isFinite).sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
 
 /** The rounds of one path at one level: sums of counts, medians of the figures. */
 function combine(list) {
