@@ -267,7 +267,9 @@ export async function conversationsWorkload(kit) {
 /** The median of the finite values (a phase where no run streamed has no RSS figure). */
 function median(list) {
   const sorted = list.filter(Number.isFinite).sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  if (sorted.length === 0) return Number.NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /** The rounds of one path at one level: sums of counts, medians of the figures. */
