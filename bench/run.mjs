@@ -57,6 +57,7 @@ import {
   startOurs,
   writeBenchConfig,
 } from "./lib/servers.mjs";
+import { conversationsWorkload } from "./workloads/conversations.mjs";
 import { postgresWait } from "./workloads/postgres-wait.mjs";
 import { storageLargeRun } from "./workloads/storage-large-run.mjs";
 import { tracingWait } from "./workloads/tracing-wait.mjs";
@@ -775,6 +776,7 @@ const WORKLOADS = [
   { id: "idle-streams", run: idleStreams },
   { id: "thread-search", run: threadSearch },
   { id: "storage", run: () => storageLargeRun(kit()) },
+  { id: "conversations", run: () => conversationsWorkload(kit()) },
 ];
 
 // ---------------------------------------------------------------------------------------------

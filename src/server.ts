@@ -25,6 +25,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Connections the kernel queues for `accept` (see `listen` below). */
+const LISTEN_BACKLOG = 4096;
+
 /** Loads the config, opens storage, builds the app and listens. Used by the CLI and tests. */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const config = await loadConfig(options.configPath);
@@ -52,7 +55,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       logger: options.logger,
       shutdownGraceMs: options.shutdownGraceMs,
     });
-    await app.listen({ port: settings.port, host: settings.host });
+    // Node's default listen backlog is 511 connections waiting to be accepted. Thousands of
+    // clients opening streams within a second (a UI's conversations after a deploy or a
+    // reconnect) overflow it while the event loop is busy, and the overflow shows as
+    // connection resets and connect timeouts. The kernel caps the figure at
+    // net.core.somaxconn (4096 by default since Linux 5.4).
+    await app.listen({ port: settings.port, host: settings.host, backlog: LISTEN_BACKLOG });
   } catch (err) {
     await bus?.close();
     await storage.close();

@@ -14,6 +14,8 @@ export function fmt(value, unit) {
       return value >= 1024 * 1024
         ? `${fmtNum(value / 1024 / 1024, 1)} MB`
         : `${fmtNum(value / 1024, 1)} KB`;
+    case "count":
+      return fmtNum(value, 0);
     case "cpu-ms":
       return `${fmtNum(value, 3)} ms`;
     default:

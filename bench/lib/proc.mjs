@@ -140,14 +140,14 @@ export async function freePort() {
 }
 
 /**
- * Spawns `node <args>` (pinned to the server CPU when the plan says so), logging its output to
- * `logFile`. The child is registered for cleanup; `stop()` ends it (SIGTERM, then SIGKILL).
+ * Spawns `node <args>` (pinned to the server CPU when the plan says so, or to the load
+ * generator's with `onLoadCpu`), logging its output to `logFile`. The child is registered for
+ * cleanup; `stop()` ends it (SIGTERM, then SIGKILL).
  */
-export function spawnNode(plan, nodeArgs, { logFile, env, cwd } = {}) {
+export function spawnNode(plan, nodeArgs, { logFile, env, cwd, onLoadCpu = false } = {}) {
   const command = plan.applied ? plan.taskset : process.execPath;
-  const args = plan.applied
-    ? ["-c", String(plan.serverCpu), process.execPath, ...nodeArgs]
-    : nodeArgs;
+  const cpu = onLoadCpu ? plan.loadCpu : plan.serverCpu;
+  const args = plan.applied ? ["-c", String(cpu), process.execPath, ...nodeArgs] : nodeArgs;
   const child = spawn(command, args, {
     cwd,
     env: { ...process.env, ...env },
