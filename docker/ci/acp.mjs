@@ -38,7 +38,8 @@ const input = (text) => ({ messages: [{ role: "user", content: text }] });
 /** A waited run must have succeeded, and its output must hold `text` when one is given. */
 function expectSuccess(result, text) {
   const { run, output } = result;
-  if (run?.status !== "success") fail(`run ${run?.run_id} is ${run?.status}: ${JSON.stringify(output)}`);
+  if (run?.status !== "success")
+    fail(`run ${run?.run_id} is ${run?.status}: ${JSON.stringify(output)}`);
   if (text !== undefined && !JSON.stringify(output).includes(text)) {
     fail(`run ${run.run_id} output lacks ${JSON.stringify(text)}: ${JSON.stringify(output)}`);
   }
@@ -80,7 +81,10 @@ switch (command) {
   }
   case "run": {
     const [agent, text] = args;
-    const result = await json("POST", "/runs/wait", { agent_id: await agentId(agent), input: input(text) });
+    const result = await json("POST", "/runs/wait", {
+      agent_id: await agentId(agent),
+      input: input(text),
+    });
     expectSuccess(result);
     console.log(`${agent}: ${JSON.stringify(result.output).slice(0, 160)}`);
     break;

@@ -11,7 +11,7 @@ volume=acp-agui-ci-data
 grace=10      # the server's SHUTDOWN_GRACE_SECONDS (the image's default)
 stop_wait=25  # what podman stop gives it before SIGKILL: more than the grace, so a kill shows
 
-context="$(mktemp -d)"
+context=""
 cleanup() {
   local status=$?
   if [ "$status" -ne 0 ] && podman container exists "$container" 2>/dev/null; then
@@ -20,11 +20,12 @@ cleanup() {
   fi
   podman rm -f -t 0 "$container" >/dev/null 2>&1 || true
   podman volume rm -f "$volume" >/dev/null 2>&1 || true
-  rm -rf "$context"
+  [ -z "$context" ] || rm -rf "$context"
 }
 trap cleanup EXIT
-cleanup
+cleanup # what an interrupted run may have left
 
+context="$(mktemp -d)"
 # ---- build, from what a clone holds and nothing else
 (cd "$repo" && git ls-files -z | xargs -0 tar -cf -) | tar -xf - -C "$context"
 started=$(date +%s)
