@@ -61,14 +61,13 @@ build_cached() {
   log "$(basename "$image") built in $(since "$started") s"
 }
 
-# Node: the context holds this machine's node, npm and headers (node.Containerfile copies them).
+# Node: the context holds this machine's node and npm (node.Containerfile copies them).
 node_context="$(mktemp -d)"
 trap 'rm -rf "$node_context"' EXIT
 node_bin="$(readlink -f "$(command -v node)")"
 node_prefix="$(dirname "$(dirname "$node_bin")")"
 cp "$node_bin" "$node_context/node"
 cp -r "$node_prefix/lib/node_modules/npm" "$node_context/npm"
-cp -r "$node_prefix/include/node" "$node_context/include"
 build_cached "$NODE_BASE_IMAGE" node.Containerfile "$node_context" \
   "$(sha256sum "$node_bin" | cut -c1-64) npm $(npm --version)"
 

@@ -10,9 +10,9 @@ url="http://127.0.0.1:$port"
 export ACP_AGUI_PORT="$port" ACP_AGUI_IMAGE="$APP_IMAGE" \
   POSTGRES_IMAGE="$POSTGRES_CI_IMAGE" NGINX_IMAGE="$NGINX_CI_IMAGE"
 
-compose() { podman-compose -p "$project" -f "$repo/docker/compose.yaml" "$@"; }
+compose() { podman-compose -p "$project" -f "$repo/docker/compose.yaml" "$@" 2> >(quiet_systemd >&2); }
 container_of() {
-  podman ps -a --format '{{.Names}}' \
+  pm ps -a --format '{{.Names}}' \
     --filter "label=io.podman.compose.project=$project" \
     --filter "label=io.podman.compose.service=$1" | head -n 1
 }
@@ -24,16 +24,16 @@ cleanup() {
       name="$(container_of "$service")"
       [ -n "$name" ] || continue
       echo "---- $name logs"
-      podman logs --tail 30 "$name" 2>&1 || true
+      pm logs --tail 30 "$name" 2>&1 || true
     done
   fi
   compose down -v -t 5 >/dev/null 2>&1 || true
-  podman volume rm -f "${project}_pgdata" >/dev/null 2>&1 || true
+  pm volume rm -f "${project}_pgdata" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 cleanup
 
-podman image exists "$APP_IMAGE" || fail "no $APP_IMAGE: run docker/ci/image.sh first"
+pm image exists "$APP_IMAGE" || fail "no $APP_IMAGE: run docker/ci/image.sh first"
 started=$(date +%s)
 
 # podman-compose does not wait for depends_on's service_healthy: start PostgreSQL first and
@@ -41,18 +41,18 @@ started=$(date +%s)
 compose up -d --no-build postgres >/dev/null
 postgres="$(container_of postgres)"
 for _ in $(seq 1 60); do
-  podman healthcheck run "$postgres" >/dev/null 2>&1 && break
+  pm healthcheck run "$postgres" >/dev/null 2>&1 && break
   sleep 1
 done
-podman healthcheck run "$postgres" >/dev/null || fail "PostgreSQL never became healthy"
+pm healthcheck run "$postgres" >/dev/null || fail "PostgreSQL never became healthy"
 log "compose: PostgreSQL is healthy"
 
 compose up -d --no-build >/dev/null
 wait_http "$url/readyz" 90 || fail "/readyz did not answer through nginx on port $port"
 for service in server-a server-b; do
   name="$(container_of "$service")"
-  podman healthcheck run "$name" >/dev/null || fail "$service is not healthy"
-  podman logs "$name" 2>&1 | grep -q '"acp-agui listening"' || fail "$service did not start"
+  pm healthcheck run "$name" >/dev/null || fail "$service is not healthy"
+  pm logs "$name" 2>&1 | grep -q '"acp-agui listening"' || fail "$service did not start"
 done
 log "compose: both replicas are healthy, nginx answers /readyz on port $port"
 

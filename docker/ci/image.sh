@@ -14,12 +14,12 @@ stop_wait=25  # what podman stop gives it before SIGKILL: more than the grace, s
 context=""
 cleanup() {
   local status=$?
-  if [ "$status" -ne 0 ] && podman container exists "$container" 2>/dev/null; then
+  if [ "$status" -ne 0 ] && pm container exists "$container" 2>/dev/null; then
     echo "---- $container logs"
-    podman logs --tail 60 "$container" 2>&1 || true
+    pm logs --tail 60 "$container" 2>&1 || true
   fi
-  podman rm -f -t 0 "$container" >/dev/null 2>&1 || true
-  podman volume rm -f "$volume" >/dev/null 2>&1 || true
+  pm rm -f -t 0 "$container" >/dev/null 2>&1 || true
+  pm volume rm -f "$volume" >/dev/null 2>&1 || true
   [ -z "$context" ] || rm -rf "$context"
 }
 trap cleanup EXIT
@@ -30,21 +30,24 @@ context="$(mktemp -d)"
 (cd "$repo" && git ls-files -z | xargs -0 tar -cf -) | tar -xf - -C "$context"
 started=$(date +%s)
 log "building docker/Dockerfile (NODE_IMAGE=$NODE_BASE_IMAGE)"
-# The CA bundle and the npm settings are mounted for the build's RUN steps, never copied in.
+# The CA bundle, the npm settings and Node's headers are mounted for the build's RUN steps,
+# never copied in.
+node_headers="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")/include/node"
 bud --build-arg NODE_IMAGE="$NODE_BASE_IMAGE" \
   -v /etc/ssl/certs:/etc/ssl/certs:ro \
   -v "$ci_dir/npmrc:/usr/local/etc/npmrc:ro" \
+  -v "$node_headers:/usr/local/include/node:ro" \
   -f docker/Dockerfile -t "$APP_IMAGE" "$context" >/dev/null
-size="$(podman image inspect --format '{{.Size}}' "$APP_IMAGE")"
+size="$(pm image inspect --format '{{.Size}}' "$APP_IMAGE")"
 log "image built in $(since "$started") s: $APP_IMAGE, $((size / 1000000)) MB"
-healthcheck="$(podman image inspect --format '{{json .HealthCheck}}' "$APP_IMAGE")"
+healthcheck="$(pm image inspect --format '{{json .HealthCheck}}' "$APP_IMAGE")"
 case "$healthcheck" in *readyz*) ;; *) fail "the image has no HEALTHCHECK (got $healthcheck)" ;; esac
 
 # ---- run
 port="$(free_port)"
 url="http://127.0.0.1:$port"
 start() {
-  podman run -d --name "$container" -p "127.0.0.1:$port:8000" -v "$volume:/data" "$APP_IMAGE" >/dev/null
+  pm run -d --name "$container" -p "127.0.0.1:$port:8000" -v "$volume:/data" "$APP_IMAGE" >/dev/null
 }
 start
 wait_http "$url/readyz" 60 || fail "/readyz did not answer through port $port"
@@ -55,17 +58,17 @@ log "ACP run: $(acp run "$url" echo "hello from the image")"
 log "ACP run: $(acp run "$url" word-count "one two three")"
 
 # The server is PID 1 in the container; its owner as the host sees it (no user namespace).
-pid="$(podman inspect --format '{{.State.Pid}}' "$container")"
+pid="$(pm inspect --format '{{.State.Pid}}' "$container")"
 uid="$(stat -c %u "/proc/$pid")"
 [ "$uid" != 0 ] || fail "the server runs as root"
-log "the server runs as uid $uid ($(podman exec "$container" id -un))"
+log "the server runs as uid $uid ($(pm exec "$container" id -un))"
 
-podman healthcheck run "$container" || fail "the HEALTHCHECK command failed"
+pm healthcheck run "$container" || fail "the HEALTHCHECK command failed"
 log "the HEALTHCHECK command passes"
 
 # ---- the SQLite file outlives the container process
 read -r thread run < <(acp thread-run "$url" echo "kept across a restart")
-podman restart -t "$stop_wait" "$container" >/dev/null
+pm restart -t "$stop_wait" "$container" >/dev/null
 wait_http "$url/readyz" 60 || fail "/readyz did not answer after the restart"
 acp check-run "$url" "$thread" "$run" "kept across a restart"
 log "thread $thread and its run are there after a restart"
@@ -74,13 +77,13 @@ log "thread $thread and its run are there after a restart"
 long="$(for i in $(seq 1 150); do printf 'word%s ' "$i"; done)"
 read -r thread run < <(acp start-run "$url" echo "$long")
 started=$(date +%s)
-podman stop -t "$stop_wait" "$container" >/dev/null
+pm stop -t "$stop_wait" "$container" >/dev/null
 took=$(since "$started")
-code="$(podman inspect --format '{{.State.ExitCode}}' "$container")"
+code="$(pm inspect --format '{{.State.ExitCode}}' "$container")"
 [ "$code" = 0 ] || fail "the server exited with $code on SIGTERM"
 [ "$took" -le "$((grace + 2))" ] || fail "the stop took ${took} s, beyond the ${grace} s grace"
-podman logs "$container" 2>&1 | grep -q '"shutting down"' || fail "no shutdown line in the log"
-podman start "$container" >/dev/null
+pm logs "$container" 2>&1 | grep -q '"shutting down"' || fail "no shutdown line in the log"
+pm start "$container" >/dev/null
 wait_http "$url/readyz" 60 || fail "/readyz did not answer after the stop"
 acp check-run "$url" "$thread" "$run" "word150"
 log "SIGTERM: exit 0 after ${took} s, the running run $run finished as a success"
