@@ -59,15 +59,26 @@ async function newThreadRun(agent, text, wait) {
   const { run_id } = await json("POST", `/threads/${thread_id}/runs`, {
     agent_id,
     input: input(text),
+    stream_mode: ["custom"],
   });
-  // Left running: return once it has started, so a stop that follows finds it executing.
-  for (let i = 0; i < 100; i++) {
-    const run = await json("GET", `/threads/${thread_id}/runs/${run_id}`);
-    if (run.status === "running") return `${thread_id} ${run_id}`;
-    if (run.status !== "pending") fail(`run ${run_id} is ${run.status} before the stop`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  // Left running: return once the agent has streamed its first words (ACP has no "running"
+  // status: a run is pending until it ends), so a stop that follows finds it executing.
+  const controller = new AbortController();
+  const response = await fetch(`${base}/threads/${thread_id}/runs/${run_id}/stream`, {
+    signal: controller.signal,
+  }).catch((err) => fail(`stream of ${run_id}: ${err.message}`));
+  if (!response.ok) fail(`stream of ${run_id}: ${response.status}`);
+  const decoder = new TextDecoder();
+  let seen = "";
+  for await (const chunk of response.body) {
+    seen += decoder.decode(chunk, { stream: true });
+    if (seen.includes("TEXT_MESSAGE_CONTENT")) {
+      controller.abort();
+      return `${thread_id} ${run_id}`;
+    }
+    if (seen.includes("RUN_FINISHED")) break;
   }
-  fail(`run ${run_id} never started`);
+  fail(`run ${run_id} ended before any of its text was streamed: ${seen.slice(0, 300)}`);
 }
 
 switch (command) {

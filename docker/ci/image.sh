@@ -16,7 +16,7 @@ cleanup() {
   local status=$?
   if [ "$status" -ne 0 ] && pm container exists "$container" 2>/dev/null; then
     echo "---- $container logs"
-    pm logs --tail 60 "$container" 2>&1 || true
+    pm logs --tail 30 "$container" 2>&1 || true
   fi
   pm rm -f -t 0 "$container" >/dev/null 2>&1 || true
   pm volume rm -f "$volume" >/dev/null 2>&1 || true
@@ -74,7 +74,8 @@ acp check-run "$url" "$thread" "$run" "kept across a restart"
 log "thread $thread and its run are there after a restart"
 
 # ---- SIGTERM: a running run finishes within the grace period, then the process exits 0
-long="$(for i in $(seq 1 150); do printf 'word%s ' "$i"; done)"
+# 250 words at the echo agent's 20 ms each: about 5 s of a run, within the grace period.
+long="$(for i in $(seq 1 250); do printf 'word%s ' "$i"; done)"
 read -r thread run < <(acp start-run "$url" echo "$long")
 started=$(date +%s)
 pm stop -t "$stop_wait" "$container" >/dev/null
@@ -85,7 +86,7 @@ code="$(pm inspect --format '{{.State.ExitCode}}' "$container")"
 pm logs "$container" 2>&1 | grep -q '"shutting down"' || fail "no shutdown line in the log"
 pm start "$container" >/dev/null
 wait_http "$url/readyz" 60 || fail "/readyz did not answer after the stop"
-acp check-run "$url" "$thread" "$run" "word150"
+acp check-run "$url" "$thread" "$run" "word250"
 log "SIGTERM: exit 0 after ${took} s, the running run $run finished as a success"
 
 log "image checks passed ($((size / 1000000)) MB)"
