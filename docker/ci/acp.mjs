@@ -63,20 +63,21 @@ async function newThreadRun(agent, text, wait) {
   });
   // Left running: return once the agent has streamed its first words (ACP has no "running"
   // status: a run is pending until it ends), so a stop that follows finds it executing.
-  const controller = new AbortController();
-  const response = await fetch(`${base}/threads/${thread_id}/runs/${run_id}/stream`, {
-    signal: controller.signal,
-  }).catch((err) => fail(`stream of ${run_id}: ${err.message}`));
+  const response = await fetch(`${base}/threads/${thread_id}/runs/${run_id}/stream`).catch((err) =>
+    fail(`stream of ${run_id}: ${err.message}`),
+  );
   if (!response.ok) fail(`stream of ${run_id}: ${response.status}`);
+  const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let seen = "";
-  for await (const chunk of response.body) {
-    seen += decoder.decode(chunk, { stream: true });
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done || seen.includes("RUN_FINISHED")) break;
+    seen += decoder.decode(value, { stream: true });
     if (seen.includes("TEXT_MESSAGE_CONTENT")) {
-      controller.abort();
+      await reader.cancel();
       return `${thread_id} ${run_id}`;
     }
-    if (seen.includes("RUN_FINISHED")) break;
   }
   fail(`run ${run_id} ended before any of its text was streamed: ${seen.slice(0, 300)}`);
 }
