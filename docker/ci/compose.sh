@@ -10,11 +10,18 @@ url="http://127.0.0.1:$port"
 export ACP_AGUI_PORT="$port" ACP_AGUI_IMAGE="$APP_IMAGE" \
   POSTGRES_IMAGE="$POSTGRES_CI_IMAGE" NGINX_IMAGE="$NGINX_CI_IMAGE"
 
-compose() { podman-compose -p "$project" -f "$repo/docker/compose.yaml" "$@" 2> >(quiet_systemd >&2); }
+# podman-compose 1.0.3 says "Error" where nothing is wrong: when it looks for a volume before
+# making it, and when `up` of some services tries to make the already running postgres again
+# (it ignores --no-deps). Those lines go too.
+compose() {
+  podman-compose -p "$project" -f "$repo/docker/compose.yaml" "$@" 2> >(quiet_podman |
+    grep -v --line-buffered -e "no such volume ${project}_pgdata" \
+      -e "name \"${project}_postgres_1\" is already in use" >&2 || true)
+}
 container_of() {
   pm ps -a --format '{{.Names}}' \
     --filter "label=io.podman.compose.project=$project" \
-    --filter "label=io.podman.compose.service=$1" | head -n 1
+    --filter "label=com.docker.compose.service=$1" | head -n 1
 }
 
 cleanup() {
@@ -29,6 +36,7 @@ cleanup() {
   fi
   compose down -v -t 5 >/dev/null 2>&1 || true
   pm volume rm -f "${project}_pgdata" >/dev/null 2>&1 || true
+  pm network rm -f "${project}_default" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 cleanup
@@ -47,7 +55,7 @@ done
 pm healthcheck run "$postgres" >/dev/null || fail "PostgreSQL never became healthy"
 log "compose: PostgreSQL is healthy"
 
-compose up -d --no-build >/dev/null
+compose up -d --no-build --no-deps server-a server-b lb >/dev/null
 wait_http "$url/readyz" 90 || fail "/readyz did not answer through nginx on port $port"
 for service in server-a server-b; do
   name="$(container_of "$service")"

@@ -15,10 +15,10 @@ POSTGRES_CI_IMAGE=localhost/acp-agui-ci/postgres
 NGINX_CI_IMAGE=localhost/acp-agui-ci/nginx
 APP_IMAGE=localhost/acp-agui-ci/app
 
-# podman sets healthcheck timers up with systemd, absent here: it says so at every container's
-# start and removal, and goes on. Those lines go; every other one stays.
-quiet_systemd() { grep -v --line-buffered 'unable to get systemd connection' || true; }
-pm() { podman "$@" 2> >(quiet_systemd >&2); }
+# podman sets healthcheck timers up with systemd and logs to syslog, both absent here: it says
+# so at every container's start and removal, and goes on. Those lines go; every other one stays.
+quiet_podman() { grep -v --line-buffered -e 'unable to get systemd connection' -e 'failed to connect to syslog' || true; }
+pm() { podman "$@" 2> >(quiet_podman >&2); }
 
 log() { echo "docker-ci: $*"; }
 fail() {
