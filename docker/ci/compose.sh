@@ -48,11 +48,13 @@ started=$(date +%s)
 # wait for its healthcheck (compose.yaml's pg_isready) to pass.
 compose up -d --no-build postgres >/dev/null
 postgres="$(container_of postgres)"
+[ -n "$postgres" ] || fail "compose made no postgres container"
+health=""
 for _ in $(seq 1 60); do
-  pm healthcheck run "$postgres" >/dev/null 2>&1 && break
+  health="$(pm healthcheck run "$postgres" 2>&1)" && break
   sleep 1
 done
-pm healthcheck run "$postgres" >/dev/null || fail "PostgreSQL never became healthy"
+pm healthcheck run "$postgres" >/dev/null || fail "PostgreSQL never became healthy: $health"
 log "compose: PostgreSQL is healthy"
 
 compose up -d --no-build --no-deps server-a server-b lb >/dev/null
