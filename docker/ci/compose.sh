@@ -62,7 +62,8 @@ wait_http "$url/readyz" 90 || fail "/readyz did not answer through nginx on port
 for service in server-a server-b; do
   name="$(container_of "$service")"
   pm healthcheck run "$name" >/dev/null || fail "$service is not healthy"
-  pm logs "$name" 2>&1 | grep -q '"acp-agui listening"' || fail "$service did not start"
+  logs="$(pm logs "$name" 2>&1)" # not piped: grep -q would fail the pipe (pipefail)
+  grep -q '"acp-agui listening"' <<<"$logs" || fail "$service did not start"
 done
 log "compose: both replicas are healthy, nginx answers /readyz on port $port"
 

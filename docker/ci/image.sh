@@ -83,7 +83,9 @@ took=$(since "$started")
 code="$(pm inspect --format '{{.State.ExitCode}}' "$container")"
 [ "$code" = 0 ] || fail "the server exited with $code on SIGTERM"
 [ "$took" -le "$((grace + 2))" ] || fail "the stop took ${took} s, beyond the ${grace} s grace"
-pm logs "$container" 2>&1 | grep -q '"shutting down"' || fail "no shutdown line in the log"
+# Into a variable first: grep -q stopping at the first match would fail the pipe (pipefail).
+logs="$(pm logs "$container" 2>&1)"
+grep -q '"shutting down"' <<<"$logs" || fail "no shutdown line in the log"
 pm start "$container" >/dev/null
 wait_http "$url/readyz" 60 || fail "/readyz did not answer after the stop"
 acp check-run "$url" "$thread" "$run" "word250"
