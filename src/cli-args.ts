@@ -10,6 +10,7 @@ export const CLI_OPTIONS = {
   grace: { type: "string" },
   owner: { type: "string" },
   help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
 } as const;
 
 type OptionName = keyof typeof CLI_OPTIONS;
@@ -31,6 +32,8 @@ export class UsageError extends Error {
 
 export interface CommandLine {
   help: boolean;
+  /** `--version`: print the package's version and exit. */
+  version?: boolean;
   command?: "serve" | "assign-owner";
   owner?: string;
   config?: string;
@@ -51,6 +54,7 @@ export function parseCommandLine(args: string[]): CommandLine {
   }
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
+  if (values.version) return { help: false, version: true };
   const [command = "serve", ...extra] = positionals;
   if (command !== "serve" && command !== "assign-owner") {
     throw new UsageError(`unknown command "${command}" (the commands are serve and assign-owner)`);

@@ -11,9 +11,11 @@ import { MIN_API_KEY_LENGTH } from "./config/settings.js";
 import { createLogger } from "./logging.js";
 import type { RunningServer } from "./server.js";
 import { releaseAfterStartUp } from "./startup-v8.js";
+import { redactStorageUrl } from "./storage/redact-url.js";
 
 const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db PATH]
        acp-agui assign-owner --db PATH|URL --owner key:NAME|user:ID
+       acp-agui --version
 
 Starts the ACP server with the agents of a config file (YAML or JSON).
 
@@ -79,6 +81,11 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
+  if (commandLine === "version") {
+    const { packageVersion } = await import("./paths.js");
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
+  }
   if ("assign" in commandLine) {
     const { database, owner } = commandLine;
     const { assignOwner } = await import("./assign-owner.js");
@@ -105,7 +112,10 @@ async function main(): Promise<void> {
     fail((err as Error).message);
   }
   releaseAfterStartUp();
-  logger.info({ url: server.url, database: server.settings.database }, "acp-agui listening");
+  logger.info(
+    { url: server.url, database: redactStorageUrl(server.settings.database) },
+    "acp-agui listening",
+  );
   const { settings } = server;
   if (settings.auth.keys.length === 0 && !LOOPBACK.test(settings.host)) {
     logger.warn(
@@ -143,6 +153,7 @@ async function main(): Promise<void> {
 function settingsFromCommandLine(args: string[], env: NodeJS.ProcessEnv) {
   const flags = parseCommandLine(args);
   if (flags.help) return "help" as const;
+  if (flags.version) return "version" as const;
   if (flags.command === "assign-owner") {
     const database = flags.db ?? (env.DATABASE_URL || undefined);
     if (!database) throw new UsageError("assign-owner needs --db PATH|URL (or DATABASE_URL)");

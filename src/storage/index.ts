@@ -1,4 +1,5 @@
 import { PostgresStorage } from "./postgres/postgres-storage.js";
+import { redactStorageUrl } from "./redact-url.js";
 import { SqliteStorage } from "./sqlite/sqlite-storage.js";
 import type { Storage } from "./types.js";
 
@@ -23,7 +24,9 @@ export function createStorage(url: string): Storage {
     path = path.slice("sqlite:".length);
     if (path.startsWith("//")) path = path.slice(2);
   } else if (/^[a-z][a-z0-9+.-]+:\/\//i.test(path)) {
-    throw new Error(`unsupported storage URL scheme in ${url}: use a SQLite path or postgres://`);
+    throw new Error(
+      `unsupported storage URL scheme in ${redactStorageUrl(url)}: use a SQLite path or postgres://`,
+    );
   }
   if (path === "") throw new Error(`storage URL ${url} names no SQLite file`);
   return new SqliteStorage({ path });

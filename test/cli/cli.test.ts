@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -61,6 +61,21 @@ describe("acp-agui serve", () => {
     cli.child.kill("SIGTERM");
     expect(await cli.exited).toBe(0);
     expect(cli.output().stdout).toContain("shutting down");
+  });
+
+  it("never logs the password of a PostgreSQL DATABASE_URL", async () => {
+    // The test server trusts local connections: any password is accepted, and must not show.
+    const cli = startCli(["serve", "--config", "config/sample.yaml", "--port", "0"], {
+      DATABASE_URL: "postgres://postgres:s3cret-Pa55@127.0.0.1:5432/test?schema=cli_redact",
+    });
+    await cli.listening;
+    cli.child.kill("SIGTERM");
+    expect(await cli.exited).toBe(0);
+    const { stdout, stderr } = cli.output();
+    expect(stdout).toContain(
+      '"database":"postgres://postgres:***@127.0.0.1:5432/test?schema=cli_redact"',
+    );
+    expect(stdout + stderr).not.toContain("s3cret-Pa55");
   });
 
   it("takes the config path and port from the environment", async () => {
@@ -226,6 +241,18 @@ describe("acp-agui called the wrong way", () => {
       expect(stdout).toBe("");
     },
   );
+
+  it("--version and -v print the package's version on stdout and exit 0", async () => {
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      version: string;
+    };
+    for (const flag of ["--version", "-v"]) {
+      const cli = startCli([flag]);
+      expect(await cli.exited).toBe(0);
+      expect(cli.output().stdout).toBe(`${version}\n`);
+      expect(cli.output().stderr).toBe("");
+    }
+  });
 
   it("--help prints the usage on stdout and exits 0", async () => {
     const cli = startCli(["--help"]);

@@ -1,9 +1,7 @@
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
 import { toAcpRun } from "../../engine/acp-mapping.js";
 import type { Metrics } from "../../metrics/metrics.js";
-import { packageRoot } from "../../paths.js";
+import { packageVersion } from "../../paths.js";
 import type { RunRecord } from "../../storage/types.js";
 import { runIdParams } from "../params.js";
 import { metricsRefusal } from "../plugins/metrics.js";
@@ -17,15 +15,6 @@ import { metricsRefusal } from "../plugins/metrics.js";
 export interface InspectorApiOptions {
   metrics?: Metrics;
 }
-
-const version = (() => {
-  try {
-    const pkg = JSON.parse(readFileSync(resolve(packageRoot, "package.json"), "utf8"));
-    return typeof pkg.version === "string" ? pkg.version : "unknown";
-  } catch {
-    return "unknown";
-  }
-})();
 
 const frameQuery = {
   type: "object",
@@ -57,7 +46,7 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
     const ready = await ops.ready();
     return {
       server: {
-        version,
+        version: packageVersion(),
         storage: ops.storageKind,
         ready,
         auth: settings.auth.keys.length > 0,

@@ -1,9 +1,7 @@
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from "fastify";
 import { isDomainError } from "../../errors.js";
-import { packageRoot } from "../../paths.js";
+import { packageVersion } from "../../paths.js";
 import { aguiValidator, describeErrors } from "../../validation/index.js";
 import { AguiFace, aclThreadId } from "../agui-face.js";
 import { agentFor, runtimeInfo, visibleAgents } from "../copilotkit/agents.js";
@@ -245,11 +243,4 @@ function mutationBody(body: unknown): MutationBody {
     throw new BadBody("body/archived must be a boolean");
   }
   return body as MutationBody;
-}
-
-function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(resolve(packageRoot, "package.json"), "utf8")) as {
-    version?: string;
-  };
-  return manifest.version ?? "0.0.0";
 }
