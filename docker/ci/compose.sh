@@ -50,17 +50,24 @@ compose up -d --no-build postgres >/dev/null
 postgres="$(container_of postgres)"
 [ -n "$postgres" ] || fail "compose made no postgres container"
 health=""
-for _ in $(seq 1 60); do
-  health="$(pm healthcheck run "$postgres" 2>&1)" && break
+# Once seen here, podman's healthcheck run kept failing while the server was ready; asking
+# pg_isready inside the container directly is the same question, so either answer will do.
+pg_ready() {
+  health="$(pm healthcheck run "$postgres" 2>&1)" || health="$health; $(pm exec "$postgres" pg_isready -h 127.0.0.1 2>&1)"
+}
+for _ in $(seq 1 120); do
+  pg_ready && break
   sleep 1
 done
-pm healthcheck run "$postgres" >/dev/null || fail "PostgreSQL never became healthy: $health"
+pg_ready || fail "PostgreSQL never became healthy: $health"
 log "compose: PostgreSQL is healthy"
 
 compose up -d --no-build --no-deps server-a server-b lb >/dev/null
 wait_http "$url/readyz" 90 || fail "/readyz did not answer through nginx on port $port"
 for service in server-a server-b; do
   name="$(container_of "$service")"
+  # nginx answers once either replica is up: give the other a little longer.
+  for _ in $(seq 1 30); do pm healthcheck run "$name" >/dev/null 2>&1 && break; sleep 1; done
   pm healthcheck run "$name" >/dev/null || fail "$service is not healthy"
   logs="$(pm logs "$name" 2>&1)" # not piped: grep -q would fail the pipe (pipefail)
   grep -q '"acp-agui listening"' <<<"$logs" || fail "$service did not start"
