@@ -31,11 +31,10 @@ export class WebhookRepository {
   }
 
   async enqueue(delivery: WebhookDelivery): Promise<void> {
-    await this.#db.write((db) => this.enqueueIn(db, delivery));
+    await this.#db.write((db) => this.#enqueue(db, delivery));
   }
 
-  /** Stores a delivery within the caller's transaction (see push-cursors.ts). */
-  async enqueueIn(db: Queryable, delivery: WebhookDelivery): Promise<void> {
+  async #enqueue(db: Queryable, delivery: WebhookDelivery): Promise<void> {
     try {
       await db.query(
         `INSERT INTO webhook_deliveries
