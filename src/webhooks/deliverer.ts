@@ -128,23 +128,41 @@ export class WebhookDeliverer {
     /** Headers sent besides the server's own (an A2A push config's token, its authorization). */
     headers?: Record<string, string>,
   ): Promise<void> {
+    await this.#storage.enqueueWebhook(this.delivery(run.run_id, url, runJson, headers));
+    this.#wake(0);
+  }
+
+  /**
+   * A delivery as `enqueue` stores it, for a caller that stores it in its own transaction
+   * (A2A push notifications, with their relay's cursor); call `wake` once it is stored.
+   */
+  delivery(
+    runId: string,
+    url: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): WebhookDelivery {
     // Strictly increasing within this process, so two status changes in one millisecond keep
     // their order by created_at.
     const createdAt = Math.max(Date.now(), this.#lastCreatedAt + 1);
     this.#lastCreatedAt = createdAt;
     const timestamp = new Date(createdAt).toISOString();
-    await this.#storage.enqueueWebhook({
+    return {
       delivery_id: randomUUID(),
-      run_id: run.run_id,
+      run_id: runId,
       url,
-      body: JSON.stringify(runJson),
+      body: JSON.stringify(body),
       attempts: 0,
       next_attempt_at: timestamp,
       state: "pending",
       last_error: null,
       created_at: timestamp,
       ...(headers ? { headers } : {}),
-    });
+    };
+  }
+
+  /** Deliveries were stored: send them now rather than at the next poll. */
+  wake(): void {
     this.#wake(0);
   }
 

@@ -63,11 +63,21 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
   // Push notifications go through the webhook deliverer: stored, retried, targets guarded.
   const closing = new AbortController();
   app.addHook("onClose", async () => closing.abort());
-  const push = new A2aPush(
-    app.deps.pushConfigs,
-    (runId, url, body, headers) => app.deps.webhooks.enqueue({ run_id: runId }, url, body, headers),
-    closing.signal,
-  );
+  const push = new A2aPush(app.deps.pushConfigs, app.deps.webhooks, closing.signal);
+  // Relays a stopped server left behind start again once this one is ready (its engine has
+  // recovered the runs it finds), and are looked for again as often as leases are checked.
+  app.addHook("onReady", async () => {
+    push.startSweeps(
+      app.deps.engine.owner,
+      registry.list().map((agent) => agent.agentId),
+      (agentId) => {
+        const agent = registry.get(agentId);
+        return agent ? faceFor(agent).tasks : undefined;
+      },
+      Math.max(1000, (settings.leaseSeconds * 1000) / 3),
+      (err) => app.log.error({ err }, "A2A push relay sweep failed"),
+    );
+  });
 
   /** The agent the path names; `forCard`: anyone may read its card (the caller is not checked). */
   const agentOf = (request: FastifyRequest, forCard = false): RegisteredAgent => {
@@ -83,8 +93,8 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
     }
     return agent;
   };
-  const faceOf = (request: FastifyRequest): A2aFace => {
-    const agent = agentOf(request);
+  const faceOf = (request: FastifyRequest): A2aFace => faceFor(agentOf(request));
+  const faceFor = (agent: RegisteredAgent): A2aFace => {
     let face = faces.get(agent.agentId);
     if (!face) {
       face = new A2aFace(runs, agent, push);
