@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -41,3 +42,36 @@ export const ofTask = (received: Received[], taskId: string) =>
       (r.body.statusUpdate as { taskId?: string } | undefined)?.taskId === taskId ||
       (r.body.artifactUpdate as { taskId?: string } | undefined)?.taskId === taskId,
   );
+
+/** An artifact update as a notification carries it. */
+export interface ArtifactChunk {
+  artifact: { artifactId: string; name?: string; parts: { text?: string }[] };
+  append?: boolean;
+  lastChunk?: boolean;
+}
+
+/**
+ * The chunks of the task's last answer: the `response` artifact updates after the last working
+ * status (a task run again after a restart answers again, from the start).
+ */
+export function lastAnswer(received: Received[]): ArtifactChunk[] {
+  const lastWorking = received.findLastIndex((r) => stateOf(r) === "TASK_STATE_WORKING");
+  return received
+    .slice(lastWorking + 1)
+    .map((r) => r.body.artifactUpdate as ArtifactChunk | undefined)
+    .filter((update): update is ArtifactChunk => update?.artifact?.name === "response");
+}
+
+/**
+ * Checks that chunks make one whole answer: one artifact, the first chunk not appended, the
+ * rest appended, the last marked `lastChunk`, the texts joined the full text.
+ */
+export function expectWholeAnswer(chunks: ArtifactChunk[], text: string): void {
+  expect(chunks.length).toBeGreaterThan(1);
+  expect(new Set(chunks.map((c) => c.artifact.artifactId)).size).toBe(1);
+  expect(chunks.map((c) => c.append ?? false)).toEqual(chunks.map((_, i) => i > 0));
+  expect(chunks.map((c) => c.lastChunk ?? false)).toEqual(
+    chunks.map((_, i) => i === chunks.length - 1),
+  );
+  expect(chunks.flatMap((c) => c.artifact.parts.map((p) => p.text ?? "")).join("")).toBe(text);
+}
