@@ -86,6 +86,16 @@ export class RunService {
     return followRunBatches(engine.storage, engine.bus, runId, options, engine.tails);
   }
 
+  /**
+   * The newest frame of the run that is stored. A run executing here publishes its frames
+   * before it stores them (frames/writer.ts), so a follower here reads some that are in memory
+   * only: lost if this replica dies, and numbered again by the replica that reruns the run.
+   * Infinite for a run not executing here: what a follower reads of it is stored.
+   */
+  storedSeq(runId: string): number {
+    return this.options.engine.tails.get(runId)?.storedSeq() ?? Number.POSITIVE_INFINITY;
+  }
+
   async create(
     who: Principal,
     kind: RunKind,

@@ -97,8 +97,8 @@ const SWEEP_LIMIT = 100;
  * `X-A2A-Notification-Token` and its authorization as the `Authorization` header.
  *
  * Durable: a task's relay records in storage how far it has queued the task's events (its
- * cursor, moved in the same transaction as the deliveries it queues, and only from where this
- * relay read it). A relay that stops (the server closes or dies) leaves the cursor where it got
+ * cursor, moved in the same transaction as the deliveries it queues, only from where this
+ * relay read it, and only over frames already stored). A relay that stops (the server closes or dies) leaves the cursor where it got
  * to; a sweep, at start-up and then periodically, restarts the relays that are behind — a
  * finished or paused task's on any replica, a running task's on the replica executing it —
  * and they carry on from the cursor. Two relays of one task never queue an event twice: the
@@ -240,6 +240,9 @@ export class A2aPush {
               this.deliverer.delivery(runId, config.url, event, headersOf(config)),
             ),
           );
+          // The cursor covers stored frames only: a replica that reruns the task after this
+          // one died numbers its frames on from what is stored.
+          if (!(await tasks.stored(runId, step.seq, this.signal))) return;
           const to = { seq: step.seq, closed: step.closing };
           if (!(await this.configs.advance(runId, cursor, to, deliveries))) return;
           cursor = to;

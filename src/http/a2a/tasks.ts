@@ -247,6 +247,20 @@ export class A2aTasks {
     yield { seq, events: [{ statusUpdate: { ...ids, status } }], closing: true };
   }
 
+  /**
+   * Waits until the run's frames up to `seq` are stored (see RunService.storedSeq), so that
+   * what is recorded as done with them (a push relay's cursor) never covers frames a replica
+   * that dies takes with it. False if the signal aborts first.
+   */
+  async stored(runId: string, seq: number, signal: AbortSignal): Promise<boolean> {
+    while (this.runs.storedSeq(runId) < seq) {
+      if (signal.aborted) return false;
+      // The frame writer stores what it published within STORE_DELAY_MS (50 ms).
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return !signal.aborted;
+  }
+
   /** Runs a run-service call, turning its domain errors into A2A ones. */
   private async acpCall<T>(call: () => Promise<T>): Promise<T> {
     try {
