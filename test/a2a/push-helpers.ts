@@ -1,6 +1,6 @@
-import { expect } from "vitest";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { expect } from "vitest";
 
 export interface Received {
   headers: IncomingHttpHeaders;

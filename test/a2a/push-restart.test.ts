@@ -20,14 +20,7 @@ import {
   TEST_DATABASE_URL,
 } from "../storage/pg-helpers.js";
 import { a2aClient, asTask, userMessage } from "./helpers.js";
-import {
-  expectWholeAnswer,
-  lastAnswer,
-  ofTask,
-  receiver,
-  stateOf,
-  until,
-} from "./push-helpers.js";
+import { expectWholeAnswer, lastAnswer, ofTask, receiver, stateOf, until } from "./push-helpers.js";
 
 const YAML = `
 agents:

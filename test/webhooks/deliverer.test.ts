@@ -356,7 +356,11 @@ describe("WebhookDeliverer claims", () => {
     const { deliverer: other } = makeDeliverer(storage, { leaseMs: 200 });
     cleanups.push(() => other.stop());
     deliverer.start();
-    await deliverer.enqueue({ run_id: runId }, `${receiver.origin}/hook`, runJson(runId, "success"));
+    await deliverer.enqueue(
+      { run_id: runId },
+      `${receiver.origin}/hook`,
+      runJson(runId, "success"),
+    );
     await receiver.waitForRequests(1);
     other.start();
     const [delivery] = await settled(storage, runId);
