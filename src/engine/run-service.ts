@@ -86,6 +86,16 @@ export class RunService {
     return followRunBatches(engine.storage, engine.bus, runId, options, engine.tails);
   }
 
+  /**
+   * The newest frame of the run that is stored. A run executing here publishes its frames
+   * before it stores them (frames/writer.ts), so a follower here reads some that are in memory
+   * only: lost if this replica dies, and numbered again by the replica that reruns the run.
+   * Infinite for a run not executing here: what a follower reads of it is stored.
+   */
+  storedSeq(runId: string): number {
+    return this.options.engine.tails.get(runId)?.storedSeq() ?? Number.POSITIVE_INFINITY;
+  }
+
   async create(
     who: Principal,
     kind: RunKind,
@@ -180,6 +190,15 @@ export class RunService {
 
   /** The caller's runs only, and of the agents it may use only: filtered in the query. */
   search(who: Principal, search: Partial<RunSearch>): Promise<RunRecord[]> {
+    return this.storage.searchRuns(this.callersQuery(who, search));
+  }
+
+  /** How many of the caller's runs `search` matches, over all its pages. */
+  count(who: Principal, search: Partial<RunSearch>): Promise<number> {
+    return this.storage.countSearchRuns(this.callersQuery(who, search));
+  }
+
+  private callersQuery(who: Principal, search: Partial<RunSearch>): RunSearch {
     const query: RunSearch = {
       limit: search.limit ?? 10,
       offset: search.offset ?? 0,
@@ -191,7 +210,14 @@ export class RunService {
     if (search.metadata) query.metadata = search.metadata;
     if (search.kind) query.kind = search.kind;
     if (search.thread_id) query.thread_id = search.thread_id;
-    return this.storage.searchRuns(query);
+    // The A2A face's task filters and its stable, most-recently-updated-first order.
+    if (search.statuses) query.statuses = search.statuses;
+    if (search.started !== undefined) query.started = search.started;
+    if (search.errcode) query.errcode = search.errcode;
+    if (search.updated_since) query.updated_since = search.updated_since;
+    if (search.order) query.order = search.order;
+    if (search.after) query.after = search.after;
+    return query;
   }
 
   async listThreadRuns(

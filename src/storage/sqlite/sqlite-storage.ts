@@ -11,7 +11,9 @@ import type {
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
+  PushBacklogEntry,
   PushConfigRecord,
+  PushCursor,
   RunCountFilter,
   RunFrame,
   RunPatch,
@@ -33,6 +35,7 @@ import { makeContainsFunction } from "./json.js";
 import { migrate } from "./migrate.js";
 import { OwnerLock } from "./owner-lock.js";
 import { PushConfigRepository } from "./push-configs.js";
+import { PushCursorRepository } from "./push-cursors.js";
 import { SqliteRetention } from "./retention.js";
 import { RunRepository } from "./runs.js";
 import { ThreadRepository } from "./threads.js";
@@ -52,6 +55,7 @@ interface Repositories {
   frames: FrameRepository;
   webhooks: WebhookRepository;
   pushConfigs: PushConfigRepository;
+  pushCursors: PushCursorRepository;
   /** Every write goes through it: one commit per event-loop turn (see group-commit.ts). */
   writes: GroupCommit;
   /** WAL checkpoints off the event loop (a file database only; see checkpointer.ts). */
@@ -141,14 +145,16 @@ export class SqliteStorage implements Storage {
       const threads = new ThreadRepository(db, checkpoints);
       const runs = new RunRepository(db);
       const frames = new FrameRepository(db);
+      const webhooks = new WebhookRepository(db);
       this.#repos = {
         db,
         checkpoints,
         threads,
         runs,
         frames,
-        webhooks: new WebhookRepository(db),
+        webhooks,
         pushConfigs: new PushConfigRepository(db),
+        pushCursors: new PushCursorRepository(db, webhooks),
         writes: new GroupCommit(db, counting),
         checkpointer: inMemory
           ? null
@@ -328,6 +334,10 @@ export class SqliteStorage implements Storage {
     return this.#open().runs.count(filter, limit);
   }
 
+  async countSearchRuns(search: RunSearch): Promise<number> {
+    return this.#open().runs.countSearch(search);
+  }
+
   async pendingRunsOfThread(threadId: string): Promise<RunRecord[]> {
     return this.#open().runs.pendingOfThread(threadId);
   }
@@ -420,6 +430,27 @@ export class SqliteStorage implements Storage {
 
   async deletePushConfig(runId: string, configId: string): Promise<boolean> {
     return this.#write((repos) => repos.pushConfigs.delete(runId, configId));
+  }
+
+  async getPushCursor(runId: string): Promise<PushCursor | null> {
+    return this.#open().pushCursors.get(runId);
+  }
+
+  async advancePushCursor(
+    runId: string,
+    from: PushCursor | null,
+    to: PushCursor,
+    deliveries: WebhookDelivery[],
+  ): Promise<boolean> {
+    return this.#write((repos) => repos.pushCursors.advance(runId, from, to, deliveries));
+  }
+
+  async pushBacklog(
+    owner: string,
+    agentIds: readonly string[],
+    limit: number,
+  ): Promise<PushBacklogEntry[]> {
+    return this.#open().pushCursors.backlog(owner, agentIds, limit);
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
