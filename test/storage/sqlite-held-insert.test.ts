@@ -23,6 +23,7 @@ const OWNER = "replica-1";
 function stateless(options: Partial<InsertRunOptions> = {}) {
   const run = newRun(id(), { kind: "stateless", metadata: { team: "blue" } });
   const insertOptions: InsertRunOptions = {
+    reject_if_busy: false,
     create_hidden_thread: true,
     claim: claimFor(OWNER),
     ...options,
@@ -151,6 +152,7 @@ describe("SQLite held inserts", () => {
     // The same run id again: the insert is refused.
     const again = newRun(id(), { kind: "stateless", run_id: first.run.run_id });
     const held = storage.insertRunHeld(again, {
+      reject_if_busy: false,
       create_hidden_thread: true,
       claim: claimFor(OWNER),
     })!;
@@ -171,9 +173,12 @@ describe("SQLite held inserts", () => {
   it("holds only what it can tell without a read", async () => {
     const storage = await open();
     const { run } = stateless();
-    expect(storage.insertRunHeld(run, { create_hidden_thread: true })).toBeUndefined();
+    expect(
+      storage.insertRunHeld(run, { reject_if_busy: false, create_hidden_thread: true }),
+    ).toBeUndefined();
     expect(
       storage.insertRunHeld(run, {
+        reject_if_busy: false,
         create_hidden_thread: true,
         claim: claimFor(OWNER),
         queue_limit: 5,
@@ -181,7 +186,11 @@ describe("SQLite held inserts", () => {
     ).toBeUndefined();
     const later = { ...run, start_after: new Date(Date.now() + 60_000).toISOString() };
     expect(
-      storage.insertRunHeld(later, { create_hidden_thread: true, claim: claimFor(OWNER) }),
+      storage.insertRunHeld(later, {
+        reject_if_busy: false,
+        create_hidden_thread: true,
+        claim: claimFor(OWNER),
+      }),
     ).toBeUndefined();
     await storage.close();
   });
