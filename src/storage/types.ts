@@ -254,6 +254,14 @@ export interface RunCountFilter {
   thread_id?: string;
 }
 
+/** See `Storage.insertRunHeld`. */
+export interface HeldInsert {
+  /** The run as its insert writes it. */
+  run: RunRecord;
+  /** Resolves with `run` once the insert is committed. */
+  committed: Promise<RunRecord>;
+}
+
 /** What `finishRun` does to the run's thread: set its status, or delete it. */
 export type ThreadOnFinish = { status: ThreadStatus } | { delete: true };
 
@@ -392,6 +400,18 @@ export interface Storage {
 
   // Runs
   insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord>;
+  /**
+   * Optional: `insertRun` for a run whose creator answers only at its end (`wait`), claimed
+   * by its insert (`options.claim`). Hands back at once the record the insert writes, so that
+   * the run can execute while its insert waits for its commit; `committed` resolves with it
+   * once committed, or rejects, having written nothing, as `insertRun` would. Until then the
+   * run does not exist for any reader. When the run's end (`finishRun` under the insert's
+   * claim) comes before the insert is written, the run is written once, in its final state,
+   * with the frames of its end, in one commit (the `finishRun` promise settles after
+   * `committed`). Undefined when the storage cannot tell the record without writing (a
+   * stateful run, one not due, a queue limit to check…): call `insertRun` then.
+   */
+  insertRunHeld?(run: NewRun, options: InsertRunOptions): HeldInsert | undefined;
   getRun(runId: string): Promise<RunRecord | null>;
   searchRuns(search: RunSearch): Promise<RunRecord[]>;
   /**

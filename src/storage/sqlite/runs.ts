@@ -33,6 +33,8 @@ import { StatementCache } from "./statements.js";
  * `INDEXED BY`: the partial index of pending runs holds every column the outer filter reads, in
  * queue order. Without statistics SQLite prefers `runs_by_status (status=?)` and fetches each
  * pending row from the table (measured: a third of the storage time of a run at 50 clients).
+ * The subqueries look at the thread's pending runs only (`runs_pending_by_thread`), not all
+ * of its runs (`runs_by_thread`, which the planner may rate alike, both being partial).
  */
 const CLAIM_SQL = `
   SELECT r.* FROM runs r INDEXED BY runs_claimable
@@ -41,12 +43,12 @@ const CLAIM_SQL = `
     AND r.start_after <= @now
     AND (@agents IS NULL OR r.agent_id IN (SELECT value FROM json_each(@agents)))
     AND NOT EXISTS (
-      SELECT 1 FROM runs o
+      SELECT 1 FROM runs o INDEXED BY runs_pending_by_thread
       WHERE o.thread_id = r.thread_id AND o.status = 'pending'
         AND (o.created_at < r.created_at OR (o.created_at = r.created_at AND o.seq < r.seq))
     )
     AND NOT EXISTS (
-      SELECT 1 FROM runs o
+      SELECT 1 FROM runs o INDEXED BY runs_pending_by_thread
       WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND o.seq <> r.seq
         AND o.owner IS NOT NULL AND o.lease_expires_at > @now
     )
@@ -126,8 +128,11 @@ export class RunRepository {
       "UPDATE threads SET status = 'busy', updated_at = ? WHERE thread_id = ?",
     );
     this.#delete = db.prepare("DELETE FROM runs WHERE run_id = ?");
+    // `INDEXED BY`: the thread's pending runs in order, not all its runs (which the planner may
+    // prefer without statistics, both indexes being partial).
     this.#pendingOfThread = db.prepare(
-      "SELECT * FROM runs WHERE thread_id = ? AND status = 'pending' ORDER BY created_at, seq",
+      `SELECT * FROM runs INDEXED BY runs_pending_by_thread
+       WHERE thread_id = ? AND status = 'pending' ORDER BY created_at, seq`,
     );
     this.#claimCandidate = db.prepare(CLAIM_SQL);
     this.#setLease = db.prepare(

@@ -8,6 +8,7 @@ import type {
   CreateThreadInput,
   Fence,
   FinishRunWrites,
+  HeldInsert,
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
@@ -31,6 +32,8 @@ import { WalCheckpointer } from "./checkpointer.js";
 import { CheckpointRepository } from "./checkpoints.js";
 import { FrameRepository } from "./frames.js";
 import { GroupCommit } from "./group-commit.js";
+import { HeldInserts } from "./held-inserts.js";
+import { HeldRunRows } from "./held-runs.js";
 import { makeContainsFunction } from "./json.js";
 import { migrate } from "./migrate.js";
 import { OwnerLock } from "./owner-lock.js";
@@ -52,6 +55,8 @@ interface Repositories {
   threads: ThreadRepository;
   checkpoints: CheckpointRepository;
   runs: RunRepository;
+  /** The rows of held inserts (see insertRunHeld). */
+  heldRuns: HeldRunRows;
   frames: FrameRepository;
   webhooks: WebhookRepository;
   pushConfigs: PushConfigRepository;
@@ -91,6 +96,8 @@ export class SqliteStorage implements Storage {
   #repos: Repositories | null = null;
   /** Commits and statements of this storage (see write-counts.ts), kept across reopenings. */
   readonly #counter = new WriteCounter();
+  /** Inserts held back for their run's end (see insertRunHeld). */
+  readonly #held = new HeldInserts();
 
   constructor(options: SqliteStorageOptions) {
     this.path = options.path;
@@ -151,6 +158,7 @@ export class SqliteStorage implements Storage {
         checkpoints,
         threads,
         runs,
+        heldRuns: new HeldRunRows(db, frames),
         frames,
         webhooks,
         pushConfigs: new PushConfigRepository(db),
@@ -213,6 +221,8 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     const repos = this.#repos;
     if (repos === null) return;
+    // Nothing accepted is dropped: held inserts join the last group.
+    this.#held.releaseAll();
     this.#repos = null;
     try {
       repos.writes.flushNow();
@@ -270,14 +280,17 @@ export class SqliteStorage implements Storage {
     threadId: string,
     metadata: Record<string, unknown>,
   ): Promise<ThreadRecord> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.threads.mergeMetadata(threadId, metadata));
   }
 
   async setThreadStatus(threadId: string, status: ThreadStatus): Promise<void> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.threads.setStatus(threadId, status));
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.threads.delete(threadId));
   }
 
@@ -286,12 +299,14 @@ export class SqliteStorage implements Storage {
     newThreadId: string,
     principal: string | null = null,
   ): Promise<ThreadRecord> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.threads.copy(threadId, newThreadId, principal));
   }
 
   // Checkpoints
 
   async addCheckpoint(threadId: string, checkpoint: NewCheckpoint): Promise<CheckpointRecord> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.checkpoints.add(threadId, checkpoint));
   }
 
@@ -311,6 +326,8 @@ export class SqliteStorage implements Storage {
     checkpointId: string | null,
     options: { discardRunId?: string } = {},
   ): Promise<void> {
+    this.#held.releaseThread(threadId);
+    if (options.discardRunId !== undefined) this.#held.release(options.discardRunId);
     return this.#write((repos) =>
       repos.checkpoints.restore(threadId, checkpointId, options.discardRunId),
     );
@@ -320,6 +337,25 @@ export class SqliteStorage implements Storage {
 
   async insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
     return this.#write((repos) => repos.runs.insert(run, options));
+  }
+
+  /**
+   * See `Storage.insertRunHeld`. Held here, the insert is queued by the first write that
+   * concerns the run or its hidden thread (every write method below releases it first), or
+   * after `HOLD_MS`; its end, when that comes first, is written with it as one row.
+   */
+  insertRunHeld(run: NewRun, options: InsertRunOptions): HeldInsert | undefined {
+    const repos = this.#open();
+    const record = repos.heldRuns.plan(run, options);
+    if (record === undefined) return undefined;
+    const committed = this.#held.hold(record, (end) =>
+      this.#write((r) =>
+        end === undefined
+          ? r.heldRuns.insertPlanned(record)
+          : r.heldRuns.insertFinished(record, end.patch, end.writes?.frames ?? []),
+      ),
+    );
+    return { run: record, committed };
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
@@ -343,6 +379,7 @@ export class SqliteStorage implements Storage {
   }
 
   async updateRun(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
+    this.#held.release(runId);
     return this.#write((repos) => repos.runs.update(runId, patch, fence));
   }
 
@@ -353,10 +390,13 @@ export class SqliteStorage implements Storage {
     fence?: Fence,
     writes?: FinishRunWrites,
   ): Promise<RunRecord> {
+    const once = this.#held.end(runId, patch, thread, fence, writes);
+    if (once !== undefined) return once;
     return this.#write((repos) => repos.finishRunTx(runId, patch, thread, fence, writes));
   }
 
   async deleteRun(runId: string): Promise<void> {
+    this.#held.release(runId);
     return this.#write((repos) => repos.runs.delete(runId));
   }
 
@@ -375,6 +415,7 @@ export class SqliteStorage implements Storage {
     leaseMs: number,
     now: Date,
   ): Promise<RunRecord | null> {
+    this.#held.release(runId);
     return this.#write((repos) => repos.runs.claimById(runId, owner, leaseMs, now));
   }
 
@@ -393,6 +434,7 @@ export class SqliteStorage implements Storage {
   // Frames
 
   async appendFrames(frames: RunFrame[], fence?: Fence): Promise<void> {
+    for (const frame of frames) this.#held.release(frame.run_id);
     return this.#write((repos) => repos.frames.append(frames, fence));
   }
 
@@ -403,6 +445,7 @@ export class SqliteStorage implements Storage {
   // Webhooks
 
   async enqueueWebhook(delivery: WebhookDelivery): Promise<void> {
+    this.#held.release(delivery.run_id);
     return this.#write((repos) => repos.webhooks.enqueue(delivery));
   }
 
@@ -421,6 +464,7 @@ export class SqliteStorage implements Storage {
   // A2A push notification configs
 
   async putPushConfig(config: PushConfigRecord): Promise<void> {
+    this.#held.release(config.run_id);
     return this.#write((repos) => repos.pushConfigs.put(config));
   }
 
@@ -429,6 +473,7 @@ export class SqliteStorage implements Storage {
   }
 
   async deletePushConfig(runId: string, configId: string): Promise<boolean> {
+    this.#held.release(runId);
     return this.#write((repos) => repos.pushConfigs.delete(runId, configId));
   }
 
@@ -454,6 +499,7 @@ export class SqliteStorage implements Storage {
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
+    this.#held.releaseAll();
     return this.#write(({ db }) => ({
       threads: db.prepare("UPDATE threads SET principal = ? WHERE principal IS NULL").run(principal)
         .changes,
