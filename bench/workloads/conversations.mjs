@@ -36,6 +36,11 @@ const LEVELS = (env.BENCH_CONV_LEVELS ?? "100,1000,5000")
  * (our server peaked near 100 KB per conversation at 5,000). */
 const MEMORY_PER_CONVERSATION = 1.5 * 1024 * 1024;
 const WARMUP = { n: 50, seconds: 2 };
+/** The paths measured (BENCH_CONV_PATHS=relay,remote to leave the in-process agent out). */
+const PATHS = (env.BENCH_CONV_PATHS ?? "relay,remote,local")
+  .split(",")
+  .map((s) => s.trim())
+  .filter((s) => ["relay", "remote", "local"].includes(s));
 
 function writeConfig(tmp, upstreamUrl) {
   const limits = `{ runTimeoutSeconds: 600, maxConcurrentRuns: 20000, maxQueuedRuns: 20000 }`;
@@ -254,7 +259,10 @@ export async function conversationsWorkload(kit) {
       }
     };
     for (const n of levels) {
-      const sides = ["relay", "remote", "local", ...(n === copilotkitLevel ? ["copilotkit"] : [])];
+      const sides = [
+        ...PATHS,
+        ...(n === copilotkitLevel && PATHS.includes("remote") ? ["copilotkit"] : []),
+      ];
       const rounds = Object.fromEntries(sides.map((side) => [side, []]));
       for (let i = 0; i < ROUNDS; i++) {
         for (const side of sides) rounds[side].push(await measure(side, n, i));
@@ -329,6 +337,7 @@ function report(row, n, r, highest) {
   ]) {
     const p = r[side];
     const c = r.relay;
+    if (!p || !c) continue;
     const id = `conv-${n}-${side}`;
     const base = { workload: W, baselineLabel: "relay" };
     row({
