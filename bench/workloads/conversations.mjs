@@ -225,7 +225,14 @@ export async function conversationsWorkload(kit) {
           tmp: ctx.tmp,
           configPath,
           db: join(ctx.tmp, `conversations-${++fresh}.db`),
-          env: { BENCH_CONV_TOKENS: String(TOKENS), BENCH_CONV_DELAY_MS: String(DELAY_MS) },
+          env: {
+            BENCH_CONV_TOKENS: String(TOKENS),
+            BENCH_CONV_DELAY_MS: String(DELAY_MS),
+            // Node/V8 options for our server only (not the relay, the upstream or the load).
+            ...(env.BENCH_CONV_SERVER_NODE_OPTIONS
+              ? { NODE_OPTIONS: env.BENCH_CONV_SERVER_NODE_OPTIONS }
+              : {}),
+          },
         }),
     };
     const request = async (side, origin) => {
