@@ -146,6 +146,9 @@ export async function phase(ctx, { server, path, body, copilotkit, n, seconds, u
     upstreamCoreShare: upstreamCpu / wall,
     loadCoreShare: res.cpuMs / wall,
     rssPerConversation: (openRss - restRss) / openCount,
+    // The same memory over every conversation held open (N requests in flight), streaming or
+    // still waiting for their run: the lower figure under overload.
+    rssPerHeld: (openRss - restRss) / n,
     restRss,
     openRss,
     openCount,
@@ -313,6 +316,7 @@ export function combine(list) {
       max: Math.max(...list.map((p) => p.gap.max)),
     },
     rssPerConversation: pick((p) => p.rssPerConversation),
+    rssPerHeld: pick((p) => p.rssPerHeld),
     serverCoreShare: pick((p) => p.serverCoreShare),
     upstreamCoreShare: pick((p) => p.upstreamCoreShare),
     loadCoreShare: pick((p) => p.loadCoreShare),
@@ -407,6 +411,7 @@ function report(row, n, r, highest) {
       baseline: c.rssPerConversation,
       target: side === "remote" ? "≤ 100 KB" : "—",
       met: side === "remote" ? p.rssPerConversation <= 100 * 1024 : null,
+      notes: `(median RSS while ≥ 90 % of the most runs seen streaming stream − RSS at rest) ÷ those runs (${p.openCount} of ${n}); ÷ all ${n} conversations held open instead: ${(p.rssPerHeld / 1024).toFixed(1)} KB (relay ${(c.rssPerHeld / 1024).toFixed(1)} KB)`,
     });
     row({
       ...base,
