@@ -53,7 +53,7 @@ describe("the AG-UI face's SSE stream", () => {
     const lines = (await res.text()).split("\n").filter((line) => line.startsWith("data: "));
     const events = lines.map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
     // Each line is exactly what the encoder writes for its event (JSON.stringify of it).
-    lines.forEach((line, i) => expect(line).toBe(`data: ${JSON.stringify(events[i])}`));
+    expect(lines).toEqual(events.map((event) => `data: ${JSON.stringify(event)}`));
     expect(events.map((e) => e.type)).toEqual([
       "RUN_STARTED",
       "TEXT_MESSAGE_START",
