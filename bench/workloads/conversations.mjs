@@ -438,7 +438,7 @@ function report(row, n, r, highest) {
       baselineLabel: "ACP stream p50",
       target: "≤ ACP stream",
       met: k.ttft.p50 <= a.ttft.p50 && k.ttft.p99 <= a.ttft.p99,
-      notes: `POST /copilotkit/agent/remote/run, a new thread per run; met when p50 and p99 are both no later than the ACP stream's (p99 ${ms(k.ttft.p99)} vs ${ms(a.ttft.p99)}). ${describe(k)}; CPU per 1,000 tokens ${k.cpuPer1k.toFixed(1)} ms (the ACP stream's ${a.cpuPer1k.toFixed(1)} ms)`,
+      notes: `POST /copilotkit/agent/remote/run, a new thread per run; met when p50 and p99 are both no later than the ACP stream's (p99 ${ms(k.ttft.p99)} vs ${ms(a.ttft.p99)}). Under overload the first token waits for the CPU the server gets: ${pct(k.serverCoreShare)} of a core in this phase, ${pct(a.serverCoreShare)} in the ACP stream's${Math.max(k.serverCoreShare, a.serverCoreShare) > 1.3 * Math.min(k.serverCoreShare, a.serverCoreShare) ? " (too far apart to compare: other work took the server's core)" : ""}. ${describe(k)}; CPU per 1,000 tokens ${k.cpuPer1k.toFixed(1)} ms (the ACP stream's ${a.cpuPer1k.toFixed(1)} ms)`,
     });
   }
 }
