@@ -102,6 +102,10 @@ function typeParsers(types: typeof pg.types): pg.CustomTypesConfig {
 
 /** The options of a write whose statements must be atomic together. */
 export const TRANSACTION: WriteOptions = { transaction: true };
+/** A write of one statement, or a few issued together (see `WriteOptions.pipelined`). */
+export const PIPELINED: WriteOptions = { pipelined: true };
+/** TRANSACTION, for statements issued together (see `WriteOptions.pipelined`). */
+export const PIPELINED_TRANSACTION: WriteOptions = { transaction: true, pipelined: true };
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock detected, serialization failure
 /** A group gives up on a write failing with one of these and runs it alone (group-commit.ts). */

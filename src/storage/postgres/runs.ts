@@ -13,7 +13,15 @@ import type {
   ThreadOnFinish,
 } from "../types.js";
 import type { CheckpointRepository } from "./checkpoints.js";
-import { type Database, pgCode, prepared, type Queryable, TRANSACTION } from "./connection.js";
+import {
+  type Database,
+  PIPELINED,
+  PIPELINED_TRANSACTION,
+  pgCode,
+  prepared,
+  type Queryable,
+  TRANSACTION,
+} from "./connection.js";
 import type { FrameRepository } from "./frames.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import {
@@ -196,7 +204,8 @@ export class RunRepository {
       // The thread is locked and exists: no row means the busy check said no.
       if (row === undefined) throw conflict(`thread ${run.thread_id} is busy`);
       return toRun(row);
-    }, TRANSACTION);
+      // With a queue limit the count is answered before the rest goes out.
+    }, options.queue_limit === undefined ? PIPELINED_TRANSACTION : TRANSACTION);
   }
 
   /**
@@ -219,7 +228,10 @@ export class RunRepository {
     ];
     let inserted: Awaited<ReturnType<Queryable["query"]>>;
     try {
-      inserted = await this.#db.write((db) => db.query<RunRow>(INSERT_RUN_WITH_THREAD, params));
+      inserted = await this.#db.write(
+        (db) => db.query<RunRow>(INSERT_RUN_WITH_THREAD, params),
+        PIPELINED,
+      );
     } catch (err) {
       if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
       rethrowInvalid(err, "run");
@@ -384,7 +396,7 @@ export class RunRepository {
       const { run, threadDeleted } = await ending;
       if (!threadDeleted) throw conflict(`thread ${threadId} has a pending run`);
       return { ...run, thread_id: null };
-    }, TRANSACTION);
+    }, PIPELINED_TRANSACTION);
   }
 
   async #finishDeletingThreadStepwise(
@@ -445,7 +457,7 @@ export class RunRepository {
    */
   async update(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
     if (patch.status !== "pending") {
-      return this.#db.write((db) => updateRunRow(db, runId, patch, fence));
+      return this.#db.write((db) => updateRunRow(db, runId, patch, fence), PIPELINED);
     }
     return this.#db.write(async (db) => {
       await db.query(LOCK_THREAD_OF_RUN, [runId]);
