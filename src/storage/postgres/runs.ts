@@ -40,6 +40,9 @@ import { endRunDeletingThread, updateRunRow } from "./run-update.js";
  * busy check and the thread has a pending run: then nothing is inserted. With a claim (`$12`
  * the owner, `$13` the lease's end, `$14` the open segment, `$15` now) it is inserted claimed
  * when it is due and alone on its thread, as a first claim leaves it (epoch 1).
+ *
+ * Only what the server does not know comes back (see `insertedRun`): whether it was claimed
+ * (its epoch) and the thread's checkpoint.
  */
 const INSERT_RUN = prepared(`
   INSERT INTO runs
@@ -61,7 +64,7 @@ const INSERT_RUN = prepared(`
     SELECT $12::text IS NOT NULL AND $9::timestamptz <= $15::timestamptz AND NOT b.busy AS claimed
   ) c
   WHERE t.thread_id = $2 AND NOT ($11::boolean AND b.busy)
-  RETURNING ${RUN_COLUMNS}`);
+  RETURNING lease_epoch, checkpoint_before`);
 
 /**
  * A stateless run with its hidden thread (see #insertWithHiddenThread): the thread as
@@ -69,7 +72,8 @@ const INSERT_RUN = prepared(`
  * pending run and no checkpoint. `$11` the claim's owner, `$12` the lease's end, `$13` the open
  * segment, `$14` now: claimed when due. `$15` the agent's queue limit (null: none): with that
  * many pending runs of the agent neither the thread nor the run is inserted (the count reads
- * the pending runs' partial index, `pending` being written into the text).
+ * the pending runs' partial index, `pending` being written into the text). Only its epoch comes
+ * back: whether it was claimed (see `insertedRun`).
  */
 const INSERT_RUN_WITH_THREAD = prepared(`
   WITH room AS (
@@ -102,7 +106,7 @@ const INSERT_RUN_WITH_THREAD = prepared(`
   CROSS JOIN LATERAL (
     SELECT $11::text IS NOT NULL AND $9::timestamptz <= $14::timestamptz AS claimed
   ) c
-  RETURNING ${RUN_COLUMNS}`);
+  RETURNING lease_epoch`);
 
 const MARK_THREAD_BUSY = prepared(
   "UPDATE threads SET status = 'busy', updated_at = $2 WHERE thread_id = $1",
@@ -180,8 +184,9 @@ export class RunRepository {
         options.mark_thread_busy ? MARK_THREAD_BUSY : LOCK_THREAD,
         options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
       );
-      const inserting = db.query<RunRow>(INSERT_RUN, [
-        ...runParams(run, startAfter),
+      const params = runParams(run, startAfter);
+      const inserting = db.query<InsertedRow>(INSERT_RUN, [
+        ...params,
         options.reject_if_busy,
         ...claimParams(options.claim),
         run.trace_context ?? null,
@@ -200,10 +205,10 @@ export class RunRepository {
         if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
         rethrowInvalid(err, "run");
       }
-      const row = inserted.rows[0] as RunRow | undefined;
+      const row = inserted.rows[0] as InsertedRow | undefined;
       // The thread is locked and exists: no row means the busy check said no.
       if (row === undefined) throw conflict(`thread ${run.thread_id} is busy`);
-      return toRun(row);
+      return insertedRun(run, params, options.claim, row);
       // With a queue limit the count is answered before the rest goes out.
     }, options.queue_limit === undefined ? PIPELINED_TRANSACTION : TRANSACTION);
   }
@@ -220,8 +225,9 @@ export class RunRepository {
     startAfter: string,
     options: InsertRunOptions,
   ): Promise<RunRecord> {
+    const columns = runParams(run, startAfter);
     const params = [
-      ...runParams(run, startAfter),
+      ...columns,
       ...claimParams(options.claim),
       options.queue_limit ?? null,
       run.trace_context ?? null,
@@ -229,14 +235,14 @@ export class RunRepository {
     let inserted: Awaited<ReturnType<Queryable["query"]>>;
     try {
       inserted = await this.#db.write(
-        (db) => db.query<RunRow>(INSERT_RUN_WITH_THREAD, params),
+        (db) => db.query<InsertedRow>(INSERT_RUN_WITH_THREAD, params),
         PIPELINED,
       );
     } catch (err) {
       if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
       rethrowInvalid(err, "run");
     }
-    const row = inserted.rows[0] as RunRow | undefined;
+    const row = inserted.rows[0] as InsertedRow | undefined;
     if (row === undefined) {
       // Refused: the queue was full, or the thread exists. Only then is the count read again.
       if (options.queue_limit !== undefined) {
@@ -245,7 +251,7 @@ export class RunRepository {
       }
       throw conflict(`thread ${run.thread_id} already exists`);
     }
-    return toRun(row);
+    return insertedRun(run, columns, options.claim, { ...row, checkpoint_before: null });
   }
 
   async get(runId: string, db: Queryable = this.#db): Promise<RunRecord | null> {
@@ -505,4 +511,61 @@ function claimParams(claim: InsertClaim | undefined): unknown[] {
     claim === undefined ? null : toJson([claim.segment]),
     claim?.now.toISOString() ?? null,
   ];
+}
+
+/** What an insert sends back: what the server could not know before. */
+interface InsertedRow {
+  lease_epoch: number;
+  checkpoint_before: string | null;
+}
+
+/**
+ * The record of a run just inserted, from what was sent (`columns`, runParams' values) and what
+ * came back: the row as RUN_COLUMNS would have read it, without reading it. Timestamps were sent
+ * as ISO text with milliseconds, which timestamptz keeps exactly; JSON columns hold the text
+ * sent, parsed here as pg would parse it.
+ */
+function insertedRun(
+  run: NewRun,
+  columns: unknown[],
+  claim: InsertClaim | undefined,
+  row: InsertedRow,
+): RunRecord {
+  const [, , , , now, creation, metadata, , startAfter, principal] = columns as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string[],
+    string,
+    string | null,
+  ];
+  const claimed = claim !== undefined && row.lease_epoch === 1;
+  return {
+    run_id: run.run_id,
+    thread_id: run.thread_id,
+    agent_id: run.agent_id,
+    kind: run.kind,
+    status: "pending",
+    created_at: now,
+    updated_at: now,
+    creation: JSON.parse(creation) as Record<string, unknown>,
+    metadata: JSON.parse(metadata) as Record<string, unknown>,
+    output: null,
+    interrupts: [],
+    resume: null,
+    segments: claimed ? (JSON.parse(toJson([claim.segment])) as RunRecord["segments"]) : [],
+    start_after: startAfter,
+    checkpoint_before: row.checkpoint_before,
+    owner: claimed ? claim.owner : null,
+    lease_expires_at: claimed ? addMs(claim.now, claim.leaseMs) : null,
+    lease_epoch: row.lease_epoch,
+    cancel_requested: null,
+    last_seq: 0,
+    principal,
+    trace_context: run.trace_context ?? null,
+  };
 }
