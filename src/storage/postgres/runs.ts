@@ -33,7 +33,10 @@ import {
   rethrowInvalid,
   toRun,
 } from "./mapping.js";
-import { endRunDeletingThread, updateRunRow } from "./run-update.js";
+import { endRunDeletingThread, type KnownRun, updateRunRow } from "./run-update.js";
+
+/** How many runs' unchanging columns a repository keeps at most (see RunRepository.#known). */
+const KNOWN_RUNS = 10_000;
 
 /**
  * The run row, its checkpoint_before read from the (locked) thread, unless `$11` asks for the
@@ -151,6 +154,13 @@ export class RunRepository {
   readonly #db: Database;
   readonly #frames: FrameRepository;
   readonly #checkpoints: CheckpointRepository;
+  /**
+   * The unchanging columns of the runs this replica inserted claimed (it executes them), until
+   * their end: the end's UPDATE does not read back what the server sent at the insert. They are
+   * the objects of the record the engine holds while it executes the run, so keeping them costs
+   * little; bounded, oldest first out. A run not in it is read back whole, as before.
+   */
+  readonly #known = new Map<string, KnownRun>();
 
   constructor(db: Database, frames: FrameRepository, checkpoints: CheckpointRepository) {
     this.#db = db;
@@ -171,46 +181,49 @@ export class RunRepository {
     assertObject(run.metadata, "run metadata");
     const startAfter = isoTimestamp(run.start_after, "start_after");
     if (options.create_hidden_thread) return this.#insertWithHiddenThread(run, startAfter, options);
-    return this.#db.write(async (db) => {
-      if (options.queue_limit !== undefined) {
-        const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit, db);
-        if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
-      }
-      // Marking the thread busy locks its row as the SELECT … FOR NO KEY UPDATE does; the
-      // mark is undone with the rest when the busy check refuses the run. The INSERT goes out
-      // with it (and BEGIN), one round trip: it needs nothing the lock answers, and its snapshot
-      // is still taken once the lock is held (statements run in the order they were sent).
-      const locking = db.query(
-        options.mark_thread_busy ? MARK_THREAD_BUSY : LOCK_THREAD,
-        options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
-      );
-      const params = runParams(run, startAfter);
-      const inserting = db.query<InsertedRow>(INSERT_RUN, [
-        ...params,
-        options.reject_if_busy,
-        ...claimParams(options.claim),
-        run.trace_context ?? null,
-      ]);
-      inserting.catch(() => undefined);
-      if ((await locking).rowCount === 0) {
-        // No thread: the INSERT found none either and wrote nothing.
-        await inserting.catch(() => undefined);
-        throw notFound("thread", run.thread_id);
-      }
-      let inserted: Awaited<ReturnType<Queryable["query"]>>;
-      try {
-        inserted = await inserting;
-      } catch (err) {
-        // The run id is taken (by an earlier run, or a concurrent insert on another thread).
-        if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
-        rethrowInvalid(err, "run");
-      }
-      const row = inserted.rows[0] as InsertedRow | undefined;
-      // The thread is locked and exists: no row means the busy check said no.
-      if (row === undefined) throw conflict(`thread ${run.thread_id} is busy`);
-      return insertedRun(run, params, options.claim, row);
-      // With a queue limit the count is answered before the rest goes out.
-    }, options.queue_limit === undefined ? PIPELINED_TRANSACTION : TRANSACTION);
+    return this.#db.write(
+      async (db) => {
+        if (options.queue_limit !== undefined) {
+          const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit, db);
+          if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
+        }
+        // Marking the thread busy locks its row as the SELECT … FOR NO KEY UPDATE does; the
+        // mark is undone with the rest when the busy check refuses the run. The INSERT goes out
+        // with it (and BEGIN), one round trip: it needs nothing the lock answers, and its snapshot
+        // is still taken once the lock is held (statements run in the order they were sent).
+        const locking = db.query(
+          options.mark_thread_busy ? MARK_THREAD_BUSY : LOCK_THREAD,
+          options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
+        );
+        const params = runParams(run, startAfter);
+        const inserting = db.query<InsertedRow>(INSERT_RUN, [
+          ...params,
+          options.reject_if_busy,
+          ...claimParams(options.claim),
+          run.trace_context ?? null,
+        ]);
+        inserting.catch(() => undefined);
+        if ((await locking).rowCount === 0) {
+          // No thread: the INSERT found none either and wrote nothing.
+          await inserting.catch(() => undefined);
+          throw notFound("thread", run.thread_id);
+        }
+        let inserted: Awaited<ReturnType<Queryable["query"]>>;
+        try {
+          inserted = await inserting;
+        } catch (err) {
+          // The run id is taken (by an earlier run, or a concurrent insert on another thread).
+          if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
+          rethrowInvalid(err, "run");
+        }
+        const row = inserted.rows[0] as InsertedRow | undefined;
+        // The thread is locked and exists: no row means the busy check said no.
+        if (row === undefined) throw conflict(`thread ${run.thread_id} is busy`);
+        return this.#remember(insertedRun(run, params, options.claim, row));
+        // With a queue limit the count is answered before the rest goes out.
+      },
+      options.queue_limit === undefined ? PIPELINED_TRANSACTION : TRANSACTION,
+    );
   }
 
   /**
@@ -251,7 +264,37 @@ export class RunRepository {
       }
       throw conflict(`thread ${run.thread_id} already exists`);
     }
-    return insertedRun(run, columns, options.claim, { ...row, checkpoint_before: null });
+    return this.#remember(
+      insertedRun(run, columns, options.claim, { ...row, checkpoint_before: null }),
+    );
+  }
+
+  /** Keeps a run's unchanging columns when it was inserted claimed (see #known). */
+  #remember(run: RunRecord): RunRecord {
+    if (run.owner === null) return run;
+    if (this.#known.size >= KNOWN_RUNS) {
+      const oldest = this.#known.keys().next();
+      if (oldest.done !== true) this.#known.delete(oldest.value);
+    }
+    this.#known.set(run.run_id, {
+      run_id: run.run_id,
+      agent_id: run.agent_id,
+      kind: run.kind,
+      created_at: run.created_at,
+      creation: run.creation,
+      metadata: run.metadata,
+      trace_context: run.trace_context,
+    });
+    return run;
+  }
+
+  /** The run's unchanging columns if kept; a patch that ends the run lets go of them. */
+  #knownFor(runId: string, patch: RunPatch): KnownRun | undefined {
+    const known = this.#known.get(runId);
+    if (known !== undefined && patch.status !== undefined && patch.status !== "pending") {
+      this.#known.delete(runId);
+    }
+    return known;
   }
 
   async get(runId: string, db: Queryable = this.#db): Promise<RunRecord | null> {
@@ -342,13 +385,14 @@ export class RunRepository {
     fence?: Fence,
     writes?: FinishRunWrites,
   ): Promise<RunRecord> {
-    if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence, writes);
+    const known = this.#knownFor(runId, patch);
+    if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence, writes, known);
     return this.#db.write(async (db) => {
       // The thread is locked before the run, in the order insertRun and claimRun take them. The
       // run's end needs nothing the lock answers, so both go out together (with BEGIN) and are
       // answered in that order.
       const locking = db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN, [runId]);
-      const ending = this.#endWith(db, runId, patch, fence, writes?.frames, false);
+      const ending = this.#endWith(db, runId, patch, fence, writes?.frames, false, known);
       ending.catch(() => undefined);
       const threadId = (await locking).rows[0]?.thread_id;
       const updated = await ending;
@@ -381,17 +425,18 @@ export class RunRepository {
     patch: RunPatch,
     fence: Fence | undefined,
     writes: FinishRunWrites | undefined,
+    known: KnownRun | undefined,
   ): Promise<RunRecord> {
     const frames = writes?.frames ?? [];
     const ends = patch.status !== undefined && patch.status !== "pending";
     const foldable =
       ends &&
       (frames.length === 0 || (fence !== undefined && frames.every((f) => f.run_id === runId)));
-    if (!foldable) return this.#finishDeletingThreadStepwise(runId, patch, fence, writes);
+    if (!foldable) return this.#finishDeletingThreadStepwise(runId, patch, fence, writes, known);
     return this.#db.write(async (db) => {
       // Issued together, answered in order: the end's snapshot is taken once the lock is held.
       const locking = db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN_TO_DELETE, [runId]);
-      const ending = endRunDeletingThread(db, runId, patch, fence, frames);
+      const ending = endRunDeletingThread(db, runId, patch, fence, frames, known);
       ending.catch(() => undefined);
       const threadId = (await locking).rows[0]?.thread_id;
       if (threadId === undefined) {
@@ -410,6 +455,7 @@ export class RunRepository {
     patch: RunPatch,
     fence: Fence | undefined,
     writes: FinishRunWrites | undefined,
+    known: KnownRun | undefined,
   ): Promise<RunRecord> {
     return this.#db.write(async (db) => {
       const locked = await db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN_TO_DELETE, [runId]);
@@ -419,7 +465,7 @@ export class RunRepository {
       // then has no row of it to write again. One still pending stays on the thread, so the
       // DELETE below sees it and refuses, as it did.
       const ends = patch.status !== undefined && patch.status !== "pending";
-      const updated = await this.#endWith(db, runId, patch, fence, writes?.frames, ends);
+      const updated = await this.#endWith(db, runId, patch, fence, writes?.frames, ends, known);
       // The pending check rides in the DELETE (a statement after the lock, so it sees every run
       // committed before): cascades to checkpoints; runs keep existing with thread_id NULL.
       const deleted = await db.query(DELETE_THREAD_UNLESS_PENDING, [threadId]);
@@ -445,16 +491,17 @@ export class RunRepository {
     fence: Fence | undefined,
     frames: RunFrame[] | undefined,
     detachThread: boolean,
+    known: KnownRun | undefined,
   ): Promise<RunRecord> {
     const fold =
       fence !== undefined &&
       frames !== undefined &&
       frames.length > 0 &&
       frames.every((f) => f.run_id === runId);
-    if (fold) return updateRunRow(db, runId, patch, fence, { frames, detachThread });
+    if (fold) return updateRunRow(db, runId, patch, fence, { frames, detachThread, known });
     // Frames before the outcome: under a fence they need the run still held by it.
     if (frames !== undefined) await this.#frames.appendIn(db, frames, fence);
-    return updateRunRow(db, runId, patch, fence, { detachThread });
+    return updateRunRow(db, runId, patch, fence, { detachThread, known });
   }
 
   /**
@@ -463,7 +510,8 @@ export class RunRepository {
    */
   async update(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
     if (patch.status !== "pending") {
-      return this.#db.write((db) => updateRunRow(db, runId, patch, fence), PIPELINED);
+      const known = this.#knownFor(runId, patch);
+      return this.#db.write((db) => updateRunRow(db, runId, patch, fence, { known }), PIPELINED);
     }
     return this.#db.write(async (db) => {
       await db.query(LOCK_THREAD_OF_RUN, [runId]);
