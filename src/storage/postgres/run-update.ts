@@ -135,10 +135,9 @@ async function runUpdate(
     const encoded = encode(value as never);
     params.push(encoded);
     patched.push(`${key}:${cast}`);
-    // JSON columns read back as the text sent, parsed; the output is the patch's own (it can
-    // be megabytes: it is not parsed again).
-    written[key as keyof RunRow] =
-      key === "output" ? value : cast === "json" ? JSON.parse(encoded as string) : encoded;
+    // JSON columns are the patch's own values (the output can be megabytes: it is not parsed
+    // again), timestamps the ISO text sent, which timestamptz keeps exactly.
+    written[key as keyof RunRow] = cast === "json" ? value : encoded;
   }
   const detach = also.detachThread === true || also.deleteThread === true;
   if (detach) written.thread_id = null;
@@ -149,10 +148,10 @@ async function runUpdate(
     if (fence === undefined || frames.some((f) => f.run_id !== runId)) {
       throw conflict("frames folded into a run's update are its own, under a fence");
     }
+    // One JSON text rather than three arrays: pg escapes an array's every element in
+    // JavaScript, where JSON.stringify does it natively (frame data is JSON, full of quotes).
     params.push(
-      frames.map((f) => f.seq),
-      frames.map((f) => f.mode),
-      frames.map((f) => f.data),
+      JSON.stringify(frames.map((f) => ({ seq: f.seq, mode: f.mode, data: f.data }))),
       Math.max(...frames.map((f) => f.seq)),
     );
   }
@@ -202,7 +201,7 @@ async function runUpdate(
 
 /**
  * The UPDATE of one shape: `patched` the patched columns (`name:cast`, `$3` on), then the
- * fence's two parameters, then the frames' four. It reads back only the columns that neither
+ * fence's two parameters, then the frames' two (as JSON, and the highest seq). It reads back only the columns that neither
  * the patch (`written`) nor the caller (`known`) tell.
  */
 function updateStatement(
@@ -228,11 +227,11 @@ function updateStatement(
   }
   const ctes: string[] = [];
   if (withFrames) {
-    n += 4;
+    n += 2;
     ctes.push(`inserted AS (
       INSERT INTO run_frames (run_id, seq, mode, data)
       SELECT $1, f.seq, f.mode, f.data
-      FROM unnest($${n - 3}::integer[], $${n - 2}::text[], $${n - 1}::text[]) AS f(seq, mode, data)
+      FROM json_to_recordset($${n - 1}::json) AS f(seq integer, mode text, data text)
       WHERE EXISTS (SELECT 1 FROM runs WHERE ${where}))`);
     sets.push(`last_seq = GREATEST(last_seq, $${n}::integer)`);
   }
