@@ -305,7 +305,7 @@ export class PgGroupCommit {
     let broken: Error | undefined;
     try {
       // Each write issues its statements as it is called: they go out in the group's order.
-      const results = await Promise.allSettled(writes.map((write) => write.work(db)));
+      const results = await Promise.allSettled(writes.map((write) => started(write, db)));
       await begin;
       if (lost !== undefined) throw lost;
       if (results.some((result) => result.status === "rejected")) {
@@ -432,6 +432,15 @@ export class PgGroupCommit {
       // A connection that failed mid-transaction is discarded, not handed to the next caller.
       client.release(broken);
     }
+  }
+}
+
+/** The write's work, called now; one that throws before its first await rejects. */
+function started(write: QueuedWrite, db: WriteQueryable): Promise<unknown> {
+  try {
+    return write.work(db);
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
 
