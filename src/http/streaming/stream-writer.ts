@@ -85,6 +85,11 @@ export class StreamWriter {
     }
   }
 
+  /** True once nothing more can be written: the stream ended, or its response closed. */
+  get done(): boolean {
+    return !this.writable;
+  }
+
   /** True when the socket buffer is full: the caller may skip values that are superseded. */
   get congested(): boolean {
     return this.backedUp;
