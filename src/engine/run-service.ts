@@ -86,7 +86,13 @@ export class RunService {
     // A reader of full frames completes a run's final frame from its output: from the run as it
     // is recorded here when it executes here, instead of reading it back.
     const localEnd = options.read === "events" ? undefined : engine.endOf(runId);
-    return followRunBatches(engine.storage, engine.bus, runId, { localEnd, ...options }, engine.tails);
+    return followRunBatches(
+      engine.storage,
+      engine.bus,
+      runId,
+      { localEnd, ...options },
+      engine.tails,
+    );
   }
 
   async create(

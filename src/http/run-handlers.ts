@@ -5,7 +5,7 @@ import { toAcpRun } from "../engine/acp-mapping.js";
 import type { ReadFrame } from "../engine/frames/codec.js";
 import type { RunService } from "../engine/run-service.js";
 import { invalid } from "../errors.js";
-import type { RunFrame, RunKind, RunRecord } from "../storage/types.js";
+import type { RunKind, RunRecord } from "../storage/types.js";
 import type { AcpWaitResponse } from "../validation/acp-types.js";
 import { AcpSseStream, lastEventId } from "./streaming/acp-sse.js";
 import { disconnectSignal } from "./streaming/client-gone.js";
