@@ -33,7 +33,8 @@ export const STORE_DELAY_MS = 50;
  *
  * A turn carries at most one `values` frame, rendered last: each values frame replaces the
  * previous in full, so coalescing loses nothing a client needs, and the last one is never
- * dropped. Only the final frame is published after it is stored: a client told how a run ended
+ * dropped. A turn cut short by a full batch carries the values frame for its last event, and
+ * the next turn none unless an event changed the values since. Only the final frame is published after it is stored: a client told how a run ended
  * can count on it.
  */
 export class FrameWriter {
