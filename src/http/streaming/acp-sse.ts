@@ -150,6 +150,12 @@ export class AcpSseStream {
       this.write(frame);
       return;
     }
+    if (frame.mode === "values" && this.waited) {
+      // The last long frame made us wait for the client: give the agent a turn first. If its
+      // next events arrive meanwhile, this frame is superseded before it costs a render.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (frame.superseded?.() === true || this.writer.done) return;
+    }
     if (frame.mode === "values") {
       this.valuesChars = 0;
       this.waited = false;
