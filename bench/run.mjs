@@ -279,8 +279,8 @@ async function waitThroughput() {
       ours: acc.ours.cpu / acc.ours.ok,
       baseline: acc.ceil.cpu / acc.ceil.ok,
       baselineLabel: "ceiling A per req",
-      target: "≤ 20× ceiling A",
-      met: cpuRatio <= 20,
+      target: "≤ 10× ceiling A",
+      met: cpuRatio <= 10,
       notes: "user+system CPU time of the server process (/proc/<pid>/stat) ÷ completed requests",
     });
   });

@@ -55,6 +55,7 @@ const TARGETS = [
       const ajv = new Ajv2020({ ...options, ...CODE });
       addFormats(ajv);
       ajv.addKeyword({ keyword: "x-expected", schemaType: "string" });
+      ajv.addKeyword({ keyword: "x-moved", schemaType: "object" });
       return standaloneCode(ajv, ajv.compile(configFileSchema));
     },
   },

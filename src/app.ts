@@ -107,7 +107,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const agentNames = new Map(registry.list().map((agent) => [agent.agentId, agent.name]));
 
   const { allowPrivateTargets, maxAttempts } = settings.webhooks;
-  const webhooks = new WebhookDeliverer({ storage, logger, allowPrivateTargets, maxAttempts });
+  const webhooks = new WebhookDeliverer({
+    storage,
+    logger,
+    allowPrivateTargets,
+    maxAttempts,
+    // The deliveries a dead replica had claimed come back as soon as its runs do (at least
+    // 3 s: claims are renewed every third of it); until then its runs' later deliveries wait.
+    leaseMs: Math.max(3000, settings.leaseSeconds * 1000),
+  });
   const engine = new RunEngine({
     storage,
     onStatusChange: (run) => {

@@ -10,7 +10,9 @@ import { freePort, spawnNode, waitReady } from "./proc.mjs";
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const BENCH_DIR = join(ROOT, "bench");
 export const RESULTS_DIR = join(BENCH_DIR, "results");
-const CLI = join(ROOT, "dist", "cli.js");
+/** The server under test: this checkout's build, or another's (BENCH_CLI) to compare two
+ * builds with the same bench code, one run after the other. */
+const CLI = process.env.BENCH_CLI ? resolve(process.env.BENCH_CLI) : join(ROOT, "dist", "cli.js");
 
 function newestMtime(dir) {
   let newest = 0;
@@ -29,6 +31,10 @@ function newestMtime(dir) {
  * says so, unless BENCH_STRICT_BUILD=1.
  */
 export function ensureBuilt(log) {
+  if (process.env.BENCH_CLI) {
+    if (!existsSync(CLI)) throw new Error(`BENCH_CLI=${CLI} does not exist (build that checkout)`);
+    return `BENCH_CLI=${CLI} (not rebuilt)`;
+  }
   if (process.env.BENCH_SKIP_BUILD === "1") {
     if (!existsSync(CLI)) throw new Error("BENCH_SKIP_BUILD=1 but dist/cli.js does not exist");
     return "skipped (BENCH_SKIP_BUILD=1)";

@@ -41,6 +41,7 @@ import {
   startOurs,
   writeBenchConfig,
 } from "../lib/servers.mjs";
+import { COPILOTKIT_VERSION_FILE, copilotkitConversations } from "./copilotkit-conversations.mjs";
 
 const env = process.env;
 const SECONDS = Math.max(2, Number(env.BENCH_SECONDS ?? 10));
@@ -55,6 +56,8 @@ const PEER_VERSION_FILE = join(
   "package.json",
 );
 const MAX_REQUESTS = 200_000;
+/** Which peers (BENCH_PEER_ONLY=langgraph or copilotkit); both by default. */
+const ONLY = (env.BENCH_PEER_ONLY ?? "langgraph,copilotkit").split(",").map((s) => s.trim());
 
 const log = (msg) =>
   process.stderr.write(`[bench:peer ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -301,7 +304,7 @@ const WORKLOADS = [
 // ---------------------------------------------------------------------------------------------
 
 function printTable(facts) {
-  const header = ["workload", "figure", "ours", "peer (LangGraph API)", "ours ÷ peer", "better"];
+  const header = ["workload", "figure", "ours", "peer", "ours ÷ peer", "better"];
   const lines = rows.map((r) => [
     r.workload,
     r.figure,
@@ -318,7 +321,7 @@ function printTable(facts) {
   );
   out.push(`build: ${facts.build}; BENCH_SECONDS=${SECONDS}, BENCH_ROUNDS=${ROUNDS}`);
   out.push(
-    `peer: @langchain/langgraph-api ${facts.peerVersion}, ${PEER_WORKERS} queue workers, its in-memory storage (flushed to files in a temp dir); ours: dist/cli.js on SQLite`,
+    `peers: @langchain/langgraph-api ${facts.peerVersion}, ${PEER_WORKERS} queue workers, its in-memory storage (flushed to files in a temp dir), for the rows without "CopilotKit"; @copilotkit/runtime ${facts.copilotkitVersion} (CopilotRuntime, InMemoryAgentRunner) for the "CopilotKit route" rows; ours: dist/cli.js on SQLite`,
   );
   out.push("", "## Ours beside the peer (measured alternately in this run)", "");
   out.push(pad(header));
@@ -339,9 +342,9 @@ function printTable(facts) {
 }
 
 async function main() {
-  if (!existsSync(PEER_VERSION_FILE)) {
+  if (!existsSync(PEER_VERSION_FILE) || !existsSync(COPILOTKIT_VERSION_FILE)) {
     throw new Error(
-      "the peer is not installed: run `npm install --prefix bench/peer` first (it installs @langchain/langgraph-api and its graphs' packages into bench/peer/node_modules)",
+      "the peers are not installed: run `npm install --prefix bench/peer` first (it installs @langchain/langgraph-api, @copilotkit/runtime and their packages into bench/peer/node_modules)",
     );
   }
   installCleanupHooks();
@@ -349,10 +352,37 @@ async function main() {
   pinSelf(plan);
   const facts = machineFacts(plan);
   facts.peerVersion = JSON.parse(readFileSync(PEER_VERSION_FILE, "utf8")).version;
+  facts.copilotkitVersion = JSON.parse(readFileSync(COPILOTKIT_VERSION_FILE, "utf8")).version;
   facts.build = ensureBuilt(log);
-  process.stdout.write(`# acp-agui beside the LangGraph JS API server\n`);
+  process.stdout.write(`# acp-agui beside the LangGraph JS API server and CopilotKit's runtime\n`);
   const tmp = makeTempDir();
   const config = writeBenchConfig(tmp);
+  const started = Date.now();
+  if (ONLY.includes("langgraph")) await langgraphLane({ plan, tmp, config });
+  if (ONLY.includes("copilotkit")) {
+    const t0 = Date.now();
+    const foreign = foreignLoad();
+    log("== copilotkit conversations");
+    await copilotkitConversations({ plan, tmp, row, log });
+    workloadRuns.push({
+      id: "copilotkit-conversations",
+      seconds: (Date.now() - t0) / 1000,
+      foreignLoad: foreign(),
+    });
+  }
+  printTable(facts);
+  process.stdout.write(`\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const out = join(RESULTS_DIR, "peer.json");
+  writeFileSync(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), machine: facts, settings: { seconds: SECONDS, rounds: ROUNDS, peerWorkers: PEER_WORKERS, streamEvents: STREAM_EVENTS, only: ONLY }, rows, workloads: workloadRuns }, null, 2)}\n`,
+  );
+  process.stdout.write(`results: ${out}\n`);
+}
+
+/** The LangGraph API server's workloads, both servers up at once. */
+async function langgraphLane({ plan, tmp, config }) {
   const servers = [];
   try {
     const ours = await startOurs(plan, {
@@ -408,7 +438,6 @@ async function main() {
     if (p?.messages?.at(-1)?.content !== userMessage.content) {
       throw new Error(`peer: runs/wait answered ${JSON.stringify(p).slice(0, 300)}`);
     }
-    const started = Date.now();
     for (const w of WORKLOADS) {
       const t0 = Date.now();
       const foreign = foreignLoad();
@@ -421,18 +450,9 @@ async function main() {
       );
       await sleep(200);
     }
-    printTable(facts);
-    process.stdout.write(`\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   } finally {
     for (const srv of servers.reverse()) await srv.proc.stop();
   }
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const out = join(RESULTS_DIR, "peer.json");
-  writeFileSync(
-    out,
-    `${JSON.stringify({ date: new Date().toISOString(), machine: facts, settings: { seconds: SECONDS, rounds: ROUNDS, peerWorkers: PEER_WORKERS, streamEvents: STREAM_EVENTS }, rows, workloads: workloadRuns }, null, 2)}\n`,
-  );
-  process.stdout.write(`results: ${out}\n`);
 }
 
 main().catch((err) => {

@@ -125,10 +125,10 @@ export async function postgresWait(kit) {
       ours: rps(o),
       baseline: rps(s),
       baselineLabel: "SQLite, same run",
-      target: "≥ 1,000/s and ≥ 60 % of SQLite",
-      met: rps(o) >= 1000 && ofSqlite >= 0.6,
+      target: "≥ 0.6× SQLite",
+      met: ofSqlite >= 0.6,
       notes:
-        `${o.ok} runs in ${o.seconds.toFixed(1)} s (${o.bad} non-2xx/errors); SQLite ${s.ok} runs (${s.bad} non-2xx/errors); ` +
+        `${rps(o) >= 1000 ? "at least" : "below"} 1,000 runs/s; ${o.ok} runs in ${o.seconds.toFixed(1)} s (${o.bad} non-2xx/errors); SQLite ${s.ok} runs (${s.bad} non-2xx/errors); ` +
         `PostgreSQL at ${new URL(PG_URL).host} on this machine (not pinned: it shares both CPUs with the bench), schema ${single.schema}, pool of 10 connections per replica`,
     });
     row({
@@ -139,7 +139,21 @@ export async function postgresWait(kit) {
       ours: perRun(nodeCpu(o), o),
       baseline: perRun(nodeCpu(s), s),
       baselineLabel: "SQLite server",
+      target: "≤ 1.5× SQLite",
+      met: perRun(nodeCpu(o), o) <= 1.5 * perRun(nodeCpu(s), s),
       notes: `the server process only; the PostgreSQL backends serving it used another ${perRun(o.db, o).toFixed(3)} ms per run (${dbCpu.one.backends} backends seen)`,
+    });
+    row({
+      id: "wait-pg-1-db-cpu",
+      workload: W,
+      figure: "database CPU per run, PostgreSQL, 1 replica",
+      unit: "cpu-ms",
+      ours: perRun(o.db, o),
+      baseline: perRun(nodeCpu(s), s),
+      baselineLabel: "SQLite server, storage and all",
+      target: "≤ 0.6 ms",
+      met: perRun(o.db, o) <= 0.6,
+      notes: `the PostgreSQL backends serving the replica (${dbCpu.one.backends} seen), /proc/<pid>/stat sampled every 0.5 s, ÷ runs`,
     });
     row({
       id: "wait-pg-1-total-cpu",

@@ -16,6 +16,10 @@ export const a2aOptionsSchema = {
     cardRefreshSeconds: nonNegativeInteger,
     maxStreamBytes: { type: "integer", minimum: 1024 },
   },
+  "x-moved": {
+    maxEventBytes:
+      "the agent's limits.maxEventBytes (beside adapter:) or server.limits.maxEventBytes, which bound every adapter",
+  },
 } as const;
 
 /** A remote A2A agent's adapter once loaded. */

@@ -10,7 +10,11 @@ export interface RenderOptions {
   yaml?: boolean;
 }
 
-type SchemaWithHints = { "x-expected"?: string; properties?: Record<string, unknown> };
+type SchemaWithHints = {
+  "x-expected"?: string;
+  "x-moved"?: Record<string, string>;
+  properties?: Record<string, unknown>;
+};
 
 /**
  * Turns Ajv errors (compiled with `allErrors` and `verbose`) into readable issues:
@@ -118,6 +122,8 @@ function render(error: ErrorObject, yaml: boolean): { message: string; child?: s
 }
 
 function knownKeysHint(key: string, parent: SchemaWithHints): string {
+  const movedTo = parent["x-moved"]?.[key];
+  if (movedTo !== undefined) return ` here any more: it moved to ${movedTo}`;
   const known = Object.keys(parent.properties ?? {}).filter((k) => k !== "type");
   const close = known
     .map((k) => ({ k, d: distance(k.toLowerCase(), key.toLowerCase()) }))

@@ -11,6 +11,8 @@
  *
  * `x-expected` is our own annotation: a human phrase for what a value must be, used by the
  * loader's error messages where Ajv's own wording would be unhelpful (patterns, `anyOf`).
+ * `x-moved` (on an object) maps a key that an earlier release accepted there to where that
+ * setting lives now, so an old config's error says where to move it.
  */
 
 import { type A2aAdapterConfig, a2aOptionsSchema } from "../adapters/a2a-options.js";

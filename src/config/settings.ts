@@ -33,8 +33,9 @@ export interface ServerSettings {
   /** Runs executing at once on this replica, across all agents. */
   maxConcurrentRuns: number;
   /**
-   * How long a replica's claim on a run holds without renewal. A replica that dies has its
-   * runs taken over by the others within about this long (shared databases only).
+   * How long a replica's claim on a run (or on a webhook delivery it is sending) holds without
+   * renewal. A replica that dies has its runs and deliveries taken over by the others within
+   * about this long (shared databases only).
    */
   leaseSeconds: number;
   webhooks: { allowPrivateTargets: boolean; maxAttempts: number };

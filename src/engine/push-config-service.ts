@@ -1,7 +1,14 @@
-import type { PushConfigRecord, Storage } from "../storage/types.js";
+import type {
+  PushBacklogEntry,
+  PushConfigRecord,
+  PushCursor,
+  Storage,
+  WebhookDelivery,
+} from "../storage/types.js";
 
 /**
- * The A2A push notification configs set on runs: HTTP's way to them in storage. The caller has
+ * The A2A push notification configs set on runs, and their relays' cursors: HTTP's way to
+ * them in storage. The caller has
  * checked the run is the caller's (the A2A face reads the task first).
  */
 export class PushConfigService {
@@ -17,5 +24,23 @@ export class PushConfigService {
 
   delete(runId: string, configId: string): Promise<boolean> {
     return this.storage.deletePushConfig(runId, configId);
+  }
+
+  /** How far the run's relay has queued its events (see `Storage.advancePushCursor`). */
+  cursor(runId: string): Promise<PushCursor | null> {
+    return this.storage.getPushCursor(runId);
+  }
+
+  advance(
+    runId: string,
+    from: PushCursor | null,
+    to: PushCursor,
+    deliveries: WebhookDelivery[],
+  ): Promise<boolean> {
+    return this.storage.advancePushCursor(runId, from, to, deliveries);
+  }
+
+  backlog(owner: string, agentIds: readonly string[], limit: number): Promise<PushBacklogEntry[]> {
+    return this.storage.pushBacklog(owner, agentIds, limit);
   }
 }

@@ -8,6 +8,10 @@ import { conflict, invalid, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import type {
   CheckpointRecord,
+  HeldInsert,
+  InsertClaim,
+  InsertRunOptions,
+  NewRun,
   RunFrame,
   RunKind,
   RunRecord,
@@ -49,6 +53,12 @@ export interface RunServiceOptions {
   validateResponse?(interrupt: Interrupt, payload: unknown, at: string): string | null;
   /** Throws a 422 domain error when a webhook URL may not be used. */
   checkWebhook(url: string): void;
+}
+
+/** A run just created, and for a `wait`, its end as recorded when it executes here. */
+export interface CreatedRun {
+  run: RunRecord;
+  ended?: Promise<RunRecord | undefined>;
 }
 
 /** How a run deleted by a rollback ended, as its final frame says. */
@@ -95,12 +105,47 @@ export class RunService {
     );
   }
 
+  /**
+   * The newest frame of the run that is stored. A run executing here publishes its frames
+   * before it stores them (frames/writer.ts), so a follower here reads some that are in memory
+   * only: lost if this replica dies, and numbered again by the replica that reruns the run.
+   * Infinite for a run not executing here: what a follower reads of it is stored.
+   */
+  storedSeq(runId: string): number {
+    return this.options.engine.tails.get(runId)?.storedSeq() ?? Number.POSITIVE_INFINITY;
+  }
+
   async create(
     who: Principal,
     kind: RunKind,
     command: RunCommand,
     threadId?: string,
   ): Promise<RunRecord> {
+    return (await this.createRun(who, kind, command, threadId, false)).run;
+  }
+
+  /**
+   * `create` for a caller that answers only at the run's end (`wait`): a run this replica
+   * claims may then execute while its insert is held (`Storage.insertRunHeld`), so that a short
+   * run is written once, ended. Nobody can see the run before its insert commits, and its
+   * creator gets it back only then. Pass `ended` on to `waitFor`.
+   */
+  createToWait(
+    who: Principal,
+    kind: RunKind,
+    command: RunCommand,
+    threadId?: string,
+  ): Promise<CreatedRun> {
+    return this.createRun(who, kind, command, threadId, true);
+  }
+
+  private async createRun(
+    who: Principal,
+    kind: RunKind,
+    command: RunCommand,
+    threadId: string | undefined,
+    toWait: boolean,
+  ): Promise<CreatedRun> {
     const agent = this.resolveAgent(command.agentId);
     const inputProblem = agent.validateInput(command.input.value);
     if (inputProblem) throw invalid(inputProblem);
@@ -141,29 +186,37 @@ export class RunService {
     // A run that can start at once is claimed by its own insert when this replica has room
     // for it: its creation is then the only write before it executes.
     const claim = engine.offerClaim(agent.agentId);
+    const newRun: NewRun = {
+      run_id: newId(),
+      thread_id: targetThread,
+      agent_id: agent.agentId,
+      kind,
+      creation: command.creation,
+      metadata: command.metadata,
+      start_after: new Date(startAfter).toISOString(),
+      principal: target.principal,
+      trace_context: traceContextForNewRun(),
+    };
+    const insertOptions: InsertRunOptions = {
+      reject_if_busy: kind === "stateful" && strategy === "reject",
+      create_hidden_thread: kind === "stateless",
+      // A hidden thread is created busy already (it exists for this run only).
+      mark_thread_busy: kind === "stateful",
+      claim,
+      queue_limit: queueLimit,
+    };
+    let held: HeldInsert | undefined;
+    try {
+      held = toWait && claim ? this.storage.insertRunHeld?.(newRun, insertOptions) : undefined;
+    } catch (err) {
+      if (claim) engine.releaseClaim(agent.agentId);
+      throw err;
+    }
+    // From here the slot is the execution's.
+    if (held && claim) return this.launchHeld(held, claim);
     let run: RunRecord;
     try {
-      run = await this.storage.insertRun(
-        {
-          run_id: newId(),
-          thread_id: targetThread,
-          agent_id: agent.agentId,
-          kind,
-          creation: command.creation,
-          metadata: command.metadata,
-          start_after: new Date(startAfter).toISOString(),
-          principal: target.principal,
-          trace_context: traceContextForNewRun(),
-        },
-        {
-          reject_if_busy: kind === "stateful" && strategy === "reject",
-          create_hidden_thread: kind === "stateless",
-          // A hidden thread is created busy already (it exists for this run only).
-          mark_thread_busy: kind === "stateful",
-          claim,
-          queue_limit: queueLimit,
-        },
-      );
+      run = await this.storage.insertRun(newRun, insertOptions);
     } catch (err) {
       if (claim) engine.releaseClaim(agent.agentId);
       throw err;
@@ -171,7 +224,29 @@ export class RunService {
     engine.notify(run);
     // Claimed here: no replica needs to look for it.
     if (!(claim && engine.launchInserted(run, claim))) engine.workAvailable();
-    return run;
+    return { run };
+  }
+
+  /**
+   * Executes a run whose insert is held, at once: its end, if it comes before the insert is
+   * written, is written with it. Resolves once the insert is committed.
+   */
+  private async launchHeld(held: HeldInsert, claim: InsertClaim): Promise<CreatedRun> {
+    const { engine } = this.options;
+    const { run } = held;
+    engine.launchInserted(run, claim);
+    // Asked now: a short run's end is recorded as soon as its insert commits.
+    const ended = engine.endOf(run.run_id);
+    try {
+      await held.committed;
+    } catch (err) {
+      // Nothing was written (the insert failed as `insertRun` would): the execution stops, and
+      // its own writes are refused (there is no such run).
+      void engine.abortLocal(run.run_id, new StopReason("cancel", "the run could not be created"));
+      throw err;
+    }
+    engine.notify(run);
+    return { run, ended };
   }
 
   async get(who: Principal, runId: string, kind: RunKind, threadId?: string): Promise<RunRecord> {
@@ -189,6 +264,15 @@ export class RunService {
 
   /** The caller's runs only, and of the agents it may use only: filtered in the query. */
   search(who: Principal, search: Partial<RunSearch>): Promise<RunRecord[]> {
+    return this.storage.searchRuns(this.callersQuery(who, search));
+  }
+
+  /** How many of the caller's runs `search` matches, over all its pages. */
+  count(who: Principal, search: Partial<RunSearch>): Promise<number> {
+    return this.storage.countSearchRuns(this.callersQuery(who, search));
+  }
+
+  private callersQuery(who: Principal, search: Partial<RunSearch>): RunSearch {
     const query: RunSearch = {
       limit: search.limit ?? 10,
       offset: search.offset ?? 0,
@@ -200,7 +284,14 @@ export class RunService {
     if (search.metadata) query.metadata = search.metadata;
     if (search.kind) query.kind = search.kind;
     if (search.thread_id) query.thread_id = search.thread_id;
-    return this.storage.searchRuns(query);
+    // The A2A face's task filters and its stable, most-recently-updated-first order.
+    if (search.statuses) query.statuses = search.statuses;
+    if (search.started !== undefined) query.started = search.started;
+    if (search.errcode) query.errcode = search.errcode;
+    if (search.updated_since) query.updated_since = search.updated_since;
+    if (search.order) query.order = search.order;
+    if (search.after) query.after = search.after;
+    return query;
   }
 
   async listThreadRuns(
@@ -284,14 +375,19 @@ export class RunService {
   }
 
   /** `wait` for a run record in hand (one just created): no need to read it again first. */
-  async waitFor(run: RunRecord, signal: AbortSignal): Promise<RunRecord> {
+  async waitFor(
+    run: RunRecord,
+    signal: AbortSignal,
+    /** `CreatedRun.ended`, for a run just created. */
+    endedHere?: Promise<RunRecord | undefined>,
+  ): Promise<RunRecord> {
     const runId = run.run_id;
     if (run.status !== "pending") return run;
     // Executing here: its end, as recorded, is handed over without reading it back.
-    const local = this.options.engine.endOf(runId);
+    const local = endedHere ?? this.options.engine.endOf(runId);
     if (local !== undefined) {
-      const ended = await valueUnlessAborted(local, signal);
-      if (ended !== undefined) return ended;
+      const end = await valueUnlessAborted(local, signal);
+      if (end !== undefined) return end;
       if (signal.aborted) return run;
     }
     let last: RunFrame | undefined;

@@ -9,7 +9,7 @@ import type { ThreadService } from "../engine/thread-service.js";
 import { conflict, invalid } from "../errors.js";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
 import type { RunRecord } from "../storage/types.js";
-import { runEvents, type ServerEnding } from "./run-events.js";
+import { runEvents, type ServerEnding, StoredEventJson } from "./run-events.js";
 import { openAguiStream } from "./streaming/agui-stream.js";
 import { replayThread } from "./thread-replay.js";
 
@@ -217,13 +217,26 @@ export class AguiFace {
       }
       return sink.write(event);
     };
+    const writeJson = sink.writeJson;
     try {
-      for await (const event of runEvents(this.runs, run, {
-        afterSeq,
-        signal: sink.closed,
-        ending: options.ending,
-      })) {
-        await write(event);
+      if (writeJson) {
+        // SSE: content events go out as the JSON they were stored as, never parsed here.
+        for await (const event of runEvents(this.runs, run, {
+          afterSeq,
+          signal: sink.closed,
+          ending: options.ending,
+          storedJson: true,
+        })) {
+          await (event instanceof StoredEventJson ? writeJson(event.json) : write(event));
+        }
+      } else {
+        for await (const event of runEvents(this.runs, run, {
+          afterSeq,
+          signal: sink.closed,
+          ending: options.ending,
+        })) {
+          await write(event);
+        }
       }
     } finally {
       sink.end();

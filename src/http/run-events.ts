@@ -1,5 +1,5 @@
 import { ERRCODE } from "../bridge/outcomes.js";
-import { readFinal, readUpdate } from "../engine/frames/codec.js";
+import { eventTypePrefix, readFinal, readUpdate, storedEventJson } from "../engine/frames/codec.js";
 import type { RunService } from "../engine/run-service.js";
 import type { RunRecord } from "../storage/types.js";
 import { OpenSpans } from "./open-spans.js";
@@ -26,7 +26,29 @@ export interface RunEventsOptions {
    * while queued). A stream answering a request reports it; a replay of history leaves it out.
    */
   quietWhenUnstarted?: boolean;
+  /**
+   * Yield content events (text, tool call arguments, reasoning) as the JSON they were stored
+   * as, unparsed ({@link StoredEventJson}), when that JSON holds no `null`: a face that writes
+   * events as JSON then writes those bytes as they are. The streaming path of a token.
+   */
+  storedJson?: boolean;
 }
+
+/**
+ * An event as the JSON text it was stored as: one that opens, closes or ends nothing (so no
+ * state here needs its fields) and holds no `null` (so that an encoder leaving optional nulls
+ * out would write the very same text).
+ */
+export class StoredEventJson {
+  constructor(readonly json: string) {}
+}
+
+/** Events that only add content to what an earlier event opened. */
+const CONTENT_PREFIXES = [
+  "TEXT_MESSAGE_CONTENT",
+  "TOOL_CALL_ARGS",
+  "REASONING_MESSAGE_CONTENT",
+].map(eventTypePrefix);
 
 /** Told to the client when the server stopped a subagent along with its run. */
 const SUBAGENT_STOPPED = "the run was stopped before the subagent finished";
@@ -36,11 +58,21 @@ const SUBAGENT_STOPPED = "the run was stopped before the subagent finished";
  * with an ending of the server's own when the agent did not end a segment itself. Run-scoped
  * events keep the ids the engine gave them; each face sets the ids its client knows.
  */
+export function runEvents(
+  runs: RunService,
+  run: RunRecord,
+  options: RunEventsOptions & { storedJson: true },
+): AsyncGenerator<Event | StoredEventJson>;
+export function runEvents(
+  runs: RunService,
+  run: RunRecord,
+  options: RunEventsOptions & { storedJson?: false },
+): AsyncGenerator<Event>;
 export async function* runEvents(
   runs: RunService,
   run: RunRecord,
   options: RunEventsOptions,
-): AsyncGenerator<Event> {
+): AsyncGenerator<Event | StoredEventJson> {
   const spans = new OpenSpans();
   /** Whether the current segment has ended with the agent's own terminal event. */
   let terminal = false;
@@ -52,6 +84,13 @@ export async function* runEvents(
   });
   for await (const frames of batches) {
     for (const frame of frames) {
+      if (options.storedJson) {
+        const json = storedEventJson(frame, CONTENT_PREFIXES);
+        if (json !== undefined && !json.includes("null")) {
+          yield new StoredEventJson(json);
+          continue;
+        }
+      }
       const event = readUpdate(frame);
       if (event) {
         if (event.type === "RUN_STARTED") {

@@ -48,7 +48,7 @@ export class RunHandlers {
     threadId?: string,
   ) {
     const command = parseRunCommand(body);
-    const run = await this.runs.create(who, kind, command, threadId);
+    const { run, ended } = await this.runs.createToWait(who, kind, command, threadId);
     const cancelOnDisconnect = command.onDisconnect === "cancel";
     const gone = disconnectSignal(reply.raw);
     const onGone = () => {
@@ -60,7 +60,7 @@ export class RunHandlers {
     };
     gone.addEventListener("abort", onGone, { once: true });
     try {
-      return waitResponse(await this.runs.waitFor(run, gone));
+      return waitResponse(await this.runs.waitFor(run, gone, ended));
     } finally {
       gone.removeEventListener("abort", onGone);
     }

@@ -227,6 +227,21 @@ export interface RunSearch {
   principal?: PrincipalFilter;
   /** Only runs of these agents (a key restricted to some agents); `undefined` = any agent. */
   agent_ids?: readonly string[];
+  /** Only runs with one of these statuses (besides `status`, when both are given). */
+  statuses?: readonly RunStatus[];
+  /** Only runs that have (true) or have not (false) started a segment. */
+  started?: boolean;
+  /** Only runs whose output's `errcode` is (`is: true`) or is not (`is: false`) `value`. */
+  errcode?: { value: number; is: boolean };
+  /** Only runs updated at or after this time. */
+  updated_since?: string;
+  /**
+   * `"created"` (the default): newest created first. `"updated"`: most recently updated first
+   * (`updated_at`, then `run_id`, descending), a stable order that `after` pages through.
+   */
+  order?: "created" | "updated";
+  /** With `order: "updated"`: only the runs after this one in that order (a keyset page). */
+  after?: { updated_at: string; run_id: string };
   limit: number;
   offset: number;
 }
@@ -237,6 +252,14 @@ export interface RunCountFilter {
   status?: RunStatus;
   kind?: RunKind;
   thread_id?: string;
+}
+
+/** See `Storage.insertRunHeld`. */
+export interface HeldInsert {
+  /** The run as its insert writes it. */
+  run: RunRecord;
+  /** Resolves with `run` once the insert is committed. */
+  committed: Promise<RunRecord>;
 }
 
 /** What `finishRun` does to the run's thread: set its status, or delete it. */
@@ -295,6 +318,22 @@ export interface PushConfigRecord {
   /** `Authorization: <scheme> <credentials>` on each notification, when set. */
   authentication: { scheme: string; credentials?: string } | null;
   created_at: string;
+}
+
+/**
+ * Where an A2A task's push relay stands: the events of its frames up to `seq` are queued for
+ * delivery, and with `closed` the status that ends its stream at `seq` (final, or input
+ * required) is too.
+ */
+export interface PushCursor {
+  seq: number;
+  closed: boolean;
+}
+
+/** A run whose push relay is behind (see `pushBacklog`). */
+export interface PushBacklogEntry {
+  run_id: string;
+  agent_id: string;
 }
 
 export interface Storage {
@@ -361,6 +400,18 @@ export interface Storage {
 
   // Runs
   insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord>;
+  /**
+   * Optional: `insertRun` for a run whose creator answers only at its end (`wait`), claimed
+   * by its insert (`options.claim`). Hands back at once the record the insert writes, so that
+   * the run can execute while its insert waits for its commit; `committed` resolves with it
+   * once committed, or rejects, having written nothing, as `insertRun` would. Until then the
+   * run does not exist for any reader. When the run's end (`finishRun` under the insert's
+   * claim) comes before the insert is written, the run is written once, in its final state,
+   * with the frames of its end, in one commit (the `finishRun` promise settles after
+   * `committed`). Undefined when the storage cannot tell the record without writing (a
+   * stateful run, one not due, a queue limit to check…): call `insertRun` then.
+   */
+  insertRunHeld?(run: NewRun, options: InsertRunOptions): HeldInsert | undefined;
   getRun(runId: string): Promise<RunRecord | null>;
   searchRuns(search: RunSearch): Promise<RunRecord[]>;
   /**
@@ -368,6 +419,8 @@ export interface Storage {
    * cheap "are there at least N" check that loads no run records.
    */
   countRuns(filter: RunCountFilter, limit: number): Promise<number>;
+  /** How many runs `searchRuns` would find for `search` without its `after`, limit and offset. */
+  countSearchRuns(search: RunSearch): Promise<number>;
   /** Pending runs of a thread, oldest first. */
   pendingRunsOfThread(threadId: string): Promise<RunRecord[]>;
   /** `fence`: only while the run is still held by that claim (see `Fence`). */
@@ -447,6 +500,30 @@ export interface Storage {
   getPushConfigs(runId: string): Promise<PushConfigRecord[]>;
   /** Whether a config was there to delete. */
   deletePushConfig(runId: string, configId: string): Promise<boolean>;
+  /** The run's push cursor, null when none was set (deleted with the run). */
+  getPushCursor(runId: string): Promise<PushCursor | null>;
+  /**
+   * Moves the run's push cursor from `from` (null: it has none yet) to `to` and stores
+   * `deliveries` (as `enqueueWebhook` does), in one transaction, only when the cursor is still
+   * at `from`. False, with nothing written, when it is not: another relay moved it first. So a
+   * stream event is queued once, however many relays follow the task.
+   */
+  advancePushCursor(
+    runId: string,
+    from: PushCursor | null,
+    to: PushCursor,
+    deliveries: WebhookDelivery[],
+  ): Promise<boolean>;
+  /**
+   * Runs of `agentIds` with push configs and a cursor whose relay is not done, at most `limit`:
+   * finished or interrupted runs whose cursor is not closed at their last frame, and pending
+   * runs that `owner` holds (the replica executing a run relays it).
+   */
+  pushBacklog(
+    owner: string,
+    agentIds: readonly string[],
+    limit: number,
+  ): Promise<PushBacklogEntry[]>;
 
   // Ownership
   /**

@@ -27,9 +27,12 @@ export interface WebhookDelivererOptions {
   /** How often storage is polled for due deliveries (retries, other replicas' work). Default 1000. */
   pollIntervalMs?: number;
   /**
-   * How long a claimed delivery stays hidden from other claims (other replicas). Default
-   * 2 · timeoutMs + 30 s. If it runs out before the attempt ends (a crashed replica), the
-   * delivery is sent again: at least once, with the same `x-acp-delivery-id`.
+   * How long a claimed delivery stays hidden from other claims (other replicas) without
+   * renewal. Default 2 · timeoutMs + 30 s. The deliverer renews its claims every third of it
+   * until it has settled them, so a live replica keeps them however long its attempts take,
+   * and a replica that dies gives them up within about this long (then they are sent again:
+   * at least once, with the same `x-acp-delivery-id`). Until then, the later deliveries of
+   * the same run wait behind them (see the ordering below).
    */
   leaseMs?: number;
   /** Most deliveries in flight at once. Default 16. */
@@ -99,6 +102,9 @@ export class WebhookDeliverer {
   readonly #chains = new Set<Promise<void>>();
   #abort = new AbortController();
   #lastCreatedAt = 0;
+  /** The deliveries claimed and not yet settled, each with its renewal in flight (if any). */
+  readonly #held = new Map<string, Promise<void> | null>();
+  #renewer: NodeJS.Timeout | null = null;
   readonly #stats: WebhookStats = { delivered: 0, retried: 0, failed: 0 };
 
   constructor(options: WebhookDelivererOptions) {
@@ -128,23 +134,41 @@ export class WebhookDeliverer {
     /** Headers sent besides the server's own (an A2A push config's token, its authorization). */
     headers?: Record<string, string>,
   ): Promise<void> {
+    await this.#storage.enqueueWebhook(this.delivery(run.run_id, url, runJson, headers));
+    this.#wake(0);
+  }
+
+  /**
+   * A delivery as `enqueue` stores it, for a caller that stores it in its own transaction
+   * (A2A push notifications, with their relay's cursor); call `wake` once it is stored.
+   */
+  delivery(
+    runId: string,
+    url: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): WebhookDelivery {
     // Strictly increasing within this process, so two status changes in one millisecond keep
     // their order by created_at.
     const createdAt = Math.max(Date.now(), this.#lastCreatedAt + 1);
     this.#lastCreatedAt = createdAt;
     const timestamp = new Date(createdAt).toISOString();
-    await this.#storage.enqueueWebhook({
+    return {
       delivery_id: randomUUID(),
-      run_id: run.run_id,
+      run_id: runId,
       url,
-      body: JSON.stringify(runJson),
+      body: JSON.stringify(body),
       attempts: 0,
       next_attempt_at: timestamp,
       state: "pending",
       last_error: null,
       created_at: timestamp,
       ...(headers ? { headers } : {}),
-    });
+    };
+  }
+
+  /** Deliveries were stored: send them now rather than at the next poll. */
+  wake(): void {
     this.#wake(0);
   }
 
@@ -152,6 +176,8 @@ export class WebhookDeliverer {
     if (this.#running) return;
     this.#running = true;
     this.#abort = new AbortController();
+    this.#renewer = setInterval(() => this.#renew(), Math.max(100, this.#leaseMs / 3));
+    this.#renewer.unref();
     this.#wake(0);
   }
 
@@ -171,6 +197,10 @@ export class WebhookDeliverer {
       this.#abort.abort(new Error("webhook deliverer stopping"));
       await withinMs(settled(), 1000);
     }
+    // Claims are renewed until the attempts in flight are over, so no other replica sends
+    // them meanwhile.
+    if (this.#renewer !== null) clearInterval(this.#renewer);
+    this.#renewer = null;
     const http = this.#http;
     this.#http = null;
     if (http !== null) await http.then(({ agent }) => agent.destroy()).catch(() => {});
@@ -258,6 +288,7 @@ export class WebhookDeliverer {
       group.push(delivery);
       byRun.set(delivery.run_id, group);
     }
+    for (const delivery of batch) this.#held.set(delivery.delivery_id, null);
     for (const group of byRun.values()) {
       group.sort((a, b) => a.created_at.localeCompare(b.created_at));
       this.#inFlight += group.length;
@@ -284,6 +315,7 @@ export class WebhookDeliverer {
           );
         }
       } finally {
+        this.#held.delete(delivery.delivery_id);
         this.#inFlight--;
       }
     }
@@ -293,6 +325,7 @@ export class WebhookDeliverer {
     if (await this.#heldBack(delivery)) return;
     const attempt = delivery.attempts + 1;
     const outcome = await this.#attempt(delivery);
+    await this.#settle(delivery);
     const context = {
       run_id: delivery.run_id,
       delivery_id: delivery.delivery_id,
@@ -350,6 +383,7 @@ export class WebhookDeliverer {
     const index = ofRun.findIndex((d) => d.delivery_id === delivery.delivery_id);
     if (index === -1) return true; // deleted with its run meanwhile
     if (!ofRun.slice(0, index).some((d) => d.state === "pending")) return false;
+    await this.#settle(delivery);
     const nextAttemptAt = new Date(Date.now() + this.#pollIntervalMs).toISOString();
     await this.#storage.updateWebhook(delivery.delivery_id, { next_attempt_at: nextAttemptAt });
     this.#logger.debug(
@@ -361,9 +395,39 @@ export class WebhookDeliverer {
 
   /** Makes a claimed delivery due again now, attempts unchanged. */
   async #release(delivery: WebhookDelivery): Promise<void> {
+    await this.#settle(delivery);
     await this.#storage.updateWebhook(delivery.delivery_id, {
       next_attempt_at: new Date().toISOString(),
     });
+  }
+
+  /**
+   * Pushes out the claims this deliverer holds by another lease, so that no other replica
+   * takes them while they wait in their run's group or their attempt is in flight.
+   */
+  #renew(): void {
+    const until = new Date(Date.now() + this.#leaseMs).toISOString();
+    for (const [deliveryId, renewing] of this.#held) {
+      if (renewing !== null) continue;
+      const renewal = this.#storage
+        .updateWebhook(deliveryId, { next_attempt_at: until })
+        .catch((err: unknown) => {
+          if (!isDomainError(err, "not_found")) {
+            this.#logger.warn({ err, delivery_id: deliveryId }, "webhook claim renewal failed");
+          }
+        })
+        .finally(() => {
+          if (this.#held.get(deliveryId) === renewal) this.#held.set(deliveryId, null);
+        });
+      this.#held.set(deliveryId, renewal);
+    }
+  }
+
+  /** Ends the renewal of a claim before its own bookkeeping writes `next_attempt_at`. */
+  async #settle(delivery: WebhookDelivery): Promise<void> {
+    const renewing = this.#held.get(delivery.delivery_id);
+    this.#held.delete(delivery.delivery_id);
+    await renewing;
   }
 
   async #attempt(delivery: WebhookDelivery): Promise<Outcome> {

@@ -4,13 +4,12 @@
  * the webhook deliverer, with the config's token and authorization; the private-address guard
  * still applies (a receiver on loopback needs `webhooks.allowPrivateTargets`).
  */
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 import { a2aClient, asTask, BINDINGS, userMessage } from "./helpers.js";
+import { ofTask, receiver, stateOf, until } from "./push-helpers.js";
 
 const YAML = `
 agents:
@@ -19,38 +18,6 @@ agents:
     description: Echo that takes its time.
     adapter: { type: echo, delayMs: 30 }
 `;
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: Record<string, unknown>;
-}
-
-/** A receiver on 127.0.0.1 that records every notification and answers 204. */
-async function receiver() {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk) => (body += chunk));
-    req.on("end", () => {
-      received.push({ headers: req.headers, body: JSON.parse(body) as Record<string, unknown> });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/a2a-hook`;
-  return { url, received, close: () => new Promise((resolve) => server.close(resolve)) };
-}
-
-const until = async (check: () => boolean | Promise<boolean>, what: string) => {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
-
-const stateOf = (r: Received) =>
-  (r.body.statusUpdate as { status?: { state?: string } } | undefined)?.status?.state;
 
 describe.each(BINDINGS)("A2A push notifications over %s", (binding) => {
   let t: TestApp;
@@ -85,12 +52,7 @@ describe.each(BINDINGS)("A2A push notifications over %s", (binding) => {
         },
       } as never),
     );
-    const mine = () =>
-      hooks.received.filter(
-        (r) =>
-          (r.body.statusUpdate as { taskId?: string } | undefined)?.taskId === sent.id ||
-          (r.body.artifactUpdate as { taskId?: string } | undefined)?.taskId === sent.id,
-      );
+    const mine = () => ofTask(hooks.received, sent.id);
     await until(
       () => mine().some((r) => stateOf(r) === "TASK_STATE_COMPLETED"),
       "the completed status to be pushed",

@@ -236,6 +236,17 @@ describe("loadConfig › bad files", () => {
     );
   });
 
+  it("says where an adapter option that moved lives now", async () => {
+    const err = await configError(() =>
+      yaml(
+        "agents:\n  - name: a\n    version: '1'\n    description: d\n    adapter: { type: a2a, url: 'http://127.0.0.1:9', maxEventBytes: 1000 }\n",
+      ),
+    );
+    expect(err.message).toBe(
+      "test.yaml:5:54: agents[0].adapter.maxEventBytes is not a known key here any more: it moved to the agent's limits.maxEventBytes (beside adapter:) or server.limits.maxEventBytes, which bound every adapter",
+    );
+  });
+
   it("names a value of the wrong type and shows it", async () => {
     const err = await configError(() => yaml(`server:\n  port: "8000"\nagents:\n${ECHO}`));
     expect(err.message).toBe('test.yaml:2:9: server.port must be an integer (got "8000")');

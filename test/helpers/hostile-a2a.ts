@@ -1,9 +1,13 @@
 /**
- * A real HTTP server on 127.0.0.1 (port 0) that speaks A2A 1.0 over JSON-RPC and misbehaves,
- * one way per case: `${url}/<case>/card.json` is the case's agent card (a valid one naming
- * `${url}/<case>/rpc`, except for the card cases), and the calls to that endpoint are answered
- * as the case says. Big answers are made as they are written (never held whole here), with
- * backpressure, so `written` tells how much a client read before it closed the connection.
+ * A real HTTP server on 127.0.0.1 (port 0) that speaks A2A 1.0 and misbehaves, one way per case,
+ * over either binding: `${url}/<case>/card.json` is the case's agent card naming the JSON-RPC
+ * endpoint `${url}/<case>/rpc`, `${url}/<case>/rest-card.json` one naming the HTTP+JSON
+ * interface `${url}/<case>/rest` (valid cards, except for the card cases), and the calls to that
+ * endpoint are answered as the case says, in the binding's own framing (a JSON-RPC response in
+ * each SSE event, or the bare stream event; errors as JSON-RPC error objects, or an HTTP status
+ * with a `google.rpc.Status`). Big answers are made as they are written (never held whole
+ * here), with backpressure, so `written` tells how much a client read before it closed the
+ * connection.
  *
  * A streamed case first answers its task (`t-1`, working), so that what fails the run is the
  * misbehaviour itself; GetTask and CancelTask answer that task properly.
@@ -33,6 +37,11 @@ export const A2A_CASES = [
 ] as const;
 export type A2aCase = (typeof A2A_CASES)[number];
 
+/** The cases that misbehave in the calls themselves (not in the card), for either binding. */
+export const A2A_CALL_CASES = A2A_CASES.filter((c) => c !== "huge-card" && c !== "malformed-card");
+
+export type A2aBinding = "jsonrpc" | "http-json";
+
 /** Cases whose agent does not stream: runs send, then poll. */
 const BLOCKING = new Set<A2aCase>(["huge-answer"]);
 
@@ -43,7 +52,7 @@ const TASK = { id: "t-1", contextId: "c-1" };
 export class HostileA2a {
   /** Bytes written per request path, for as long as the client kept reading. */
   readonly written = new Map<string, number>();
-  /** The JSON-RPC methods each case was called with, in order. */
+  /** The methods each case was called with, in order (JSON-RPC names, whatever the binding). */
   readonly calls = new Map<string, string[]>();
   private readonly open = new Set<http.ServerResponse>();
 
@@ -74,8 +83,8 @@ export class HostileA2a {
     return `http://127.0.0.1:${port}/card.json`;
   }
 
-  cardUrl(name: A2aCase): string {
-    return `${this.url}/${name}/card.json`;
+  cardUrl(name: A2aCase, binding: A2aBinding = "jsonrpc"): string {
+    return `${this.url}/${name}/${binding === "jsonrpc" ? "card.json" : "rest-card.json"}`;
   }
 
   /** Connections a client has not closed yet (each run should close its own). */
@@ -95,27 +104,105 @@ export class HostileA2a {
     this.open.add(res);
     res.on("close", () => this.open.delete(res));
     const out = new Writer(res, (n) => this.written.set(path, (this.written.get(path) ?? 0) + n));
-    const [, name, what] = /^\/([^/]+)\/(card\.json|rpc)$/.exec(path) ?? [];
+    const [, name, what, rest] =
+      /^\/([^/]+)\/(card\.json|rest-card\.json|rpc|rest)(\/.*)?$/.exec(path) ?? [];
     const kase = name as A2aCase;
-    if (what === "card.json") return card(kase, `${this.url}/${name}/rpc`, out);
-    if (what !== "rpc") {
-      out.head(404, "text/plain");
-      return out.end(`no such path: ${path}`);
+    if (what === "card.json" && rest === undefined) {
+      return card(kase, { url: `${this.url}/${name}/rpc`, binding: "JSONRPC" }, out);
     }
-    const call = JSON.parse(text) as { method: string; id: unknown };
+    if (what === "rest-card.json" && rest === undefined) {
+      return card(kase, { url: `${this.url}/${name}/rest`, binding: "HTTP+JSON" }, out);
+    }
+    const call =
+      what === "rpc" && rest === undefined
+        ? jsonRpcCall(text, out)
+        : what === "rest" && rest !== undefined
+          ? restCall(req.method ?? "GET", rest, out)
+          : undefined;
+    if (call === undefined) {
+      out.head(404, "text/plain");
+      return out.end(`no such path: ${req.method} ${path}`);
+    }
     this.calls.set(kase, [...(this.calls.get(kase) ?? []), call.method]);
-    return rpc(kase, call.method, call.id, out);
+    return answer(kase, call, out);
   }
 }
 
-async function card(name: A2aCase, endpoint: string, out: Writer) {
+/** How one call is answered in its binding's framing. */
+interface Call {
+  method: string;
+  /** An SSE event carrying `result` (a stream response). */
+  frame(result: unknown): string;
+  /** What an SSE event's data starts with before its result, and ends with after it. */
+  open: string;
+  close: string;
+  /** A whole answer to a call that does not stream. */
+  answer(result: unknown): void;
+  /** The call failed on the agent's side with `message`. */
+  fail(message: string): void;
+}
+
+function jsonRpcCall(text: string, out: Writer): Call {
+  const { method, id } = JSON.parse(text) as { method: string; id: unknown };
+  const open = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+  return {
+    method,
+    open,
+    close: "}",
+    frame: (result) => `data: ${open}${JSON.stringify(result)}}\n\n`,
+    answer(result) {
+      out.head(200, "application/json");
+      out.end(`${open}${JSON.stringify(result)}}`);
+    },
+    fail(message) {
+      out.head(200, "application/json");
+      out.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message } }));
+    },
+  };
+}
+
+/** The HTTP+JSON routes, named by the JSON-RPC method they stand for. */
+const REST_ROUTES: [string, RegExp, string][] = [
+  ["POST", /^\/message:send$/, "SendMessage"],
+  ["POST", /^\/message:stream$/, "SendStreamingMessage"],
+  ["POST", /^\/tasks\/[^/:]+:cancel$/, "CancelTask"],
+  ["POST", /^\/tasks\/[^/:]+:subscribe$/, "SubscribeToTask"],
+  ["GET", /^\/tasks\/[^/:?]+(\?.*)?$/, "GetTask"],
+];
+
+function restCall(verb: string, path: string, out: Writer): Call | undefined {
+  const route = REST_ROUTES.find(([v, pattern]) => v === verb && pattern.test(path));
+  if (route === undefined) return undefined;
+  return {
+    method: route[2],
+    open: "",
+    close: "",
+    frame: (result) => `data: ${JSON.stringify(result)}\n\n`,
+    answer(result) {
+      out.head(200, "application/json");
+      out.end(JSON.stringify(result));
+    },
+    fail(message) {
+      out.head(500, "application/json");
+      out.end(JSON.stringify({ error: { code: 500, status: "INTERNAL", message } }));
+    },
+  };
+}
+
+async function card(
+  name: A2aCase,
+  endpoint: { url: string; binding: "JSONRPC" | "HTTP+JSON" },
+  out: Writer,
+) {
   out.head(200, "application/json");
   if (name === "malformed-card") return out.end('{"name": "half a card", "skills": [');
   const body = JSON.stringify({
     name,
     description: `misbehaves: ${name}`,
     version: "1.0.0",
-    supportedInterfaces: [{ url: endpoint, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
+    supportedInterfaces: [
+      { url: endpoint.url, protocolBinding: endpoint.binding, protocolVersion: "1.0" },
+    ],
     capabilities: { streaming: !BLOCKING.has(name) },
     defaultInputModes: ["text/plain"],
     defaultOutputModes: ["text/plain"],
@@ -141,16 +228,12 @@ const agentMessage = (messageId: string, parts: unknown[]) => ({
   parts,
 });
 
-async function rpc(name: A2aCase, method: string, id: unknown, out: Writer) {
-  const frame = (result: unknown) => `data: ${JSON.stringify({ jsonrpc: "2.0", id, result })}\n\n`;
-  const answer = (result: unknown) => {
-    out.head(200, "application/json");
-    out.end(JSON.stringify({ jsonrpc: "2.0", id, result }));
-  };
+async function answer(name: A2aCase, call: Call, out: Writer) {
+  const { method, frame } = call;
   if (method === "CancelTask") {
-    return answer({ ...TASK, status: { state: "TASK_STATE_CANCELED" } });
+    return call.answer({ ...TASK, status: { state: "TASK_STATE_CANCELED" } });
   }
-  if (method === "GetTask") return answer(working());
+  if (method === "GetTask") return call.answer(working());
   if (name === "slow-headers") {
     await sleep(3_000);
     if (out.gone) return;
@@ -158,17 +241,12 @@ async function rpc(name: A2aCase, method: string, id: unknown, out: Writer) {
   if (name === "huge-answer") {
     // A blocking agent's whole answer, far too large.
     out.head(200, "application/json");
-    await out.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"task":`);
-    await out.write(`{"id":"t-1","contextId":"c-1","metadata":{"notes":"`);
+    await out.write(`${call.open}{"task":{"id":"t-1","contextId":"c-1","metadata":{"notes":"`);
     const filler = "x".repeat(CHUNK);
     for (let sent = 0; sent < HUGE; sent += CHUNK) if (!(await out.write(filler))) return;
-    return out.end('"}}}}');
+    return out.end(`"}}}${call.close}`);
   }
-  if (name === "rpc-error") {
-    out.head(200, "application/json");
-    const error = { code: -32603, message: "model overloaded" };
-    return out.end(JSON.stringify({ jsonrpc: "2.0", id, error }));
-  }
+  if (name === "rpc-error") return call.fail("model overloaded");
   if (name === "html-error") {
     out.head(502, "text/html");
     return out.end("<html><body><h1>502 Bad Gateway</h1></body></html>");
@@ -182,18 +260,17 @@ async function rpc(name: A2aCase, method: string, id: unknown, out: Writer) {
   await out.write(frame({ task: working() }));
   switch (name) {
     case "huge-event": {
-      const head = frame({ statusUpdate: update(agentMessage("m-1", [{ text: "" }])) });
+      const whole = frame({ statusUpdate: update(agentMessage("m-1", [{ text: "" }])) });
       // The event's JSON up to the text part's value, then a value of 300 MB.
-      await out.write(head.slice(0, head.indexOf('"text":"') + 8));
+      const at = whole.indexOf('"text":"') + 8;
+      await out.write(whole.slice(0, at));
       const filler = "x".repeat(CHUNK);
       for (let sent = 0; sent < HUGE; sent += CHUNK) if (!(await out.write(filler))) return;
-      return out.end('"}]}}}}}\n\n');
+      return out.end(whole.slice(at));
     }
     case "trickle": {
       // Bytes keep coming, an event never completes.
-      await out.write(
-        `data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"statusUpdate":`,
-      );
+      await out.write(`data: ${call.open}{"statusUpdate":`);
       while (await out.write(" ")) await sleep(50);
       return;
     }
@@ -214,7 +291,7 @@ async function rpc(name: A2aCase, method: string, id: unknown, out: Writer) {
       await out.write("data: {not json at all\n\n");
       return out.end();
     case "cut-mid-event":
-      await out.write(`data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"statu`);
+      await out.write(`data: ${call.open}{"statu`);
       await sleep(20);
       out.res.destroy();
       return;

@@ -1,14 +1,14 @@
 /**
  * A2A agents behind the server that misbehave (test/helpers/hostile-a2a.ts), one `a2a` agent
- * per fault, driven by the real @a2a-js/sdk client as every `a2a` run is: each run ends as it
- * should (`error`, or `timeout` for a task that never ends) with a message naming the agent's
- * fault and the limit or timeout it hit, while a well-behaved agent on the same server keeps
- * answering. The huge answers are not read through, and every connection is closed.
+ * per fault and binding (JSON-RPC and HTTP+JSON), driven by the real @a2a-js/sdk client as every
+ * `a2a` run is: each run ends as it should (`error`, or `timeout` for a task that never ends)
+ * with a message naming the agent's fault and the limit or timeout it hit, while a well-behaved
+ * agent on the same server keeps answering. The huge answers are not read through, and every connection is closed.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { agentIdFor } from "../../src/config/registry.js";
 import type { TestApp } from "../helpers/app.js";
-import { A2A_CASES, type A2aCase, HostileA2a } from "../helpers/hostile-a2a.js";
+import { A2A_CALL_CASES, A2A_CASES, type A2aCase, HostileA2a } from "../helpers/hostile-a2a.js";
 import { buildServing, echoAgent } from "./helpers.js";
 
 const MiB = 1024 * 1024;
@@ -65,7 +65,11 @@ const expected: Record<A2aCase, Expected> = {
   "malformed-card": { description: /its agent card could not be read: sent malformed JSON \(/ },
 };
 
+const REST_AGENT =
+  /^agent failed: the A2A agent at http:\/\/127\.0\.0\.1:\d+\/[a-z-]+\/rest-card\.json:? /;
+
 const nameOf = (kase: string) => `a2a-${kase}`;
+const restNameOf = (kase: string) => `a2a-rest-${kase}`;
 
 function configOf(upstream: HostileA2a, unreachable: string) {
   const agent = (name: string, url: string, kase?: A2aCase) => ({
@@ -87,6 +91,9 @@ function configOf(upstream: HostileA2a, unreachable: string) {
     agents: [
       echoAgent("good"),
       ...A2A_CASES.map((kase) => agent(nameOf(kase), upstream.cardUrl(kase), kase)),
+      ...A2A_CALL_CASES.map((kase) =>
+        agent(restNameOf(kase), upstream.cardUrl(kase, "http-json"), kase),
+      ),
       agent("a2a-unreachable-card", unreachable),
       {
         ...agent("a2a-own-limit", upstream.cardUrl("huge-event")),
@@ -150,6 +157,24 @@ describe("A2A agents that misbehave", () => {
     // A run that gave up on its task told the agent so.
     expect(upstream.calls.get("huge-event")).toContain("CancelTask");
     // And the server closed every connection it gave up on.
+    await vi.waitFor(() => expect(upstream.openConnections).toBe(0), { timeout: 5000 });
+  });
+
+  it("over HTTP+JSON, each fault fails its own run with the same message", async () => {
+    const results = await Promise.all(A2A_CALL_CASES.map((kase) => waitRun(t, restNameOf(kase))));
+    for (const [i, kase] of A2A_CALL_CASES.entries()) {
+      const { run, output } = results[i]!;
+      const { status, description } = expected[kase];
+      expect(run.status, kase).toBe(status ?? "error");
+      expect(output?.description, kase).toMatch(description);
+      if (!status && !/maxEventsPerRun/.test(description.source)) {
+        expect(output?.description, kase).toMatch(REST_AGENT);
+      }
+    }
+    for (const path of ["/huge-event/rest/message:stream", "/huge-answer/rest/message:send"]) {
+      expect(upstream.written.get(path) ?? 0, path).toBeLessThan(64 * MiB);
+    }
+    expect(upstream.calls.get("huge-event")).toContain("CancelTask");
     await vi.waitFor(() => expect(upstream.openConnections).toBe(0), { timeout: 5000 });
   });
 

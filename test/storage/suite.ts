@@ -12,6 +12,7 @@ import { describeFramesAndWebhooks } from "./contract/frames-webhooks.js";
 import { describePushConfigs } from "./contract/push-configs.js";
 import { describeRetention } from "./contract/retention.js";
 import { describeRunEnds } from "./contract/run-ends.js";
+import { describeRunSearch } from "./contract/run-search.js";
 import { describeRuns } from "./contract/runs.js";
 import { describeThreads } from "./contract/threads.js";
 
@@ -20,6 +21,7 @@ export function describeStorageContract(name: string, factory: () => Promise<Sto
     describe("threads", () => describeThreads(factory));
     describe("checkpoints", () => describeCheckpoints(factory));
     describe("runs", () => describeRuns(factory));
+    describe("the run search in update order", () => describeRunSearch(factory));
     describe("run claims and leases", () => describeClaims(factory));
     describe("fenced writes", () => describeFencing(factory));
     describe("a run in two commits", () => describeRunEnds(factory));

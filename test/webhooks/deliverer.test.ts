@@ -343,3 +343,28 @@ describe("WebhookDeliverer.stop", () => {
     expect(receiver.requests).toHaveLength(0);
   });
 });
+
+describe("WebhookDeliverer claims", () => {
+  it("a live deliverer keeps its claim past the lease: another deliverer does not send it again", async () => {
+    // The receiver answers after 4 leases; the claim is renewed meanwhile.
+    const { receiver, storage, runId, deliverer } = await setup(
+      (_request, response) => {
+        setTimeout(() => response.writeHead(200).end(), 800);
+      },
+      { leaseMs: 200 },
+    );
+    const { deliverer: other } = makeDeliverer(storage, { leaseMs: 200 });
+    cleanups.push(() => other.stop());
+    deliverer.start();
+    await deliverer.enqueue(
+      { run_id: runId },
+      `${receiver.origin}/hook`,
+      runJson(runId, "success"),
+    );
+    await receiver.waitForRequests(1);
+    other.start();
+    const [delivery] = await settled(storage, runId);
+    expect(delivery).toMatchObject({ state: "delivered", attempts: 1 });
+    expect(receiver.requests).toHaveLength(1);
+  });
+});

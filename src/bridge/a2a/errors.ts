@@ -21,7 +21,9 @@ export type A2aErrorKind =
   | "Internal"
   | "Unauthenticated"
   | "PermissionDenied"
-  | "Unavailable";
+  | "Unavailable"
+  | "AgentNotFound"
+  | "ResourceExhausted";
 
 /** The ErrorInfo domain of the server's own refusals, which A2A does not name. */
 export const SERVER_ERROR_DOMAIN = "acp-agui";
@@ -113,6 +115,25 @@ const MAPPINGS: Record<A2aErrorKind, Mapping> = {
     rpcHttp: 503,
     status: "UNAVAILABLE",
     reason: "UNAVAILABLE",
+    domain: SERVER_ERROR_DOMAIN,
+  },
+  // No agent at the interface URL: the server's own fault code too, with the HTTP 404 a
+  // missing URL has on either binding.
+  AgentNotFound: {
+    code: -32000,
+    http: 404,
+    rpcHttp: 404,
+    status: "NOT_FOUND",
+    reason: "AGENT_NOT_FOUND",
+    domain: SERVER_ERROR_DOMAIN,
+  },
+  // Refused for load (the rate limit, a full queue, too many open streams): try again later.
+  ResourceExhausted: {
+    code: -32000,
+    http: 429,
+    rpcHttp: 429,
+    status: "RESOURCE_EXHAUSTED",
+    reason: "RESOURCE_EXHAUSTED",
     domain: SERVER_ERROR_DOMAIN,
   },
 };

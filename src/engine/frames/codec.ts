@@ -210,6 +210,25 @@ export function readUpdate(frame: RunFrame): Record<string, unknown> | undefined
   return data.update ?? undefined;
 }
 
+/**
+ * The AG-UI event a custom or subagent frame stores, as its JSON text, when that event is of one
+ * of `types` (given as `typePrefixes`): only for a frame stored in the current format whose JSON
+ * begins with the type (as events serialized with their type first do). Undefined otherwise:
+ * the caller parses the frame instead (`readUpdate`).
+ */
+export function storedEventJson(
+  frame: RunFrame,
+  typePrefixes: readonly string[],
+): string | undefined {
+  if (frame.mode !== "custom" && frame.mode !== "subagent") return undefined;
+  const data = frame.data;
+  for (const prefix of typePrefixes) if (data.startsWith(prefix)) return data;
+  return undefined;
+}
+
+/** How the JSON of an event of this type begins when its type comes first. */
+export const eventTypePrefix = (type: string): string => `{"type":"${type}",`;
+
 const IGNORE_WARNING = () => {};
 
 /**

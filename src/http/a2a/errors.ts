@@ -1,6 +1,13 @@
-import type { FastifyBaseLogger } from "fastify";
+import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import { A2aError } from "../../bridge/a2a/index.js";
 import { isDomainError } from "../../errors.js";
+
+/** Tells a client refused for load when to try again, as the ACP face does. */
+export function retryAfterOverload(reply: FastifyReply, err: unknown): void {
+  if (isDomainError(err, "overloaded") && !reply.hasHeader("retry-after")) {
+    reply.header("retry-after", "1");
+  }
+}
 
 /**
  * Any error an operation threw, as the A2A error the client gets: A2A's own as they are, the
@@ -19,6 +26,10 @@ export function asA2aError(err: unknown, log?: FastifyBaseLogger): A2aError {
         return new A2aError("ContentTypeNotSupported", err.message);
       case "conflict":
         return new A2aError("UnsupportedOperation", err.message);
+      case "overloaded":
+        return new A2aError("ResourceExhausted", err.message);
+      case "forbidden":
+        return new A2aError("PermissionDenied", err.message);
       default:
         return new A2aError("Internal", err.message);
     }
@@ -28,6 +39,8 @@ export function asA2aError(err: unknown, log?: FastifyBaseLogger): A2aError {
     const message = (err as Error).message;
     if (status === 415) return new A2aError("ContentTypeNotSupported", message);
     if (status === 413) return new A2aError("InvalidRequest", message);
+    // The rate limit (its `retry-after` is set already).
+    if (status === 429) return new A2aError("ResourceExhausted", message);
     return new A2aError("ParseError", message);
   }
   log?.error({ err }, "A2A operation failed");

@@ -5,28 +5,16 @@ import {
   type ListTasksResponse,
   type StreamResponse,
   type Task,
-  type TaskState,
+  type TaskViewOptions,
   taskStateOf,
   toTask,
 } from "../../bridge/a2a/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
-import type { RunStatus } from "../../storage/types.js";
-import { aclThreadId } from "../agui-face.js";
+import { listTasks } from "./list-tasks.js";
 import { listParams, sendParams, taskIdParams } from "./params.js";
 import { type A2aPush, checkPushConfig } from "./push.js";
-import { A2aTasks, type TaskHandle, taskRunOf } from "./tasks.js";
-
-/** The run status a task state is stored as (the query's filter; the state is checked after). */
-const RUN_STATUS_OF: Partial<Record<TaskState, RunStatus>> = {
-  TASK_STATE_SUBMITTED: "pending",
-  TASK_STATE_WORKING: "pending",
-  TASK_STATE_INPUT_REQUIRED: "interrupted",
-  TASK_STATE_COMPLETED: "success",
-  TASK_STATE_CANCELED: "error",
-};
-
-const DEFAULT_PAGE_SIZE = 50;
+import { A2aTasks, type TaskHandle } from "./tasks.js";
 
 /**
  * One agent's A2A operations, whatever the binding: each takes the operation's params as the
@@ -54,7 +42,7 @@ export class A2aFace {
     const historyLength = request.configuration?.historyLength;
     if (request.configuration?.returnImmediately) return toTask(handle.view, undefined);
     const settled = await this.tasks.settle(who, handle, signal);
-    return this.snapshot(settled, historyLength);
+    return this.snapshot(settled, { historyLength });
   }
 
   /** SendStreamingMessage: the task, then its events until it finishes or pauses. */
@@ -70,7 +58,7 @@ export class A2aFace {
     const first =
       afterSeq === 0
         ? toTask(handle.view, undefined, { historyLength })
-        : await this.snapshot(handle, historyLength);
+        : await this.snapshot(handle, { historyLength });
     return this.stream(first, handle, afterSeq, signal);
   }
 
@@ -101,7 +89,7 @@ export class A2aFace {
 
   async getTask(who: Principal, params: unknown): Promise<Task> {
     const { id, historyLength } = taskIdParams(params, "GetTask");
-    return this.snapshot(await this.tasks.get(who, id), historyLength);
+    return this.snapshot(await this.tasks.get(who, id), { historyLength });
   }
 
   async cancelTask(who: Principal, params: unknown): Promise<Task> {
@@ -109,44 +97,19 @@ export class A2aFace {
     return this.snapshot(await this.tasks.cancel(who, id));
   }
 
-  /**
-   * ListTasks: the caller's tasks of this agent, newest first, filtered by context and state.
-   * The page token is the position in that list.
-   */
+  /** ListTasks (see list-tasks.ts): history and artifacts as GetTask shows them, when asked. */
   async listTasks(who: Principal, params: unknown): Promise<ListTasksResponse> {
-    const request = listParams(params);
-    const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
-    const offset = request.pageToken ? Number(request.pageToken) : 0;
-    const runs = await this.runs.search(who, {
-      agent_id: this.agent.agentId,
-      kind: "stateful",
-      ...(request.contextId ? { thread_id: aclThreadId(request.contextId, who.id) } : {}),
-      ...(request.status && RUN_STATUS_OF[request.status]
-        ? { status: RUN_STATUS_OF[request.status] }
-        : {}),
-      limit: pageSize + 1,
-      offset,
+    return listTasks(this.runs, this.agent.agentId, who, listParams(params), (handle, request) => {
+      const options = {
+        historyLength: request.historyLength,
+        includeArtifacts: request.includeArtifacts ?? false,
+      };
+      // The agent's messages (history) and artifacts come from its events: read them only
+      // when the answer shows some.
+      return options.includeArtifacts || options.historyLength !== 0
+        ? this.snapshot(handle, options)
+        : Promise.resolve(toTask(handle.view, undefined, options));
     });
-    const more = runs.length > pageSize;
-    const after = request.statusTimestampAfter ? Date.parse(request.statusTimestampAfter) : null;
-    const tasks: Task[] = [];
-    for (const run of runs.slice(0, pageSize)) {
-      const view = taskRunOf(run);
-      if (request.status && taskStateOf(view) !== request.status) continue;
-      if (after !== null && Date.parse(view.updatedAt) < after) continue;
-      const handle = { run, view };
-      tasks.push(
-        request.includeArtifacts
-          ? await this.snapshot(handle, request.historyLength)
-          : toTask(view, undefined, { historyLength: request.historyLength }),
-      );
-    }
-    return {
-      tasks,
-      nextPageToken: more ? String(offset + pageSize) : "",
-      pageSize,
-      totalSize: offset + tasks.length + (more ? 1 : 0),
-    };
   }
 
   /** A config sent with the message is set on the task; a resumed task's configs relay again. */
@@ -160,9 +123,9 @@ export class A2aFace {
   }
 
   /** The task with everything the agent said so far. */
-  private async snapshot(handle: TaskHandle, historyLength?: number): Promise<Task> {
+  private async snapshot(handle: TaskHandle, options: TaskViewOptions = {}): Promise<Task> {
     const events = await this.tasks.eventsSoFar(handle);
-    return toTask(handle.view, events, { historyLength });
+    return toTask(handle.view, events, options);
   }
 
   private async *stream(

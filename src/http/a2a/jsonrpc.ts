@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
 import { disconnectSignal } from "../streaming/client-gone.js";
-import { asA2aError } from "./errors.js";
+import { asA2aError, retryAfterOverload } from "./errors.js";
 import type { A2aFace } from "./face.js";
 import type { A2aOperations, ExtendedCards } from "./operations.js";
 import { openA2aSse } from "./sse.js";
@@ -36,6 +36,7 @@ export async function serveJsonRpc(
   const id = idOf(body);
   const fail = (err: unknown) => {
     const error = asA2aError(err, request.log);
+    retryAfterOverload(reply, err);
     return reply
       .code(error.rpcHttpStatus)
       .type("application/json")

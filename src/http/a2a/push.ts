@@ -1,28 +1,20 @@
-import type { Principal } from "../../auth/principal.js";
+import { type Principal, SYSTEM } from "../../auth/principal.js";
 import {
   A2aError,
   FINAL_STATES,
   invalidParams,
-  type StreamResponse,
   type TaskPushNotificationConfig,
   taskStateOf,
 } from "../../bridge/a2a/index.js";
 import type { PushConfigService } from "../../engine/push-config-service.js";
 import { newId } from "../../ids.js";
 import type { PushConfigRecord } from "../../storage/types.js";
+import type { WebhookDeliverer } from "../../webhooks/deliverer.js";
 import type { A2aTasks, TaskHandle } from "./tasks.js";
 
 type Rec = Record<string, unknown>;
 const isRecord = (value: unknown): value is Rec =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** Stores one notification for delivery (the webhook deliverer: retries, the target guard). */
-export type Deliver = (
-  runId: string,
-  url: string,
-  body: StreamResponse,
-  headers: Record<string, string>,
-) => Promise<void>;
 
 /** The event name a push notification's `x-acp-event` header carries. */
 export const PUSH_EVENT = "a2a.stream_response";
@@ -82,21 +74,80 @@ const toWire = (record: PushConfigRecord): TaskPushNotificationConfig => ({
   ...(record.authentication ? { authentication: record.authentication } : {}),
 });
 
+/** What the relay needs of the webhook deliverer: deliveries to store, and a wake-up after. */
+export type PushDeliverer = Pick<WebhookDeliverer, "delivery" | "wake">;
+
+/** The headers a notification carries for a config: its token and its authorization. */
+function headersOf(config: PushConfigRecord): Record<string, string> {
+  const headers: Record<string, string> = { "x-acp-event": PUSH_EVENT };
+  if (config.token) headers["x-a2a-notification-token"] = config.token;
+  const auth = config.authentication;
+  if (auth) {
+    headers.authorization = auth.credentials ? `${auth.scheme} ${auth.credentials}` : auth.scheme;
+  }
+  return headers;
+}
+
+/** How many relays behind one sweep looks for. */
+const SWEEP_LIMIT = 100;
+
 /**
  * A2A push notifications: configs stored with the task's run, and every stream event of a task
- * that has configs handed to the webhook deliverer once per config (stored first, so retried
- * and delivered even after a restart), with the config's token in `X-A2A-Notification-Token`
- * and its authentication as the `Authorization` header.
+ * that has configs handed to the webhook deliverer once per config, with the config's token in
+ * `X-A2A-Notification-Token` and its authorization as the `Authorization` header.
+ *
+ * Durable: a task's relay records in storage how far it has queued the task's events (its
+ * cursor, moved in the same transaction as the deliveries it queues, only from where this
+ * relay read it, and only over frames already stored). A relay that stops (the server closes or dies) leaves the cursor where it got
+ * to; a sweep, at start-up and then periodically, restarts the relays that are behind — a
+ * finished or paused task's on any replica, a running task's on the replica executing it —
+ * and they carry on from the cursor. Two relays of one task never queue an event twice: the
+ * one that finds the cursor moved stops.
  */
 export class A2aPush {
   /** The runs whose events this process relays. */
   private readonly relaying = new Set<string>();
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly configs: PushConfigService,
-    private readonly deliver: Deliver,
+    private readonly deliverer: PushDeliverer,
     private readonly signal: AbortSignal,
-  ) {}
+  ) {
+    signal.addEventListener("abort", () => clearInterval(this.sweeper), { once: true });
+  }
+
+  /**
+   * Restarts the relays behind now and every `everyMs`: `owner` is this replica's engine (the
+   * running tasks it executes are its to relay), `agentIds` the agents configured here (the
+   * tasks of an agent no longer configured are not relayed), `tasksOf` the face of one.
+   */
+  startSweeps(
+    owner: string,
+    agentIds: readonly string[],
+    tasksOf: (agentId: string) => A2aTasks | undefined,
+    everyMs: number,
+    onError: (err: unknown) => void,
+  ): void {
+    const sweep = async () => {
+      try {
+        for (const { run_id, agent_id } of await this.configs.backlog(
+          owner,
+          agentIds,
+          SWEEP_LIMIT,
+        )) {
+          const tasks = tasksOf(agent_id);
+          if (tasks) this.relay(tasks, run_id);
+        }
+      } catch (err) {
+        if (!this.signal.aborted) onError(err);
+      }
+    };
+    if (this.signal.aborted) return;
+    void sweep();
+    this.sweeper = setInterval(sweep, everyMs);
+    this.sweeper.unref();
+  }
 
   async create(tasks: A2aTasks, who: Principal, params: unknown, taskId?: string) {
     const config = checkPushConfig(params, taskId);
@@ -116,15 +167,21 @@ export class A2aPush {
       created_at: new Date().toISOString(),
     };
     await this.configs.put(record);
-    if (!FINAL_STATES.has(taskStateOf(handle.view))) this.relay(tasks, handle);
+    const final = FINAL_STATES.has(taskStateOf(handle.view));
+    // The task's first config starts its cursor where the task stands: what comes after is
+    // relayed (a later config joins the relay where it is).
+    const start = { seq: handle.run.last_seq, closed: final };
+    await this.configs.advance(handle.run.run_id, null, start, []);
+    if (!final) this.relay(tasks, handle.run.run_id);
     return toWire(record);
   }
 
   /** A resumed task relays again when it has configs (its relay ended when it paused). */
   async resumed(tasks: A2aTasks, handle: TaskHandle): Promise<void> {
-    if ((await this.configs.ofRun(handle.run.run_id)).length > 0) this.relay(tasks, handle);
+    if ((await this.configs.ofRun(handle.run.run_id)).length > 0) {
+      this.relay(tasks, handle.run.run_id);
+    }
   }
-
   async get(tasks: A2aTasks, who: Principal, params: unknown) {
     const { taskId, id } = this.ids(params, true);
     await tasks.get(who, taskId);
@@ -161,28 +218,38 @@ export class A2aPush {
     );
   }
 
-  /** Follows the task's run and hands each event to the deliverer, once per config. */
-  private relay(tasks: A2aTasks, handle: TaskHandle): void {
-    const runId = handle.run.run_id;
-    if (this.relaying.has(runId)) return;
+  /**
+   * Follows the task's run from its cursor and queues each event once per config, moving the
+   * cursor with them; stops when the task finishes or pauses, when the server closes, or when
+   * another relay moved the cursor first.
+   */
+  private relay(tasks: A2aTasks, runId: string): void {
+    if (this.relaying.has(runId) || this.signal.aborted) return;
     this.relaying.add(runId);
     void (async () => {
       try {
-        for await (const event of tasks.follow(handle, handle.run.last_seq, this.signal)) {
-          for (const config of await this.configs.ofRun(runId)) {
-            const headers: Record<string, string> = { "x-acp-event": PUSH_EVENT };
-            if (config.token) headers["x-a2a-notification-token"] = config.token;
-            const auth = config.authentication;
-            if (auth) {
-              headers.authorization = auth.credentials
-                ? `${auth.scheme} ${auth.credentials}`
-                : auth.scheme;
-            }
-            await this.deliver(runId, config.url, event, headers);
-          }
+        let cursor = await this.configs.cursor(runId);
+        if (!cursor) return;
+        const handle = await tasks.get(SYSTEM, runId);
+        const { run } = handle;
+        if (cursor.closed && cursor.seq >= run.last_seq && run.status !== "pending") return;
+        for await (const step of tasks.followSteps(handle, cursor.seq, this.signal)) {
+          const configs = await this.configs.ofRun(runId);
+          const deliveries = step.events.flatMap((event) =>
+            configs.map((config) =>
+              this.deliverer.delivery(runId, config.url, event, headersOf(config)),
+            ),
+          );
+          // The cursor covers stored frames only: a replica that reruns the task after this
+          // one died numbers its frames on from what is stored.
+          if (!(await tasks.stored(runId, step.seq, this.signal))) return;
+          const to = { seq: step.seq, closed: step.closing };
+          if (!(await this.configs.advance(runId, cursor, to, deliveries))) return;
+          cursor = to;
+          this.deliverer.wake();
         }
       } catch {
-        // The run was deleted meanwhile, or the server is closing: nothing more to relay.
+        // The run was deleted meanwhile, or the server is closing: the sweep takes it from here.
       } finally {
         this.relaying.delete(runId);
       }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
 import { disconnectSignal } from "../streaming/client-gone.js";
-import { asA2aError } from "./errors.js";
+import { asA2aError, retryAfterOverload } from "./errors.js";
 import { type A2aFace, pushNotSupported } from "./face.js";
 import { type ExtendedCards, noExtendedCard } from "./operations.js";
 import { openA2aSse } from "./sse.js";
@@ -12,6 +12,7 @@ type CardsOf = (request: FastifyRequest) => ExtendedCards;
 /** An A2A error as HTTP+JSON answers it: its status code and a google.rpc.Status body. */
 export function sendRestError(request: FastifyRequest, reply: FastifyReply, err: unknown) {
   const error = asA2aError(err, request.log);
+  retryAfterOverload(reply, err);
   return reply.code(error.mapping.http).type("application/json").send(error.toHttpStatus());
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { A2aError } from "../../bridge/a2a/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
-import { DomainError } from "../../errors.js";
+import { DomainError, isDomainError } from "../../errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
 import {
   agentCard,
@@ -10,6 +10,7 @@ import {
   legacyAgentCard,
   legacyExtendedAgentCard,
 } from "./card.js";
+import { asA2aError, retryAfterOverload } from "./errors.js";
 import { A2aFace } from "./face.js";
 import { idOf, serveJsonRpc } from "./jsonrpc.js";
 import { type ExtendedCards, operationsFor } from "./operations.js";
@@ -63,11 +64,21 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
   // Push notifications go through the webhook deliverer: stored, retried, targets guarded.
   const closing = new AbortController();
   app.addHook("onClose", async () => closing.abort());
-  const push = new A2aPush(
-    app.deps.pushConfigs,
-    (runId, url, body, headers) => app.deps.webhooks.enqueue({ run_id: runId }, url, body, headers),
-    closing.signal,
-  );
+  const push = new A2aPush(app.deps.pushConfigs, app.deps.webhooks, closing.signal);
+  // Relays a stopped server left behind start again once this one is ready (its engine has
+  // recovered the runs it finds), and are looked for again as often as leases are checked.
+  app.addHook("onReady", async () => {
+    push.startSweeps(
+      app.deps.engine.owner,
+      registry.list().map((agent) => agent.agentId),
+      (agentId) => {
+        const agent = registry.get(agentId);
+        return agent ? faceFor(agent).tasks : undefined;
+      },
+      Math.max(1000, (settings.leaseSeconds * 1000) / 3),
+      (err) => app.log.error({ err }, "A2A push relay sweep failed"),
+    );
+  });
 
   /** The agent the path names; `forCard`: anyone may read its card (the caller is not checked). */
   const agentOf = (request: FastifyRequest, forCard = false): RegisteredAgent => {
@@ -83,8 +94,8 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
     }
     return agent;
   };
-  const faceOf = (request: FastifyRequest): A2aFace => {
-    const agent = agentOf(request);
+  const faceOf = (request: FastifyRequest): A2aFace => faceFor(agentOf(request));
+  const faceFor = (agent: RegisteredAgent): A2aFace => {
     let face = faces.get(agent.agentId);
     if (!face) {
       face = new A2aFace(runs, agent, push);
@@ -98,17 +109,12 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const jsonRpc = request.routeOptions.url?.endsWith(JSON_RPC_ROUTE) === true;
-    if (err instanceof DomainError && err.code === "not_found") {
-      // The agent itself is missing: the same on both bindings.
-      return reply
-        .code(404)
-        .type("application/json")
-        .send({ error: { code: 404, status: "NOT_FOUND", message: err.message } });
-    }
-    // A key or token restricted to other agents: refused in the binding's own shape.
+    // The agent itself is missing (the route's own faults are A2A errors already), or a key or
+    // token is restricted to other agents; the rate limit, a full queue: refused in the
+    // binding's own shape.
     const refusal =
-      err instanceof DomainError && err.code === "forbidden"
-        ? new A2aError("PermissionDenied", err.message)
+      err instanceof DomainError && err.code === "not_found"
+        ? new A2aError("AgentNotFound", err.message)
         : err;
     if (jsonRpc) return sendJsonRpcError(reply, refusal, request);
     return sendRestError(request, reply, refusal);
@@ -160,8 +166,10 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
 function sendJsonRpcError(reply: FastifyReply, err: unknown, request: FastifyRequest) {
   const status = (err as { statusCode?: number }).statusCode;
   let error: A2aError;
-  if (err instanceof A2aError) error = err;
-  else if (typeof status === "number" && status < 500) {
+  if (err instanceof A2aError || isDomainError(err) || status === 429) {
+    error = asA2aError(err, request.log);
+    retryAfterOverload(reply, err);
+  } else if (typeof status === "number" && status < 500) {
     // The body parser's and the route schema's refusals: the request never became a call.
     error = new A2aError("ParseError", (err as Error).message);
   } else {

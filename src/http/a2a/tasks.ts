@@ -30,6 +30,14 @@ export interface TaskHandle {
   view: TaskRun;
 }
 
+/** Some of a task's stream events, and the last stored frame of the run they cover. */
+export interface FollowStep {
+  seq: number;
+  events: StreamResponse[];
+  /** The status that ends the stream (the task finished, or asks for input). */
+  closing: boolean;
+}
+
 /** The view of a run the bridge maps to a task. */
 export function taskRunOf(run: RunRecord): TaskRun {
   const command = parseRunCommand(run.creation);
@@ -184,38 +192,73 @@ export class A2aTasks {
     afterSeq: number,
     signal: AbortSignal,
   ): AsyncGenerator<StreamResponse> {
+    for await (const step of this.followSteps(handle, afterSeq, signal)) yield* step.events;
+  }
+
+  /**
+   * `follow`'s events a batch of stored frames at a time, each with the last frame it covers,
+   * so that a relay can record how far it got; the last step (`closing`) is the status that
+   * ends the stream. Nothing more once the signal aborts.
+   */
+  async *followSteps(
+    handle: TaskHandle,
+    afterSeq: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<FollowStep> {
     const { run, view } = handle;
     const events = new TaskEvents(view);
     const ids = { taskId: view.taskId, contextId: view.contextId };
+    let seq = afterSeq;
     for await (const batch of this.runs.followBatches(run.run_id, {
       afterSeq: 0,
       signal,
       read: "events",
     })) {
+      const live: StreamResponse[] = [];
       for (const frame of batch) {
-        const live = frame.seq > afterSeq;
+        const isLive = frame.seq > afterSeq;
         if (frame.mode === "custom") {
           const event = readUpdate(frame) ?? {};
           const out = events.push(event);
-          if (!live) continue;
+          if (!isLive) continue;
           if (event.type === "RUN_STARTED") {
-            yield {
+            live.push({
               statusUpdate: {
                 ...ids,
                 status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() },
               },
-            };
+            });
           }
-          yield* out;
+          live.push(...out);
         } else if (frame.mode === "final") {
           const out = events.endSegment();
-          if (live) yield* out;
+          if (isLive) live.push(...out);
         }
       }
+      seq = Math.max(seq, batch.at(-1)?.seq ?? 0);
+      if (live.length > 0) yield { seq, events: live, closing: false };
     }
     if (signal.aborted) return;
     const ended = (await this.runs.findReachable(SYSTEM, run.run_id)) ?? run;
-    yield { statusUpdate: { ...ids, status: taskStatusOf(taskRunOf(ended), events) } };
+    const status = taskStatusOf(taskRunOf(ended), events);
+    // The run's last frame is its final one, read above; a run that ended otherwise still
+    // closes at its end, so that a relay is not started again for it.
+    if (ended.status !== "pending") seq = Math.max(seq, ended.last_seq);
+    yield { seq, events: [{ statusUpdate: { ...ids, status } }], closing: true };
+  }
+
+  /**
+   * Waits until the run's frames up to `seq` are stored (see RunService.storedSeq), so that
+   * what is recorded as done with them (a push relay's cursor) never covers frames a replica
+   * that dies takes with it. False if the signal aborts first.
+   */
+  async stored(runId: string, seq: number, signal: AbortSignal): Promise<boolean> {
+    while (this.runs.storedSeq(runId) < seq) {
+      if (signal.aborted) return false;
+      // The frame writer stores what it published within STORE_DELAY_MS (50 ms).
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return !signal.aborted;
   }
 
   /** Runs a run-service call, turning its domain errors into A2A ones. */

@@ -13,7 +13,8 @@ export interface RateLimitOptions {
 /**
  * Requests per client and time window: a client is its API key when it presented one, else its
  * IP address. Registered after the API key check, so the key is known. Beyond the limit: 429
- * with `retry-after` and an ACP string error (through the root error handler).
+ * with `retry-after` and an ACP string error (through the root error handler; the A2A face
+ * answers it in its binding's shape).
  */
 async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
   if (options.max <= 0) return;

@@ -19,6 +19,11 @@ export function wantsProtobuf(accept: string | undefined): boolean {
 export interface AguiEventStream {
   /** Writes one event; resolves when the client can take more (or is gone). */
   write(event: Record<string, unknown>): Promise<void>;
+  /**
+   * On an SSE stream: writes an event given as the JSON `encodeSSE` would make of it (no null
+   * field: the encoder leaves optional nulls out), without parsing it. Undefined on protobuf.
+   */
+  writeJson?: (json: string) => Promise<void>;
   end(): void;
   /** Aborts when the response closes before the stream ended. */
   closed: AbortSignal;
@@ -61,7 +66,12 @@ export async function openAguiStream(
     get clientWentAway() {
       return writer.clientWentAway;
     },
-    write: (event) => writer.send(encoder.encodeBinary(event as never)),
+    // SSE as the encoder's text, written as it is: `encodeBinary` would copy every event into
+    // a fresh TextEncoder's Uint8Array first, and the socket encodes a short string itself.
+    write: protobuf
+      ? (event) => writer.send(encoder.encodeBinary(event as never))
+      : (event) => writer.send(encoder.encodeSSE(event as never)),
+    writeJson: protobuf ? undefined : (json) => writer.send(`data: ${json}\n\n`),
     end: () => writer.end(),
   };
 }

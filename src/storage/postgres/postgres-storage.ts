@@ -7,7 +7,9 @@ import type {
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
+  PushBacklogEntry,
   PushConfigRecord,
+  PushCursor,
   RunCountFilter,
   RunFrame,
   RunPatch,
@@ -229,6 +231,10 @@ export class PostgresStorage implements Storage {
     return this.#require().runs.count(filter, limit);
   }
 
+  async countSearchRuns(search: RunSearch): Promise<number> {
+    return this.#require().runs.countSearch(search);
+  }
+
   async pendingRunsOfThread(threadId: string): Promise<RunRecord[]> {
     return this.#require().runs.pendingOfThread(threadId);
   }
@@ -321,6 +327,27 @@ export class PostgresStorage implements Storage {
 
   async deletePushConfig(runId: string, configId: string): Promise<boolean> {
     return this.#require().pushConfigs.delete(runId, configId);
+  }
+
+  async getPushCursor(runId: string): Promise<PushCursor | null> {
+    return this.#require().pushCursors.get(runId);
+  }
+
+  async advancePushCursor(
+    runId: string,
+    from: PushCursor | null,
+    to: PushCursor,
+    deliveries: WebhookDelivery[],
+  ): Promise<boolean> {
+    return this.#require().pushCursors.advance(runId, from, to, deliveries);
+  }
+
+  async pushBacklog(
+    owner: string,
+    agentIds: readonly string[],
+    limit: number,
+  ): Promise<PushBacklogEntry[]> {
+    return this.#require().pushCursors.backlog(owner, agentIds, limit);
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {

@@ -31,10 +31,11 @@ export class WebhookRepository {
   }
 
   async enqueue(delivery: WebhookDelivery): Promise<void> {
-    await this.#db.write((db) => this.#enqueue(db, delivery));
+    await this.#db.write((db) => this.enqueueIn(db, delivery));
   }
 
-  async #enqueue(db: Queryable, delivery: WebhookDelivery): Promise<void> {
+  /** Stores a delivery within the caller's transaction (see push-cursors.ts). */
+  async enqueueIn(db: Queryable, delivery: WebhookDelivery): Promise<void> {
     try {
       await db.query(
         `INSERT INTO webhook_deliveries

@@ -76,6 +76,14 @@ export class FrameRepository {
     return this.#insertFenced(this.#fencedRun(frames), frames, fence);
   }
 
+  /**
+   * Inside a transaction: the first frames of a run whose row was just written with their last
+   * seq already (a run written once, held-runs.ts). Returns their last seq.
+   */
+  appendToNewRun(runId: string, frames: RunFrame[]): number {
+    return this.#insertPages(runId, [...frames], 0);
+  }
+
   /** Inside a transaction: the call's frames, run by run, after each run's last stored frame. */
   #append(frames: RunFrame[]): void {
     for (const [runId, ofRun] of byRun(frames)) {

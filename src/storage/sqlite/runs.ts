@@ -33,6 +33,8 @@ import { StatementCache } from "./statements.js";
  * `INDEXED BY`: the partial index of pending runs holds every column the outer filter reads, in
  * queue order. Without statistics SQLite prefers `runs_by_status (status=?)` and fetches each
  * pending row from the table (measured: a third of the storage time of a run at 50 clients).
+ * The subqueries look at the thread's pending runs only (`runs_pending_by_thread`), not all
+ * of its runs (`runs_by_thread`, which the planner may rate alike, both being partial).
  */
 const CLAIM_SQL = `
   SELECT r.* FROM runs r INDEXED BY runs_claimable
@@ -41,12 +43,12 @@ const CLAIM_SQL = `
     AND r.start_after <= @now
     AND (@agents IS NULL OR r.agent_id IN (SELECT value FROM json_each(@agents)))
     AND NOT EXISTS (
-      SELECT 1 FROM runs o
+      SELECT 1 FROM runs o INDEXED BY runs_pending_by_thread
       WHERE o.thread_id = r.thread_id AND o.status = 'pending'
         AND (o.created_at < r.created_at OR (o.created_at = r.created_at AND o.seq < r.seq))
     )
     AND NOT EXISTS (
-      SELECT 1 FROM runs o
+      SELECT 1 FROM runs o INDEXED BY runs_pending_by_thread
       WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND o.seq <> r.seq
         AND o.owner IS NOT NULL AND o.lease_expires_at > @now
     )
@@ -126,8 +128,11 @@ export class RunRepository {
       "UPDATE threads SET status = 'busy', updated_at = ? WHERE thread_id = ?",
     );
     this.#delete = db.prepare("DELETE FROM runs WHERE run_id = ?");
+    // `INDEXED BY`: the thread's pending runs in order, not all its runs (which the planner may
+    // prefer without statistics, both indexes being partial).
     this.#pendingOfThread = db.prepare(
-      "SELECT * FROM runs WHERE thread_id = ? AND status = 'pending' ORDER BY created_at, seq",
+      `SELECT * FROM runs INDEXED BY runs_pending_by_thread
+       WHERE thread_id = ? AND status = 'pending' ORDER BY created_at, seq`,
     );
     this.#claimCandidate = db.prepare(CLAIM_SQL);
     this.#setLease = db.prepare(
@@ -186,6 +191,34 @@ export class RunRepository {
   }
 
   search(search: RunSearch): RunRecord[] {
+    const filter = this.#searchFilter(search, search.limit + search.offset);
+    if (filter === null) return [];
+    const { where, params } = filter;
+    let order = "created_at DESC, seq DESC";
+    if (search.order === "updated") {
+      order = "updated_at DESC, run_id DESC";
+      if (search.after !== undefined) {
+        where.push("(updated_at < ? OR (updated_at = ? AND run_id < ?))");
+        const at = isoTimestamp(search.after.updated_at, "after.updated_at");
+        params.push(at, at, search.after.run_id);
+      }
+    }
+    const clause = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
+    const sql = `SELECT * FROM runs ${clause} ORDER BY ${order} LIMIT ? OFFSET ?`;
+    params.push(search.limit, search.offset);
+    return (this.#cache.get(sql).all(...params) as RunRow[]).map(this.#toRun);
+  }
+
+  countSearch(search: RunSearch): number {
+    const filter = this.#searchFilter(search, search.limit + search.offset);
+    if (filter === null) return 0;
+    const clause = filter.where.length === 0 ? "" : `WHERE ${filter.where.join(" AND ")}`;
+    const row = this.#cache.get(`SELECT count(*) AS n FROM runs ${clause}`).get(...filter.params);
+    return (row as { n: number }).n;
+  }
+
+  /** The conditions of a search's filters; null when they match nothing. */
+  #searchFilter(search: RunSearch, wanted: number): { where: string[]; params: unknown[] } | null {
     const where: string[] = [];
     const params: unknown[] = [];
     for (const field of ["agent_id", "status", "kind", "thread_id", "principal"] as const) {
@@ -199,21 +232,34 @@ export class RunRepository {
       where.push("agent_id IN (SELECT value FROM json_each(?))");
       params.push(JSON.stringify(search.agent_ids));
     }
+    if (search.statuses !== undefined) {
+      where.push("status IN (SELECT value FROM json_each(?))");
+      params.push(JSON.stringify(search.statuses));
+    }
+    if (search.started !== undefined) {
+      // Segments are always JSON text (never packed): no segment is exactly '[]'.
+      where.push(search.started ? "segments <> '[]'" : "segments = '[]'");
+    }
+    if (search.errcode !== undefined) {
+      // A packed output (a long one: packed-json.ts) is read as having no errcode; the server's
+      // own outcomes (a cancellation, a restart) have short descriptions and stay text.
+      const errcode =
+        "(CASE WHEN typeof(output) = 'text' THEN json_extract(output, '$.errcode') END)";
+      where.push(`${errcode} ${search.errcode.is ? "IS" : "IS NOT"} ?`);
+      params.push(search.errcode.value);
+    }
+    if (search.updated_since !== undefined) {
+      where.push("updated_at >= ?");
+      params.push(isoTimestamp(search.updated_since, "updated_since"));
+    }
     if (search.metadata !== undefined) {
       assertObject(search.metadata, "metadata filter");
-      const clauses = this.#metadata.clauses(
-        "runs.run_id",
-        search.metadata,
-        search.limit + search.offset,
-      );
-      if (clauses === null) return [];
+      const clauses = this.#metadata.clauses("runs.run_id", search.metadata, wanted);
+      if (clauses === null) return null;
       where.push(...clauses.where);
       params.push(...clauses.params);
     }
-    const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
-    const sql = `SELECT * FROM runs ${filter} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`;
-    params.push(search.limit, search.offset);
-    return (this.#cache.get(sql).all(...params) as RunRow[]).map(this.#toRun);
+    return { where, params };
   }
 
   count(filter: RunCountFilter, limit: number): number {

@@ -8,10 +8,13 @@ import type {
   CreateThreadInput,
   Fence,
   FinishRunWrites,
+  HeldInsert,
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
+  PushBacklogEntry,
   PushConfigRecord,
+  PushCursor,
   RunCountFilter,
   RunFrame,
   RunPatch,
@@ -29,10 +32,13 @@ import { WalCheckpointer } from "./checkpointer.js";
 import { CheckpointRepository } from "./checkpoints.js";
 import { FrameRepository } from "./frames.js";
 import { GroupCommit } from "./group-commit.js";
+import { HeldInserts } from "./held-inserts.js";
+import { HeldRunRows } from "./held-runs.js";
 import { makeContainsFunction } from "./json.js";
 import { migrate } from "./migrate.js";
 import { OwnerLock } from "./owner-lock.js";
 import { PushConfigRepository } from "./push-configs.js";
+import { PushCursorRepository } from "./push-cursors.js";
 import { SqliteRetention } from "./retention.js";
 import { RunRepository } from "./runs.js";
 import { ThreadRepository } from "./threads.js";
@@ -49,9 +55,12 @@ interface Repositories {
   threads: ThreadRepository;
   checkpoints: CheckpointRepository;
   runs: RunRepository;
+  /** The rows of held inserts (see insertRunHeld). */
+  heldRuns: HeldRunRows;
   frames: FrameRepository;
   webhooks: WebhookRepository;
   pushConfigs: PushConfigRepository;
+  pushCursors: PushCursorRepository;
   /** Every write goes through it: one commit per event-loop turn (see group-commit.ts). */
   writes: GroupCommit;
   /** WAL checkpoints off the event loop (a file database only; see checkpointer.ts). */
@@ -87,6 +96,8 @@ export class SqliteStorage implements Storage {
   #repos: Repositories | null = null;
   /** Commits and statements of this storage (see write-counts.ts), kept across reopenings. */
   readonly #counter = new WriteCounter();
+  /** Inserts held back for their run's end (see insertRunHeld). */
+  readonly #held = new HeldInserts();
 
   constructor(options: SqliteStorageOptions) {
     this.path = options.path;
@@ -141,14 +152,17 @@ export class SqliteStorage implements Storage {
       const threads = new ThreadRepository(db, checkpoints);
       const runs = new RunRepository(db);
       const frames = new FrameRepository(db);
+      const webhooks = new WebhookRepository(db);
       this.#repos = {
         db,
         checkpoints,
         threads,
         runs,
+        heldRuns: new HeldRunRows(db, frames),
         frames,
-        webhooks: new WebhookRepository(db),
+        webhooks,
         pushConfigs: new PushConfigRepository(db),
+        pushCursors: new PushCursorRepository(db, webhooks),
         writes: new GroupCommit(db, counting),
         checkpointer: inMemory
           ? null
@@ -207,6 +221,8 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     const repos = this.#repos;
     if (repos === null) return;
+    // Nothing accepted is dropped: held inserts join the last group.
+    this.#held.releaseAll();
     this.#repos = null;
     try {
       repos.writes.flushNow();
@@ -264,14 +280,17 @@ export class SqliteStorage implements Storage {
     threadId: string,
     metadata: Record<string, unknown>,
   ): Promise<ThreadRecord> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.threads.mergeMetadata(threadId, metadata));
   }
 
   async setThreadStatus(threadId: string, status: ThreadStatus): Promise<void> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.threads.setStatus(threadId, status));
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.threads.delete(threadId));
   }
 
@@ -280,12 +299,14 @@ export class SqliteStorage implements Storage {
     newThreadId: string,
     principal: string | null = null,
   ): Promise<ThreadRecord> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.threads.copy(threadId, newThreadId, principal));
   }
 
   // Checkpoints
 
   async addCheckpoint(threadId: string, checkpoint: NewCheckpoint): Promise<CheckpointRecord> {
+    this.#held.releaseThread(threadId);
     return this.#write((repos) => repos.checkpoints.add(threadId, checkpoint));
   }
 
@@ -305,6 +326,8 @@ export class SqliteStorage implements Storage {
     checkpointId: string | null,
     options: { discardRunId?: string } = {},
   ): Promise<void> {
+    this.#held.releaseThread(threadId);
+    if (options.discardRunId !== undefined) this.#held.release(options.discardRunId);
     return this.#write((repos) =>
       repos.checkpoints.restore(threadId, checkpointId, options.discardRunId),
     );
@@ -314,6 +337,25 @@ export class SqliteStorage implements Storage {
 
   async insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
     return this.#write((repos) => repos.runs.insert(run, options));
+  }
+
+  /**
+   * See `Storage.insertRunHeld`. Held here, the insert is queued by the first write that
+   * concerns the run or its hidden thread (every write method below releases it first), or
+   * after `HOLD_MS`; its end, when that comes first, is written with it as one row.
+   */
+  insertRunHeld(run: NewRun, options: InsertRunOptions): HeldInsert | undefined {
+    const repos = this.#open();
+    const record = repos.heldRuns.plan(run, options);
+    if (record === undefined) return undefined;
+    const committed = this.#held.hold(record, (end) =>
+      this.#write((r) =>
+        end === undefined
+          ? r.heldRuns.insertPlanned(record)
+          : r.heldRuns.insertFinished(record, end.patch, end.writes?.frames ?? []),
+      ),
+    );
+    return { run: record, committed };
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
@@ -328,11 +370,16 @@ export class SqliteStorage implements Storage {
     return this.#open().runs.count(filter, limit);
   }
 
+  async countSearchRuns(search: RunSearch): Promise<number> {
+    return this.#open().runs.countSearch(search);
+  }
+
   async pendingRunsOfThread(threadId: string): Promise<RunRecord[]> {
     return this.#open().runs.pendingOfThread(threadId);
   }
 
   async updateRun(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
+    this.#held.release(runId);
     return this.#write((repos) => repos.runs.update(runId, patch, fence));
   }
 
@@ -343,10 +390,13 @@ export class SqliteStorage implements Storage {
     fence?: Fence,
     writes?: FinishRunWrites,
   ): Promise<RunRecord> {
+    const once = this.#held.end(runId, patch, thread, fence, writes);
+    if (once !== undefined) return once;
     return this.#write((repos) => repos.finishRunTx(runId, patch, thread, fence, writes));
   }
 
   async deleteRun(runId: string): Promise<void> {
+    this.#held.release(runId);
     return this.#write((repos) => repos.runs.delete(runId));
   }
 
@@ -365,6 +415,7 @@ export class SqliteStorage implements Storage {
     leaseMs: number,
     now: Date,
   ): Promise<RunRecord | null> {
+    this.#held.release(runId);
     return this.#write((repos) => repos.runs.claimById(runId, owner, leaseMs, now));
   }
 
@@ -383,6 +434,7 @@ export class SqliteStorage implements Storage {
   // Frames
 
   async appendFrames(frames: RunFrame[], fence?: Fence): Promise<void> {
+    for (const frame of frames) this.#held.release(frame.run_id);
     return this.#write((repos) => repos.frames.append(frames, fence));
   }
 
@@ -393,6 +445,7 @@ export class SqliteStorage implements Storage {
   // Webhooks
 
   async enqueueWebhook(delivery: WebhookDelivery): Promise<void> {
+    this.#held.release(delivery.run_id);
     return this.#write((repos) => repos.webhooks.enqueue(delivery));
   }
 
@@ -411,6 +464,7 @@ export class SqliteStorage implements Storage {
   // A2A push notification configs
 
   async putPushConfig(config: PushConfigRecord): Promise<void> {
+    this.#held.release(config.run_id);
     return this.#write((repos) => repos.pushConfigs.put(config));
   }
 
@@ -419,10 +473,33 @@ export class SqliteStorage implements Storage {
   }
 
   async deletePushConfig(runId: string, configId: string): Promise<boolean> {
+    this.#held.release(runId);
     return this.#write((repos) => repos.pushConfigs.delete(runId, configId));
   }
 
+  async getPushCursor(runId: string): Promise<PushCursor | null> {
+    return this.#open().pushCursors.get(runId);
+  }
+
+  async advancePushCursor(
+    runId: string,
+    from: PushCursor | null,
+    to: PushCursor,
+    deliveries: WebhookDelivery[],
+  ): Promise<boolean> {
+    return this.#write((repos) => repos.pushCursors.advance(runId, from, to, deliveries));
+  }
+
+  async pushBacklog(
+    owner: string,
+    agentIds: readonly string[],
+    limit: number,
+  ): Promise<PushBacklogEntry[]> {
+    return this.#open().pushCursors.backlog(owner, agentIds, limit);
+  }
+
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
+    this.#held.releaseAll();
     return this.#write(({ db }) => ({
       threads: db.prepare("UPDATE threads SET principal = ? WHERE principal IS NULL").run(principal)
         .changes,
