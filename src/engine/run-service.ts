@@ -21,7 +21,7 @@ import type {
   ThreadRecord,
 } from "../storage/types.js";
 import { StopReason } from "./executor.js";
-import { readFinal } from "./frames/codec.js";
+import { type ReadFrame, readFinal } from "./frames/codec.js";
 import { followRunBatches, type RunStreamOptions } from "./frames/follow.js";
 import { QueueRoom } from "./queue-room.js";
 import type { RunEngine } from "./run-engine.js";
@@ -92,9 +92,18 @@ export class RunService {
    * A run's frames after `afterSeq`, replayed from storage and then followed live until the
    * run ends or the signal aborts, in the batches they come in (see frames/follow.ts).
    */
-  followBatches(runId: string, options: RunStreamOptions): AsyncGenerator<RunFrame[]> {
+  followBatches(runId: string, options: RunStreamOptions): AsyncGenerator<ReadFrame[]> {
     const { engine } = this.options;
-    return followRunBatches(engine.storage, engine.bus, runId, options, engine.tails);
+    // A reader of full frames completes a run's final frame from its output: from the run as it
+    // is recorded here when it executes here, instead of reading it back.
+    const localEnd = options.read === "events" ? undefined : engine.endOf(runId);
+    return followRunBatches(
+      engine.storage,
+      engine.bus,
+      runId,
+      { localEnd, ...options },
+      engine.tails,
+    );
   }
 
   /**

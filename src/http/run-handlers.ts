@@ -2,9 +2,10 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { type Principal, SYSTEM } from "../auth/principal.js";
 import { deliveredModes, parseRunCommand, type RunCreateBody } from "../bridge/run-command.js";
 import { toAcpRun } from "../engine/acp-mapping.js";
+import type { ReadFrame } from "../engine/frames/codec.js";
 import type { RunService } from "../engine/run-service.js";
 import { invalid } from "../errors.js";
-import type { RunFrame, RunKind, RunRecord } from "../storage/types.js";
+import type { RunKind, RunRecord } from "../storage/types.js";
 import type { AcpWaitResponse } from "../validation/acp-types.js";
 import { AcpSseStream, lastEventId } from "./streaming/acp-sse.js";
 import { disconnectSignal } from "./streaming/client-gone.js";
@@ -146,7 +147,7 @@ export class RunHandlers {
  * optimized code that touches one is thrown away when it meets the next stream's.
  */
 async function sendFrames(
-  batches: AsyncIterable<RunFrame[]>,
+  batches: AsyncIterable<ReadFrame[]>,
   writer: AcpSseStream,
   modes: Set<string>,
 ): Promise<void> {
@@ -155,10 +156,11 @@ async function sendFrames(
       if (frame.mode !== "final" && !modes.has(frame.mode)) continue;
       // A values frame is superseded by the next one (and the final frame carries values), so
       // a client that cannot keep up skips it instead of growing our buffer. Skipped, it is
-      // never rendered (values frames come lazily, one per batch: `data` is rendered when
-      // written here).
-      if (frame.mode === "values" && writer.farBehind) continue;
-      writer.write(frame);
+      // never rendered (values frames come lazily, one per batch, the last of it: rendered
+      // when written here, piece by piece when long).
+      if (frame.mode === "values" && writer.skipsValues(frame)) continue;
+      if (frame.value !== undefined) await writer.writeWhole(frame);
+      else writer.write(frame);
       if (writer.congested) await writer.drain();
     }
   }

@@ -74,6 +74,26 @@ describe("FrameWriter", () => {
     expect(renders).toBe(1);
   });
 
+  it("publishes no second values frame for the event whose full batch carried one already", async () => {
+    const { writer, bus } = writerWith(new LiveTails(), new LocalFrameBus(), 3);
+    const published: RunFrame[] = [];
+    bus.subscribe(run.run_id, (frames) => published.push(...frames));
+    const render = () => '{"rebuild":"events"}';
+    // As the executor reports them: each event's frame, then that its values changed.
+    for (let i = 0; i < 3; i++) {
+      writer.custom(`{"n":${i}}`);
+      writer.values(render);
+    }
+    await turn();
+    // The third event filled the batch: its values frame went with it, after it.
+    expect(published.map((f) => f.mode)).toEqual(["custom", "custom", "custom", "values"]);
+    // A later event that changes the values again gets one of its own.
+    writer.custom('{"n":3}');
+    writer.values(render);
+    await turn();
+    expect(published.map((f) => f.mode).slice(4)).toEqual(["custom", "values"]);
+  });
+
   it("hands a full batch to storage at once and makes a producer ahead of it wait", async () => {
     const tails = new LiveTails();
     const { writer } = writerWith(tails, new LocalFrameBus(), 4);

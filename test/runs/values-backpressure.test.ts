@@ -78,11 +78,28 @@ const textOf = (data: Json) => {
   return typeof last === "string" ? last : "";
 };
 
+/** Long states (each values frame over 64 K characters) from an agent that takes its time. */
+const PACED_CHUNK = "z".repeat(70_000);
+const pacedScript: Event[] = [
+  started,
+  { type: "TEXT_MESSAGE_START", messageId: "m", role: "assistant" },
+  ...Array.from({ length: 4 }, () => ({
+    type: "TEXT_MESSAGE_CONTENT",
+    messageId: "m",
+    delta: PACED_CHUNK,
+  })),
+  { type: "TEXT_MESSAGE_END", messageId: "m" },
+  { type: "RUN_FINISHED", threadId: "t", runId: "r" },
+];
+
 describe("a values stream to a client that cannot keep up", () => {
   let t: TestApp;
   let origin: string;
   beforeAll(async () => {
-    t = await buildWith([{ name: "long", script, delayMs: 1 }]);
+    t = await buildWith([
+      { name: "long", script, delayMs: 1 },
+      { name: "paced", script: pacedScript, delayMs: 50 },
+    ]);
     origin = await listen(t);
   });
   afterAll(() => t.close());
@@ -136,5 +153,29 @@ describe("a values stream to a client that cannot keep up", () => {
     const ids = frames.map((f) => f.id);
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("sends a client that keeps up every values frame of a long state, in pieces, each the state at its place", async () => {
+    const frames = await pausedStream(
+      origin,
+      { agent_id: agentId("paced"), stream_mode: ["values", "custom"] },
+      async () => {},
+    );
+    const runId = String(frames[0]!.data.run_id);
+    const stored = await t.storage.readFrames(runId, 0);
+    const values = frames.filter((f) => f.data.type === "values");
+    const sentValues = values.slice(0, -1);
+    expect(sentValues.map((f) => f.id)).toEqual(
+      stored.filter((f) => f.mode === "values").map((f) => f.seq),
+    );
+    const custom = frames.filter((f) => f.data.type === "custom");
+    for (const frame of sentValues) {
+      const deltas = custom
+        .filter((f) => f.id < frame.id)
+        .map((f) => f.data.update as Json)
+        .filter((u) => u.type === "TEXT_MESSAGE_CONTENT");
+      expect(textOf(frame.data)).toBe(PACED_CHUNK.repeat(deltas.length));
+    }
+    expect(textOf(values.at(-1)!.data)).toBe(PACED_CHUNK.repeat(4));
   });
 });

@@ -77,6 +77,33 @@ describe("PostgreSQL group commit", () => {
     expect(db.writeCounts().commits - before).toBe(1);
   });
 
+  it("sends a group of one-step writes at once, and when one fails runs them again one by one: only that one is lost", async () => {
+    const db = await storage();
+    const thread = await makeThread(db);
+    const runs = [await makeRun(db, thread.thread_id), await makeRun(db, thread.thread_id)];
+    const before = db.writeCounts().commits;
+    await Promise.all(runs.map((run) => db.appendFrames([frame(run.run_id, 1)])));
+    // Two appends in one group, one commit.
+    expect(db.writeCounts().commits - before).toBe(1);
+    const again = db.writeCounts().commits;
+    const results = await Promise.allSettled([
+      db.appendFrames([frame(runs[0]!.run_id, 2)]),
+      // Seq 1 exists: this write fails, and with it the group's first attempt.
+      db.appendFrames([frame(runs[1]!.run_id, 1)]),
+      db.appendFrames([frame(runs[1]!.run_id, 2)]),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    await expectDomainError(
+      Promise.reject((results[1] as PromiseRejectedResult).reason),
+      "conflict",
+    );
+    for (const run of runs) {
+      expect((await db.readFrames(run.run_id, 0)).map((f) => f.seq)).toEqual([1, 2]);
+    }
+    // The first attempt was rolled back whole; the second, one by one, committed once.
+    expect(db.writeCounts().commits - again).toBe(1);
+  });
+
   it("runs the writes of a group in the order they were requested, each seeing the ones before", async () => {
     const db = await storage();
     const threadId = id();

@@ -173,3 +173,66 @@ describe("PostgreSQL: a run's end that deletes its thread, in one statement", ()
     );
   });
 });
+
+// runs.ts and run-update.ts read back only what the server does not know (the insert's epoch
+// and checkpoint, the update's unpatched columns): the records they build must be the rows.
+describe("PostgreSQL: the records a run's writes answer are the stored rows", () => {
+  it("answers a run's insert and its ends as a read of the row answers them", async () => {
+    storage = await openDisposable(2);
+    const claimed = await storage.insertRun(
+      newRun(id(), {
+        kind: "stateless",
+        metadata: { tag: "x", n: [1, { a: null }] },
+        creation: { input: { messages: [{ role: "user", content: "hé \u2028" }] }, d: 1.5e-7 },
+        principal: "alice",
+        trace_context: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      }),
+      { reject_if_busy: false, create_hidden_thread: true, claim: claimFor("replica-a") },
+    );
+    expect(claimed).toEqual(await storage.getRun(claimed.run_id));
+    const thread = await makeThread(storage);
+    await storage.addCheckpoint(thread.thread_id, {
+      checkpoint_id: id(),
+      values: { a: 1 },
+      messages: [],
+      metadata: {},
+    });
+    const later = new Date(Date.now() + 60_000).toISOString();
+    const waiting = await storage.insertRun(newRun(thread.thread_id, { start_after: later }), {
+      reject_if_busy: true,
+      mark_thread_busy: true,
+      claim: claimFor("replica-a"),
+    });
+    expect(waiting.owner).toBeNull();
+    expect(waiting.checkpoint_before).not.toBeNull();
+    expect(waiting).toEqual(await storage.getRun(waiting.run_id));
+
+    const fence = { owner: "replica-a", epoch: claimed.lease_epoch };
+    const patched = await storage.updateRun(
+      claimed.run_id,
+      { interrupts: [{ id: "i", value: { q: [1, 2] } }], cancel_requested: "interrupt" },
+      fence,
+    );
+    expect(patched).toEqual(await storage.getRun(claimed.run_id));
+    const ended = await storage.finishRun(
+      claimed.run_id,
+      {
+        ...success,
+        output: { values: { done: true } },
+        segments: [{ ...claimed.segments[0]!, ended_at: new Date().toISOString() }],
+        cancel_requested: null,
+      },
+      { delete: true },
+      fence,
+      { frames: [frame(claimed.run_id, 1), frame(claimed.run_id, 2)] },
+    );
+    expect(ended).toEqual(await storage.getRun(claimed.run_id));
+    expect(ended.last_seq).toBe(2);
+    const other = await storage.finishRun(
+      waiting.run_id,
+      { status: "error", output: { error: "e" } },
+      { status: "idle" },
+    );
+    expect(other).toEqual(await storage.getRun(waiting.run_id));
+  });
+});

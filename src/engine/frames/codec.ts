@@ -72,9 +72,27 @@ export function valuesKeyframeData(
 /** The stored data of a segment's later values frames: rebuilt from the events before them. */
 export const VALUES_DELTA_DATA = '{"rebuild":"events"}';
 
+/**
+ * A frame as a reader gets it, which may also carry the value its `data` is the JSON text of.
+ * A frame that repeats a long answer's whole state (a values frame, a final frame completed
+ * from the run's output) can be megabytes: a writer then writes its text piece by piece from
+ * `value()` (json-pieces.ts) as the socket takes it, instead of the whole text at once, so the
+ * text never exists in memory whole (nor its UTF-8 copy, nor a socket buffer holding both).
+ */
+export type ReadFrame = RunFrame & {
+  /** The value whose `JSON.stringify` is `data`; valid as long as `data` is (see nextLazy). */
+  readonly value?: () => unknown;
+  /**
+   * For a values frame: true when later frames of the log have reached the reader already, so
+   * that its values are not the newest (the next values frame or the final frame supersedes
+   * them). A writer behind its client may skip it.
+   */
+  readonly superseded?: () => boolean;
+};
+
 /** A values frame's full form: the run's state and messages so far. */
-function valuesFrameData(runId: string, values: unknown, messages: unknown): string {
-  return JSON.stringify({ type: "values", run_id: runId, status: "pending", values, messages });
+function valuesFrameValue(runId: string, values: unknown, messages: unknown) {
+  return { type: "values", run_id: runId, status: "pending", values, messages };
 }
 
 /** Stored final frames whose full form comes from the run's stored output. */
@@ -127,11 +145,32 @@ export function finalNeedsRunOutput(frame: RunFrame): boolean {
 export function fullFinalData(
   frame: RunFrame,
   runOutput: Record<string, unknown> | null,
-): RunFrame {
+): ReadFrame {
   const { run_id, status } = JSON.parse(frame.data) as { run_id: string; status: RunStatus };
   const output = runOutput?.type === "result" ? runOutput : null;
-  const data = fullFinal(run_id, status, output?.values ?? {}, output?.messages ?? [], output);
-  return { ...frame, data };
+  const value = () => fullFinalValue(run_id, status, output);
+  let data: string | undefined;
+  // Rendered when first read: a writer that writes it in pieces never renders it whole.
+  return {
+    run_id: frame.run_id,
+    seq: frame.seq,
+    mode: frame.mode,
+    get data() {
+      data ??= JSON.stringify(value());
+      return data;
+    },
+    value,
+  };
+}
+
+function fullFinalValue(
+  runId: string,
+  status: RunStatus,
+  output: Record<string, unknown> | null,
+): Record<string, unknown> {
+  const values = output?.values ?? {};
+  const messages = output?.messages ?? [];
+  return { type: "values", run_id: runId, status, values, messages, output };
 }
 
 /** A final frame's status prefix, as `finalFrameData` writes it. */
@@ -237,10 +276,12 @@ export class ValuesRebuilder {
 
   /**
    * As `next`, but a values frame to rebuild comes back unrendered: its `data` is rendered when
-   * it is first read, which must be before the next call (the values move on with the log).
-   * A reader that skips a values frame (a client that cannot keep up) then never renders it.
+   * it is first read (or its `value()` taken, to be written in pieces), which must be before
+   * the next call (the values move on with the log). A reader that skips a values frame (a
+   * client that cannot keep up) then never renders it. `superseded` is handed on as the frame's
+   * (see ReadFrame).
    */
-  nextLazy(frame: RunFrame): RunFrame | undefined {
+  nextLazy(frame: RunFrame, superseded?: () => boolean): ReadFrame | undefined {
     const taken = this.next(frame, false);
     if (taken === undefined || taken.mode !== "values" || !taken.data.startsWith('{"rebuild":')) {
       return taken;
@@ -249,26 +290,33 @@ export class ValuesRebuilder {
     // `next` counted this frame: the next frame taken makes the two differ.
     const generation = this.generation;
     let data: string | undefined;
-    const render = () => {
+    const value = () => {
       if (generation !== this.generation) {
         throw new Error(`values frame ${frame.seq} was read after the log moved on`);
       }
-      return this.render(frame, acc).data;
+      return this.valueOf(frame, acc);
     };
     return {
       run_id: frame.run_id,
       seq: frame.seq,
       mode: "values",
       get data() {
-        data ??= render();
+        data ??= JSON.stringify(value());
         return data;
       },
+      value,
+      superseded,
     };
   }
 
   private render(frame: RunFrame, acc: Accumulator): RunFrame {
+    return { ...frame, data: JSON.stringify(this.valueOf(frame, acc)) };
+  }
+
+  /** The values frame's full form as a value; it shares the accumulator's strings. */
+  private valueOf(frame: RunFrame, acc: Accumulator) {
     const messages = aguiToAcpMessages(acc.messages as unknown as readonly AgUiMessage[]);
-    return { ...frame, data: valuesFrameData(frame.run_id, asValues(acc.state), messages) };
+    return valuesFrameValue(frame.run_id, asValues(acc.state), messages);
   }
 
   private keyframe(data: string): void {

@@ -1,10 +1,11 @@
-import type { RunFrame, Storage } from "../../storage/types.js";
+import type { RunFrame, RunRecord, Storage } from "../../storage/types.js";
 import type { FrameBus } from "../frame-bus.js";
 import {
   endsForGood,
   finalNeedsRunOutput,
   fullCustom,
   fullFinalData,
+  type ReadFrame,
   ValuesRebuilder,
 } from "./codec.js";
 import { type LiveTails, readLog } from "./live-tails.js";
@@ -29,6 +30,12 @@ export interface RunStreamOptions {
    * values frame does not pay for rendering it: megabytes for a long answer's state.
    */
   lazyValues?: boolean;
+  /**
+   * The run's end as this replica records it, when the run executes here (`RunEngine.endOf`):
+   * a final frame stored by reference to the run's output is completed from it, with no read
+   * of storage.
+   */
+  localEnd?: Promise<RunRecord | undefined>;
 }
 
 /**
@@ -63,17 +70,23 @@ export async function* followRunBatches(
   runId: string,
   options: RunStreamOptions,
   tails?: LiveTails,
-): AsyncGenerator<RunFrame[]> {
+): AsyncGenerator<ReadFrame[]> {
   const read = options.read ?? "all";
   let runOutput: Record<string, unknown> | null | undefined;
   /** A final frame stored by reference, completed from the run's output (read once). */
-  const fromRunOutput = async (frame: RunFrame): Promise<RunFrame> => {
+  const fromRunOutput = async (frame: RunFrame): Promise<ReadFrame> => {
+    if (runOutput === undefined && options.localEnd !== undefined) {
+      // Recorded here: the output a result's final frame refers to is in hand. (A record of an
+      // earlier segment's end, an interrupt, is not the result; storage has it then.)
+      const output = (await options.localEnd)?.output;
+      if (output?.type === "result") runOutput = output;
+    }
     runOutput ??= (await storage.getRun(runId))?.output ?? null;
     return fullFinalData(frame, runOutput);
   };
   if (read !== "all") {
     for await (const batch of followStored(storage, bus, runId, options, tails)) {
-      const out: RunFrame[] = [];
+      const out: ReadFrame[] = [];
       for (const frame of batch) {
         if (frame.mode === "values") continue;
         if (read === "events") out.push(frame);
@@ -89,10 +102,17 @@ export async function* followRunBatches(
   // log from the start first (linear in the run's content, once per join).
   const rebuilder = new ValuesRebuilder();
   if (options.afterSeq > 0) await replayInto(rebuilder, storage, tails, runId, options.afterSeq);
-  for await (const batch of followStored(storage, bus, runId, options, tails)) {
-    let out: RunFrame[] = [];
-    for (const frame of batch) {
-      const full = options.lazyValues ? rebuilder.nextLazy(frame) : rebuilder.next(frame);
+  const arrived = { waiting: () => false };
+  for await (const batch of followStored(storage, bus, runId, options, tails, arrived)) {
+    let out: ReadFrame[] = [];
+    for (let i = 0; i < batch.length; i++) {
+      const frame = batch[i]!;
+      // A lazy values frame says whether later frames of the log are here already: its values
+      // are then not the newest, and a writer behind its client may skip it.
+      const later = i < batch.length - 1;
+      const full = options.lazyValues
+        ? rebuilder.nextLazy(frame, () => later || arrived.waiting())
+        : rebuilder.next(frame);
       if (full === undefined) continue;
       if (finalNeedsRunOutput(full)) out.push(await fromRunOutput(full));
       else out.push(fullCustom(full));
@@ -165,9 +185,12 @@ async function* followStored(
   runId: string,
   options: RunStreamOptions,
   tails: LiveTails | undefined,
+  /** Given the test "frames have arrived that were not yielded yet". */
+  arrived?: { waiting: () => boolean },
 ): AsyncGenerator<RunFrame[]> {
   let lastSeq = options.afterSeq;
   let live: RunFrame[] = [];
+  if (arrived) arrived.waiting = () => live.length > 0;
   let lastWasFinal = false;
   /** Whether we waited for frames and the wake has delivered none since. */
   let emptyWake = false;

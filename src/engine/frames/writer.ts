@@ -33,7 +33,8 @@ export const STORE_DELAY_MS = 50;
  *
  * A turn carries at most one `values` frame, rendered last: each values frame replaces the
  * previous in full, so coalescing loses nothing a client needs, and the last one is never
- * dropped. Only the final frame is published after it is stored: a client told how a run ended
+ * dropped. A turn cut short by a full batch carries the values frame for its last event, and
+ * the next turn none unless an event changed the values since. Only the final frame is published after it is stored: a client told how a run ended
  * can count on it.
  */
 export class FrameWriter {
@@ -45,6 +46,11 @@ export class FrameWriter {
   /** This turn's frames, not published yet. */
   private pending: RunFrame[] = [];
   private pendingValues: (() => string) | null = null;
+  /**
+   * The newest frame numbered is a values frame: values are rebuilt from the events before a
+   * values frame, so it holds every change so far, and a change reported now is in it already.
+   */
+  private valuesCurrent = false;
   /** Published and not stored yet, in order (the run's live tail). */
   private unstored: RunFrame[] = [];
   /** How many of `unstored`, from the front, are handed to storage already. */
@@ -111,6 +117,7 @@ export class FrameWriter {
 
   custom(data: string, mode: "custom" | "subagent" = "custom"): void {
     this.pending.push({ run_id: this.runId, seq: ++this.seq, mode, data });
+    this.valuesCurrent = false;
     // A turn that holds a full batch goes out now: it would otherwise grow without bound when
     // the agent never leaves the turn.
     if (this.pending.length >= this.maxBatch) this.publishTurn();
@@ -122,6 +129,9 @@ export class FrameWriter {
    * turn's custom frames: a turn carries at most one values frame, the newest.
    */
   values(render: () => string): void {
+    // A turn that a full batch cut short published the event's values frame already (the
+    // executor reports the change after the event's frame): another would repeat it.
+    if (this.valuesCurrent) return;
     this.pendingValues = render;
     this.scheduleTurn();
   }
@@ -245,6 +255,7 @@ export class FrameWriter {
         data: this.pendingValues(),
       });
       this.pendingValues = null;
+      this.valuesCurrent = true;
     }
     const batch = this.pending;
     if (batch.length === 0) return;

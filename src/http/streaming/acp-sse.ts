@@ -1,4 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ReadFrame } from "../../engine/frames/codec.js";
+import { jsonAtLeast, jsonPieces } from "../../json-pieces.js";
 import type { RunFrame } from "../../storage/types.js";
 import { SSE_KEEP_ALIVE } from "./sse-keep-alive.js";
 import { StreamWriter } from "./stream-writer.js";
@@ -81,6 +83,8 @@ export class AcpSseStream {
   private backedUp = false;
   /** The largest values frame written since the socket last drained: what may queue ahead. */
   private valuesChars = 0;
+  /** The socket made the reader wait since the last values frame was written. */
+  private waited = false;
 
   constructor(request: FastifyRequest, reply: FastifyReply, options: AcpStreamOptions) {
     this.writer = new StreamWriter(request, reply, {
@@ -121,9 +125,62 @@ export class AcpSseStream {
     return this.writer.queuedBytes > SKIP_VALUES_BEHIND_CHARS;
   }
 
+  /**
+   * Whether to skip a values frame: the client is far behind (see `farBehind`), or the socket
+   * made us wait since the last values frame and the log has moved on past this one already.
+   * A long values frame is written in pieces as the socket takes them (`writeWhole`), so the
+   * socket never holds much: that the agent got ahead while we waited is what says the client
+   * cannot keep up. A client at the head of the log still gets the newest values.
+   */
+  skipsValues(frame: ReadFrame): boolean {
+    return this.farBehind || (this.waited && frame.superseded?.() === true);
+  }
+
+  /**
+   * Writes a frame that may repeat a long answer's whole state (a values frame, a final frame
+   * completed from the run's output): a long one goes out in pieces of its JSON as the socket
+   * takes them (waiting for it between pieces), so that neither its whole text nor that text's
+   * bytes are ever in memory, let alone one such frame after another before the collector
+   * catches up. A short one is written as any frame. The frame's value must stay as it is
+   * until this resolves (the caller takes no further frame meanwhile).
+   */
+  async writeWhole(frame: ReadFrame): Promise<void> {
+    const value = frame.value?.();
+    if (value === undefined || !jsonAtLeast(value, WRITE_ALONE_CHARS)) {
+      this.write(frame);
+      return;
+    }
+    if (frame.mode === "values" && this.waited) {
+      // The last long frame made us wait for the client: give the agent a turn first. If its
+      // next events arrive meanwhile, this frame is superseded before it costs a render.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (frame.superseded?.() === true || this.writer.done) return;
+    }
+    if (frame.mode === "values") {
+      this.valuesChars = 0;
+      this.waited = false;
+    }
+    this.flush();
+    this.writer.write(`id: ${frame.seq}\nevent: agent_event\ndata: `);
+    for (const piece of jsonPieces(value)) {
+      if (this.writer.done) return;
+      this.writer.write(escapeLineBreaks(piece));
+      // The socket's own buffer is the queue: one piece beyond what it holds, then wait.
+      if (this.writer.congested) {
+        this.waited = true;
+        await this.writer.drain();
+      }
+    }
+    this.writer.write("\n\n");
+    this.backedUp = this.writer.congested;
+  }
+
   write(frame: RunFrame): void {
     const data = frame.data;
-    if (frame.mode === "values") this.valuesChars = Math.max(this.valuesChars, data.length);
+    if (frame.mode === "values") {
+      this.valuesChars = Math.max(this.valuesChars, data.length);
+      this.waited = false;
+    }
     if (data.length >= WRITE_ALONE_CHARS) {
       // Its own writes, so that its megabytes are not copied once more into one chunk.
       this.flush();
@@ -149,6 +206,7 @@ export class AcpSseStream {
   /** Writes what is buffered and waits until the socket takes more (see StreamWriter.drain). */
   async drain(): Promise<void> {
     this.flush();
+    if (this.writer.congested) this.waited = true;
     this.backedUp = false;
     await this.writer.drain();
     this.valuesChars = 0;

@@ -72,7 +72,9 @@ export class StreamWriter {
       "x-accel-buffering": "no",
       ...this.options.headers,
     });
-    raw.flushHeaders();
+    // The headers go out with the first frame when there is one at once (one write instead of
+    // two, in what is most of a short stream's work), else on their own at the next turn.
+    setImmediate(this.flushHeaders);
     // The client going away is how `on_disconnect: cancel` learns about it; it also stops the
     // reader of the run's log, so the adapter's `finally` runs.
     raw.on("close", () => this.onClose());
@@ -83,6 +85,15 @@ export class StreamWriter {
       }, keepAliveSeconds * 1000);
       this.keepAliveTimer.unref();
     }
+  }
+
+  private readonly flushHeaders = (): void => {
+    if (this.writable && !this.raw.headersSent) this.raw.flushHeaders();
+  };
+
+  /** True once nothing more can be written: the stream ended, or its response closed. */
+  get done(): boolean {
+    return !this.writable;
   }
 
   /** True when the socket buffer is full: the caller may skip values that are superseded. */

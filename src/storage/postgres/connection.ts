@@ -5,7 +5,13 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { invalid, isDomainError } from "../../errors.js";
-import { type GiveUpReason, isWrite, WriteCounter } from "../write-counts.js";
+import {
+  type GiveUpReason,
+  isWrite,
+  type StatementKind,
+  statementKind,
+  WriteCounter,
+} from "../write-counts.js";
 import type { ConnectionTarget } from "./connection-target.js";
 import {
   abortedAtCommit,
@@ -35,7 +41,7 @@ export interface Queryable {
  * `SET LOCAL` plan settings (the claim, run-claims.ts: a generic plan would outlive them) is
  * planned each time, as unnamed statements are.
  */
-const PREPARED = new Map<string, string>();
+const PREPARED = new Map<string, { name: string; kind: StatementKind | null }>();
 
 /**
  * Registers `text` as a statement to prepare (see PREPARED) and returns it unchanged. A
@@ -44,15 +50,27 @@ const PREPARED = new Map<string, string>();
  */
 export function prepared(text: string): string {
   if (!PREPARED.has(text)) {
-    PREPARED.set(text, `acp_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`);
+    // Its kind is worked out once too: a statement's WITH is read character by character.
+    PREPARED.set(text, {
+      name: `acp_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`,
+      kind: statementKind(text),
+    });
   }
   return text;
 }
 
 /** The query pg gets: a prepared statement's name with its text when registered. */
 function querySpec(text: string, values: unknown[] | undefined): string | pg.QueryConfig {
-  const name = values === undefined ? undefined : PREPARED.get(text);
+  const name = values === undefined ? undefined : PREPARED.get(text)?.name;
   return name === undefined ? text : { name, text, values };
+}
+
+/** Counts `text` as WriteCounter.statement does, a prepared statement by its known kind. */
+function countStatement(counter: WriteCounter, text: string): StatementKind | null {
+  const known = PREPARED.get(text);
+  if (known === undefined) return counter.statement(text);
+  if (known.kind !== null) counter.statements[known.kind]++;
+  return known.kind;
 }
 
 /**
@@ -102,6 +120,10 @@ function typeParsers(types: typeof pg.types): pg.CustomTypesConfig {
 
 /** The options of a write whose statements must be atomic together. */
 export const TRANSACTION: WriteOptions = { transaction: true };
+/** A write of one statement, or a few issued together (see `WriteOptions.pipelined`). */
+export const PIPELINED: WriteOptions = { pipelined: true };
+/** TRANSACTION, for statements issued together (see `WriteOptions.pipelined`). */
+export const PIPELINED_TRANSACTION: WriteOptions = { transaction: true, pipelined: true };
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock detected, serialization failure
 /** A group gives up on a write failing with one of these and runs it alone (group-commit.ts). */
@@ -144,7 +166,7 @@ export class Database implements Queryable {
     text: string,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>> {
-    const kind = this.counter.statement(text);
+    const kind = countStatement(this.counter, text);
     let result: pg.QueryResult<R>;
     try {
       const spec = querySpec(text, values);
@@ -261,7 +283,7 @@ export class Database implements Queryable {
   ): Queryable {
     return {
       query: async <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
-        const kind = this.counter.statement(text);
+        const kind = countStatement(this.counter, text);
         let result: pg.QueryResult<R>;
         try {
           const spec = querySpec(text, values);

@@ -1,6 +1,6 @@
 import { claimLost, conflict, notFound } from "../../errors.js";
 import type { Fence, RunFrame } from "../types.js";
-import { type Database, pgCode, prepared, type Queryable } from "./connection.js";
+import { type Database, PIPELINED, pgCode, prepared, type Queryable } from "./connection.js";
 import { rethrowInvalid, toFrame } from "./mapping.js";
 
 /**
@@ -47,7 +47,7 @@ export class FrameRepository {
 
   async append(frames: RunFrame[], fence?: Fence): Promise<void> {
     if (frames.length === 0) return;
-    await this.#db.write((db) => this.appendIn(db, frames, fence));
+    await this.#db.write((db) => this.appendIn(db, frames, fence), PIPELINED);
   }
 
   /** `append` inside the caller's transaction (a run's end: frames and outcome in one commit). */

@@ -22,10 +22,18 @@ export interface WriteOptions {
    * hold them all until the group commits, and wait while holding them.
    */
   ownGroup?: boolean;
+  /**
+   * Every statement it runs on its way to success is issued before its first await, so none
+   * depends on another's answer (statements issued later only lead to its error). A group made
+   * only of such writes sends them all at once, without savepoints (see PgGroupCommit).
+   */
+  pipelined?: boolean;
 }
 
 interface QueuedWrite extends WriteOptions {
   work: (db: WriteQueryable) => Promise<unknown>;
+  /** Its pipelined group failed: it runs again in a group that runs its writes one by one. */
+  oneByOne?: boolean;
   resolve: (value: unknown) => void;
   reject: (reason: unknown) => void;
 }
@@ -128,6 +136,15 @@ interface GroupOutcome {
  *   the group rejects with a `GroupCommitError`, and the connection is discarded;
  * - writes of one group run in the order they were requested.
  *
+ * A group made only of `pipelined` writes (a run's insert, its end, its frames: one statement
+ * or a few issued together) takes a shorter way: BEGIN, every write's statements and then
+ * COMMIT go out without waiting in between, no savepoint, so the group costs two round trips
+ * however many writes it holds, and each write only its own statements. When any of them fails
+ * nothing is kept: the transaction is rolled back and the group's writes go back to the front
+ * of the queue, to run one by one as above, where each failure is told apart and handled as
+ * described. Failures are rare (a conflict, a lock wait cut short, a lost claim), so the common
+ * case pays no savepoint, and the rare one runs its writes twice, the first time rolled back.
+ *
  * At most `maxGroups` groups are in flight at once, each on its own connection; while they are,
  * new writes wait and then go out together in the next group. More than one: a group's writes
  * go out one after another, each awaiting its statements' answers, so a single lane bounds a
@@ -215,6 +232,22 @@ export class PgGroupCommit {
       await this.#alone(writes[0]!);
       return;
     }
+    if (writes.every(isPipelined)) {
+      let settled: boolean;
+      try {
+        settled = await this.#pipelined(writes);
+      } catch (err) {
+        for (const queued of writes) queued.reject(err);
+        return;
+      }
+      if (!settled) {
+        // Rolled back: one by one now, in order, ahead of what was queued meanwhile.
+        for (const queued of writes) queued.oneByOne = true;
+        this.#queue.unshift(...writes);
+        this.#schedule();
+      }
+      return;
+    }
     let outcome: GroupOutcome;
     try {
       outcome = await this.#inOneTransaction(writes);
@@ -239,6 +272,68 @@ export class PgGroupCommit {
       write.resolve(await this.#connection.alone(write));
     } catch (err) {
       write.reject(err);
+    }
+  }
+
+  /**
+   * The group's writes sent at once in one transaction, without savepoints (see the class's
+   * comment). True once committed and settled; false when a write failed and the transaction
+   * was rolled back, nothing of it kept and nothing settled. Throws GroupCommitError when the
+   * COMMIT went out and its outcome is not known or it was refused.
+   */
+  async #pipelined(writes: QueuedWrite[]): Promise<boolean> {
+    const { pool, counter } = this.#connection;
+    const client = await pool.connect();
+    let lost: Error | undefined;
+    const onError = (err: Error) => {
+      lost = err;
+    };
+    client.on("error", onError);
+    let wrote = false;
+    const begin = client.query(`BEGIN; SET LOCAL lock_timeout = '${GROUP_LOCK_TIMEOUT_MS}ms'`);
+    begin.catch(() => undefined);
+    const db = this.#connection.on(
+      client,
+      () => {
+        wrote = true;
+      },
+      async () => {
+        await begin;
+      },
+    );
+    let committing = false;
+    let broken: Error | undefined;
+    try {
+      // Each write issues its statements as it is called: they go out in the group's order.
+      const results = await Promise.allSettled(writes.map((write) => started(write, db)));
+      await begin;
+      if (lost !== undefined) throw lost;
+      if (results.some((result) => result.status === "rejected")) {
+        await client.query("ROLLBACK");
+        return false;
+      }
+      committing = true;
+      const done = await client.query("COMMIT");
+      if (done.command !== "COMMIT") throw abortedAtCommit();
+      if (wrote) counter.commit();
+      results.forEach((result, i) => {
+        writes[i]!.resolve((result as PromiseFulfilledResult<unknown>).value);
+      });
+      return true;
+    } catch (err) {
+      broken = lost ?? (err as Error);
+      const rolledBack = await client.query("ROLLBACK").then(
+        () => true,
+        () => false,
+      );
+      if (rolledBack && lost === undefined) broken = undefined;
+      // Nothing was committed before COMMIT went out: the writes can run again.
+      if (!committing) return false;
+      const unknown = lost !== undefined || !hasSqlState(err);
+      throw new GroupCommitError(writes.length, err, unknown);
+    } finally {
+      client.off("error", onError);
+      client.release(broken);
     }
   }
 
@@ -338,6 +433,26 @@ export class PgGroupCommit {
       client.release(broken);
     }
   }
+}
+
+/** The write's work, called now; one that throws before its first await rejects. */
+function started(write: QueuedWrite, db: WriteQueryable): Promise<unknown> {
+  try {
+    return write.work(db);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** Whether a write can go in a pipelined group (see PgGroupCommit). */
+function isPipelined(write: QueuedWrite): boolean {
+  return (
+    write.pipelined === true &&
+    write.oneByOne !== true &&
+    write.ownGroup !== true &&
+    write.setup === undefined &&
+    write.teardown === undefined
+  );
 }
 
 /** COMMIT answered ROLLBACK: the transaction had failed, and nothing of it was kept. */

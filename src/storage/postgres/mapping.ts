@@ -24,8 +24,6 @@ export const CHECKPOINT_COLUMNS = `checkpoint_id, thread_id, parent_checkpoint_i
 export const RUN_COLUMNS = `run_id, thread_id, agent_id, kind, status, created_at, updated_at,
   creation, metadata, output, interrupts, resume, segments, start_after, checkpoint_before, owner,
   lease_expires_at, lease_epoch, cancel_requested, last_seq, principal, trace_context`;
-/** RUN_COLUMNS with `output` as NULL: for an update that wrote the output it already holds. */
-export const RUN_COLUMNS_BUT_OUTPUT = RUN_COLUMNS.replace(", output,", ", NULL AS output,");
 export const WEBHOOK_COLUMNS = `delivery_id, run_id, url, body, attempts, next_attempt_at, state,
   last_error, created_at, headers`;
 

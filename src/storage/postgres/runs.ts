@@ -13,7 +13,15 @@ import type {
   ThreadOnFinish,
 } from "../types.js";
 import type { CheckpointRepository } from "./checkpoints.js";
-import { type Database, pgCode, prepared, type Queryable, TRANSACTION } from "./connection.js";
+import {
+  type Database,
+  PIPELINED,
+  PIPELINED_TRANSACTION,
+  pgCode,
+  prepared,
+  type Queryable,
+  TRANSACTION,
+} from "./connection.js";
 import type { FrameRepository } from "./frames.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import {
@@ -25,13 +33,19 @@ import {
   rethrowInvalid,
   toRun,
 } from "./mapping.js";
-import { endRunDeletingThread, updateRunRow } from "./run-update.js";
+import { endRunDeletingThread, type KnownRun, updateRunRow } from "./run-update.js";
+
+/** How many runs' unchanging columns a repository keeps at most (see RunRepository.#known). */
+const KNOWN_RUNS = 10_000;
 
 /**
  * The run row, its checkpoint_before read from the (locked) thread, unless `$11` asks for the
  * busy check and the thread has a pending run: then nothing is inserted. With a claim (`$12`
  * the owner, `$13` the lease's end, `$14` the open segment, `$15` now) it is inserted claimed
  * when it is due and alone on its thread, as a first claim leaves it (epoch 1).
+ *
+ * Only what the server does not know comes back (see `insertedRun`): whether it was claimed
+ * (its epoch) and the thread's checkpoint.
  */
 const INSERT_RUN = prepared(`
   INSERT INTO runs
@@ -53,7 +67,7 @@ const INSERT_RUN = prepared(`
     SELECT $12::text IS NOT NULL AND $9::timestamptz <= $15::timestamptz AND NOT b.busy AS claimed
   ) c
   WHERE t.thread_id = $2 AND NOT ($11::boolean AND b.busy)
-  RETURNING ${RUN_COLUMNS}`);
+  RETURNING lease_epoch, checkpoint_before`);
 
 /**
  * A stateless run with its hidden thread (see #insertWithHiddenThread): the thread as
@@ -61,7 +75,8 @@ const INSERT_RUN = prepared(`
  * pending run and no checkpoint. `$11` the claim's owner, `$12` the lease's end, `$13` the open
  * segment, `$14` now: claimed when due. `$15` the agent's queue limit (null: none): with that
  * many pending runs of the agent neither the thread nor the run is inserted (the count reads
- * the pending runs' partial index, `pending` being written into the text).
+ * the pending runs' partial index, `pending` being written into the text). Only its epoch comes
+ * back: whether it was claimed (see `insertedRun`).
  */
 const INSERT_RUN_WITH_THREAD = prepared(`
   WITH room AS (
@@ -94,7 +109,7 @@ const INSERT_RUN_WITH_THREAD = prepared(`
   CROSS JOIN LATERAL (
     SELECT $11::text IS NOT NULL AND $9::timestamptz <= $14::timestamptz AS claimed
   ) c
-  RETURNING ${RUN_COLUMNS}`);
+  RETURNING lease_epoch`);
 
 const MARK_THREAD_BUSY = prepared(
   "UPDATE threads SET status = 'busy', updated_at = $2 WHERE thread_id = $1",
@@ -139,6 +154,13 @@ export class RunRepository {
   readonly #db: Database;
   readonly #frames: FrameRepository;
   readonly #checkpoints: CheckpointRepository;
+  /**
+   * The unchanging columns of the runs this replica inserted claimed (it executes them), until
+   * their end: the end's UPDATE does not read back what the server sent at the insert. They are
+   * the objects of the record the engine holds while it executes the run, so keeping them costs
+   * little; bounded, oldest first out. A run not in it is read back whole, as before.
+   */
+  readonly #known = new Map<string, KnownRun>();
 
   constructor(db: Database, frames: FrameRepository, checkpoints: CheckpointRepository) {
     this.#db = db;
@@ -159,44 +181,49 @@ export class RunRepository {
     assertObject(run.metadata, "run metadata");
     const startAfter = isoTimestamp(run.start_after, "start_after");
     if (options.create_hidden_thread) return this.#insertWithHiddenThread(run, startAfter, options);
-    return this.#db.write(async (db) => {
-      if (options.queue_limit !== undefined) {
-        const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit, db);
-        if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
-      }
-      // Marking the thread busy locks its row as the SELECT … FOR NO KEY UPDATE does; the
-      // mark is undone with the rest when the busy check refuses the run. The INSERT goes out
-      // with it (and BEGIN), one round trip: it needs nothing the lock answers, and its snapshot
-      // is still taken once the lock is held (statements run in the order they were sent).
-      const locking = db.query(
-        options.mark_thread_busy ? MARK_THREAD_BUSY : LOCK_THREAD,
-        options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
-      );
-      const inserting = db.query<RunRow>(INSERT_RUN, [
-        ...runParams(run, startAfter),
-        options.reject_if_busy,
-        ...claimParams(options.claim),
-        run.trace_context ?? null,
-      ]);
-      inserting.catch(() => undefined);
-      if ((await locking).rowCount === 0) {
-        // No thread: the INSERT found none either and wrote nothing.
-        await inserting.catch(() => undefined);
-        throw notFound("thread", run.thread_id);
-      }
-      let inserted: Awaited<ReturnType<Queryable["query"]>>;
-      try {
-        inserted = await inserting;
-      } catch (err) {
-        // The run id is taken (by an earlier run, or a concurrent insert on another thread).
-        if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
-        rethrowInvalid(err, "run");
-      }
-      const row = inserted.rows[0] as RunRow | undefined;
-      // The thread is locked and exists: no row means the busy check said no.
-      if (row === undefined) throw conflict(`thread ${run.thread_id} is busy`);
-      return toRun(row);
-    }, TRANSACTION);
+    return this.#db.write(
+      async (db) => {
+        if (options.queue_limit !== undefined) {
+          const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit, db);
+          if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
+        }
+        // Marking the thread busy locks its row as the SELECT … FOR NO KEY UPDATE does; the
+        // mark is undone with the rest when the busy check refuses the run. The INSERT goes out
+        // with it (and BEGIN), one round trip: it needs nothing the lock answers, and its snapshot
+        // is still taken once the lock is held (statements run in the order they were sent).
+        const locking = db.query(
+          options.mark_thread_busy ? MARK_THREAD_BUSY : LOCK_THREAD,
+          options.mark_thread_busy ? [run.thread_id, nowIso()] : [run.thread_id],
+        );
+        const params = runParams(run, startAfter);
+        const inserting = db.query<InsertedRow>(INSERT_RUN, [
+          ...params,
+          options.reject_if_busy,
+          ...claimParams(options.claim),
+          run.trace_context ?? null,
+        ]);
+        inserting.catch(() => undefined);
+        if ((await locking).rowCount === 0) {
+          // No thread: the INSERT found none either and wrote nothing.
+          await inserting.catch(() => undefined);
+          throw notFound("thread", run.thread_id);
+        }
+        let inserted: Awaited<ReturnType<Queryable["query"]>>;
+        try {
+          inserted = await inserting;
+        } catch (err) {
+          // The run id is taken (by an earlier run, or a concurrent insert on another thread).
+          if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
+          rethrowInvalid(err, "run");
+        }
+        const row = inserted.rows[0] as InsertedRow | undefined;
+        // The thread is locked and exists: no row means the busy check said no.
+        if (row === undefined) throw conflict(`thread ${run.thread_id} is busy`);
+        return this.#remember(insertedRun(run, params, options.claim, row));
+        // With a queue limit the count is answered before the rest goes out.
+      },
+      options.queue_limit === undefined ? PIPELINED_TRANSACTION : TRANSACTION,
+    );
   }
 
   /**
@@ -211,20 +238,24 @@ export class RunRepository {
     startAfter: string,
     options: InsertRunOptions,
   ): Promise<RunRecord> {
+    const columns = runParams(run, startAfter);
     const params = [
-      ...runParams(run, startAfter),
+      ...columns,
       ...claimParams(options.claim),
       options.queue_limit ?? null,
       run.trace_context ?? null,
     ];
     let inserted: Awaited<ReturnType<Queryable["query"]>>;
     try {
-      inserted = await this.#db.write((db) => db.query<RunRow>(INSERT_RUN_WITH_THREAD, params));
+      inserted = await this.#db.write(
+        (db) => db.query<InsertedRow>(INSERT_RUN_WITH_THREAD, params),
+        PIPELINED,
+      );
     } catch (err) {
       if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
       rethrowInvalid(err, "run");
     }
-    const row = inserted.rows[0] as RunRow | undefined;
+    const row = inserted.rows[0] as InsertedRow | undefined;
     if (row === undefined) {
       // Refused: the queue was full, or the thread exists. Only then is the count read again.
       if (options.queue_limit !== undefined) {
@@ -233,7 +264,37 @@ export class RunRepository {
       }
       throw conflict(`thread ${run.thread_id} already exists`);
     }
-    return toRun(row);
+    return this.#remember(
+      insertedRun(run, columns, options.claim, { ...row, checkpoint_before: null }),
+    );
+  }
+
+  /** Keeps a run's unchanging columns when it was inserted claimed (see #known). */
+  #remember(run: RunRecord): RunRecord {
+    if (run.owner === null) return run;
+    if (this.#known.size >= KNOWN_RUNS) {
+      const oldest = this.#known.keys().next();
+      if (oldest.done !== true) this.#known.delete(oldest.value);
+    }
+    this.#known.set(run.run_id, {
+      run_id: run.run_id,
+      agent_id: run.agent_id,
+      kind: run.kind,
+      created_at: run.created_at,
+      creation: run.creation,
+      metadata: run.metadata,
+      trace_context: run.trace_context,
+    });
+    return run;
+  }
+
+  /** The run's unchanging columns if kept; a patch that ends the run lets go of them. */
+  #knownFor(runId: string, patch: RunPatch): KnownRun | undefined {
+    const known = this.#known.get(runId);
+    if (known !== undefined && patch.status !== undefined && patch.status !== "pending") {
+      this.#known.delete(runId);
+    }
+    return known;
   }
 
   async get(runId: string, db: Queryable = this.#db): Promise<RunRecord | null> {
@@ -323,13 +384,14 @@ export class RunRepository {
     fence?: Fence,
     writes?: FinishRunWrites,
   ): Promise<RunRecord> {
-    if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence, writes);
+    const known = this.#knownFor(runId, patch);
+    if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence, writes, known);
     return this.#db.write(async (db) => {
       // The thread is locked before the run, in the order insertRun and claimRun take them. The
       // run's end needs nothing the lock answers, so both go out together (with BEGIN) and are
       // answered in that order.
       const locking = db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN, [runId]);
-      const ending = this.#endWith(db, runId, patch, fence, writes?.frames, false);
+      const ending = this.#endWith(db, runId, patch, fence, writes?.frames, false, known);
       ending.catch(() => undefined);
       const threadId = (await locking).rows[0]?.thread_id;
       const updated = await ending;
@@ -362,17 +424,18 @@ export class RunRepository {
     patch: RunPatch,
     fence: Fence | undefined,
     writes: FinishRunWrites | undefined,
+    known: KnownRun | undefined,
   ): Promise<RunRecord> {
     const frames = writes?.frames ?? [];
     const ends = patch.status !== undefined && patch.status !== "pending";
     const foldable =
       ends &&
       (frames.length === 0 || (fence !== undefined && frames.every((f) => f.run_id === runId)));
-    if (!foldable) return this.#finishDeletingThreadStepwise(runId, patch, fence, writes);
+    if (!foldable) return this.#finishDeletingThreadStepwise(runId, patch, fence, writes, known);
     return this.#db.write(async (db) => {
       // Issued together, answered in order: the end's snapshot is taken once the lock is held.
       const locking = db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN_TO_DELETE, [runId]);
-      const ending = endRunDeletingThread(db, runId, patch, fence, frames);
+      const ending = endRunDeletingThread(db, runId, patch, fence, frames, known);
       ending.catch(() => undefined);
       const threadId = (await locking).rows[0]?.thread_id;
       if (threadId === undefined) {
@@ -383,7 +446,7 @@ export class RunRepository {
       const { run, threadDeleted } = await ending;
       if (!threadDeleted) throw conflict(`thread ${threadId} has a pending run`);
       return { ...run, thread_id: null };
-    }, TRANSACTION);
+    }, PIPELINED_TRANSACTION);
   }
 
   async #finishDeletingThreadStepwise(
@@ -391,6 +454,7 @@ export class RunRepository {
     patch: RunPatch,
     fence: Fence | undefined,
     writes: FinishRunWrites | undefined,
+    known: KnownRun | undefined,
   ): Promise<RunRecord> {
     return this.#db.write(async (db) => {
       const locked = await db.query<{ thread_id: string }>(LOCK_THREAD_OF_RUN_TO_DELETE, [runId]);
@@ -400,7 +464,7 @@ export class RunRepository {
       // then has no row of it to write again. One still pending stays on the thread, so the
       // DELETE below sees it and refuses, as it did.
       const ends = patch.status !== undefined && patch.status !== "pending";
-      const updated = await this.#endWith(db, runId, patch, fence, writes?.frames, ends);
+      const updated = await this.#endWith(db, runId, patch, fence, writes?.frames, ends, known);
       // The pending check rides in the DELETE (a statement after the lock, so it sees every run
       // committed before): cascades to checkpoints; runs keep existing with thread_id NULL.
       const deleted = await db.query(DELETE_THREAD_UNLESS_PENDING, [threadId]);
@@ -426,16 +490,17 @@ export class RunRepository {
     fence: Fence | undefined,
     frames: RunFrame[] | undefined,
     detachThread: boolean,
+    known: KnownRun | undefined,
   ): Promise<RunRecord> {
     const fold =
       fence !== undefined &&
       frames !== undefined &&
       frames.length > 0 &&
       frames.every((f) => f.run_id === runId);
-    if (fold) return updateRunRow(db, runId, patch, fence, { frames, detachThread });
+    if (fold) return updateRunRow(db, runId, patch, fence, { frames, detachThread, known });
     // Frames before the outcome: under a fence they need the run still held by it.
     if (frames !== undefined) await this.#frames.appendIn(db, frames, fence);
-    return updateRunRow(db, runId, patch, fence, { detachThread });
+    return updateRunRow(db, runId, patch, fence, { detachThread, known });
   }
 
   /**
@@ -444,7 +509,8 @@ export class RunRepository {
    */
   async update(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
     if (patch.status !== "pending") {
-      return this.#db.write((db) => updateRunRow(db, runId, patch, fence));
+      const known = this.#knownFor(runId, patch);
+      return this.#db.write((db) => updateRunRow(db, runId, patch, fence, { known }), PIPELINED);
     }
     return this.#db.write(async (db) => {
       await db.query(LOCK_THREAD_OF_RUN, [runId]);
@@ -492,6 +558,63 @@ function claimParams(claim: InsertClaim | undefined): unknown[] {
     claim === undefined ? null : toJson([claim.segment]),
     claim?.now.toISOString() ?? null,
   ];
+}
+
+/** What an insert sends back: what the server could not know before. */
+interface InsertedRow {
+  lease_epoch: number;
+  checkpoint_before: string | null;
+}
+
+/**
+ * The record of a run just inserted, from what was sent (`columns`, runParams' values) and what
+ * came back: the row as RUN_COLUMNS would have read it, without reading it. Timestamps were sent
+ * as ISO text with milliseconds, which timestamptz keeps exactly; JSON columns hold the text
+ * sent, parsed here as pg would parse it.
+ */
+function insertedRun(
+  run: NewRun,
+  columns: unknown[],
+  claim: InsertClaim | undefined,
+  row: InsertedRow,
+): RunRecord {
+  const [, , , , now, creation, metadata, , startAfter, principal] = columns as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string[],
+    string,
+    string | null,
+  ];
+  const claimed = claim !== undefined && row.lease_epoch === 1;
+  return {
+    run_id: run.run_id,
+    thread_id: run.thread_id,
+    agent_id: run.agent_id,
+    kind: run.kind,
+    status: "pending",
+    created_at: now,
+    updated_at: now,
+    creation: JSON.parse(creation) as Record<string, unknown>,
+    metadata: JSON.parse(metadata) as Record<string, unknown>,
+    output: null,
+    interrupts: [],
+    resume: null,
+    segments: claimed ? (JSON.parse(toJson([claim.segment])) as RunRecord["segments"]) : [],
+    start_after: startAfter,
+    checkpoint_before: row.checkpoint_before,
+    owner: claimed ? claim.owner : null,
+    lease_expires_at: claimed ? addMs(claim.now, claim.leaseMs) : null,
+    lease_epoch: row.lease_epoch,
+    cancel_requested: null,
+    last_seq: 0,
+    principal,
+    trace_context: run.trace_context ?? null,
+  };
 }
 
 /** The conditions of a search's filters, with their parameters. */
