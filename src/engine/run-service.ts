@@ -8,6 +8,7 @@ import { conflict, invalid, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import type {
   CheckpointRecord,
+  CreateThreadInput,
   HeldInsert,
   InsertClaim,
   InsertRunOptions,
@@ -120,8 +121,10 @@ export class RunService {
     kind: RunKind,
     command: RunCommand,
     threadId?: string,
+    /** The metadata of the thread when the run creates it (`ifNotExists: "create"`). */
+    newThreadMetadata?: Record<string, unknown>,
   ): Promise<RunRecord> {
-    return (await this.createRun(who, kind, command, threadId, false)).run;
+    return (await this.createRun(who, kind, command, threadId, false, newThreadMetadata)).run;
   }
 
   /**
@@ -145,6 +148,7 @@ export class RunService {
     command: RunCommand,
     threadId: string | undefined,
     toWait: boolean,
+    newThreadMetadata: Record<string, unknown> = {},
   ): Promise<CreatedRun> {
     const agent = this.resolveAgent(command.agentId);
     const inputProblem = agent.validateInput(command.input.value);
@@ -174,11 +178,16 @@ export class RunService {
     // A stateless run's hidden thread is created with the run, in one write.
     const target =
       kind === "stateful"
-        ? await this.statefulThread(who, threadId!, command)
+        ? await this.statefulThread(who, threadId!, command, newThreadMetadata)
         : { threadId: newId(), principal: ownerOf(who) };
     const targetThread = target.threadId;
     const strategy = command.multitaskStrategy;
-    if (kind === "stateful" && (strategy === "interrupt" || strategy === "rollback")) {
+    // A thread still to be created has no runs to stop.
+    if (
+      kind === "stateful" &&
+      !target.create &&
+      (strategy === "interrupt" || strategy === "rollback")
+    ) {
       await this.stopPendingRuns(targetThread, strategy === "rollback" ? "rollback" : "cancel");
     }
 
@@ -205,6 +214,21 @@ export class RunService {
       claim,
       queue_limit: queueLimit,
     };
+    if (target.create) {
+      let inserted: RunRecord | null;
+      try {
+        inserted = await this.storage.insertRunOnNewThread!(target.create, newRun, insertOptions);
+      } catch (err) {
+        if (claim) engine.releaseClaim(agent.agentId);
+        throw err;
+      }
+      if (inserted === null) {
+        // Created meanwhile: the run goes on it as on any thread that exists (or is refused).
+        if (claim) engine.releaseClaim(agent.agentId);
+        return this.createRun(who, kind, command, threadId, toWait, newThreadMetadata);
+      }
+      return this.launched(inserted, claim);
+    }
     let held: HeldInsert | undefined;
     try {
       held = toWait && claim ? this.storage.insertRunHeld?.(newRun, insertOptions) : undefined;
@@ -221,6 +245,11 @@ export class RunService {
       if (claim) engine.releaseClaim(agent.agentId);
       throw err;
     }
+    return this.launched(run, claim);
+  }
+
+  private launched(run: RunRecord, claim: InsertClaim | undefined): CreatedRun {
+    const { engine } = this.options;
     engine.notify(run);
     // Claimed here: no replica needs to look for it.
     if (!(claim && engine.launchInserted(run, claim))) engine.workAvailable();
@@ -428,24 +457,33 @@ export class RunService {
     return agent;
   }
 
-  /** The thread a stateful run goes on, and so the run's owner: the thread's. */
+  /**
+   * The thread a stateful run goes on, and so the run's owner: the thread's. A missing thread
+   * the run creates is left to the run's insert (`create`) when the storage can write both at
+   * once (`insertRunOnNewThread`): the run's first event then waits for one commit, not two.
+   */
   private async statefulThread(
     who: Principal,
     threadId: string,
     command: RunCommand,
-  ): Promise<{ threadId: string; principal: string | null }> {
+    metadata: Record<string, unknown>,
+  ): Promise<{ threadId: string; principal: string | null; create?: CreateThreadInput }> {
     const thread = await this.storage.getThread(threadId);
     if (thread && !thread.hidden && reaches(who, thread.principal)) {
       return { threadId, principal: thread.principal };
     }
     // Hidden, someone else's, or missing without if_not_exists: no such thread for the caller.
     if (thread || command.ifNotExists !== "create") throw notFound("thread", threadId);
-    const { thread: created } = await this.storage.createThread({
+    const input: CreateThreadInput = {
       thread_id: threadId,
-      metadata: {},
+      metadata,
       if_exists: "do_nothing",
       principal: ownerOf(who),
-    });
+    };
+    if (this.storage.insertRunOnNewThread) {
+      return { threadId, principal: input.principal ?? null, create: input };
+    }
+    const { thread: created } = await this.storage.createThread(input);
     // Created meanwhile by someone else (a race on the same id): still not the caller's.
     if (created.hidden || !reaches(who, created.principal)) throw notFound("thread", threadId);
     return { threadId, principal: created.principal };

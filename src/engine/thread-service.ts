@@ -126,21 +126,6 @@ export class ThreadService {
     return thread && reaches(who, thread.principal) ? thread : undefined;
   }
 
-  /** Creates the thread, owned by `who`, unless one has that id already; true when created. */
-  async createIfAbsent(
-    who: Principal,
-    threadId: string,
-    metadata: Record<string, unknown>,
-  ): Promise<boolean> {
-    const { created } = await this.storage.createThread({
-      thread_id: threadId,
-      metadata,
-      if_exists: "do_nothing",
-      principal: ownerOf(who),
-    });
-    return created;
-  }
-
   /** Merges metadata into a thread read through this service (so one its caller may reach). */
   mergeMetadata(thread: ThreadRecord, metadata: Record<string, unknown>): Promise<ThreadRecord> {
     return this.storage.mergeThreadMetadata(thread.thread_id, metadata);

@@ -8,7 +8,7 @@ import type { RunService } from "../engine/run-service.js";
 import type { ThreadService } from "../engine/thread-service.js";
 import { conflict, invalid } from "../errors.js";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
-import type { RunRecord } from "../storage/types.js";
+import type { RunRecord, ThreadRecord } from "../storage/types.js";
 import { runEvents, type ServerEnding, StoredEventJson } from "./run-events.js";
 import { openAguiStream } from "./streaming/agui-stream.js";
 import { replayThread } from "./thread-replay.js";
@@ -58,6 +58,10 @@ export interface ServeOptions {
   onDisconnect?: "cancel" | "continue";
   /** How the stream ends a run the server ended (see run-events). */
   ending?: ServerEnding;
+  /** The thread as the caller just read it (null: none it may reach), so not read again. */
+  thread?: ThreadRecord | null;
+  /** The metadata of the thread a new run creates (CopilotKit's tags), in the run's write. */
+  newThreadMetadata?: Record<string, unknown>;
 }
 
 /** The AG-UI `connect` body: the thread to rejoin (the rest of a RunAgentInput is not needed). */
@@ -98,7 +102,7 @@ export class AguiFace {
       input.resume && input.resume.length > 0
         ? await this.resume(request.caller, threadId, input)
         : {
-            run: await this.create(request.caller, agent, threadId, input, onDisconnect),
+            run: await this.create(request.caller, agent, threadId, input, onDisconnect, options),
             afterSeq: 0,
           };
     await this.stream(request, reply, run, afterSeq, input, {
@@ -142,9 +146,13 @@ export class AguiFace {
     threadId: string,
     input: RunAgentInput,
     onDisconnect: "cancel" | "continue",
+    options: ServeOptions,
   ): Promise<RunRecord> {
     // Someone else's thread: run creation below answers 404 for it.
-    const thread = await this.threads.findReachable(who, threadId);
+    const thread =
+      options.thread !== undefined
+        ? options.thread
+        : await this.threads.findReachable(who, threadId);
     // AG-UI clients send the whole conversation every time; the thread keeps what it has seen.
     const known = new Set(
       (thread?.messages ?? []).map((m) => m.id).filter((id) => typeof id === "string"),
@@ -154,7 +162,7 @@ export class AguiFace {
       knownMessageIds: known,
       onDisconnect,
     });
-    return this.runs.create(who, "stateful", command, threadId);
+    return this.runs.create(who, "stateful", command, threadId, options.newThreadMetadata);
   }
 
   private async resume(who: Principal, threadId: string, input: RunAgentInput) {
@@ -190,7 +198,7 @@ export class AguiFace {
     run: RunRecord,
     afterSeq: number,
     input: RunAgentInput,
-    options: Required<ServeOptions>,
+    options: Required<Pick<ServeOptions, "onDisconnect" | "ending">>,
   ): Promise<void> {
     const sink = await openAguiStream(request, reply, {
       keepAliveSeconds: this.keepAliveSeconds,

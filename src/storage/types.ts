@@ -412,6 +412,17 @@ export interface Storage {
    * stateful run, one not due, a queue limit to check…): call `insertRun` then.
    */
   insertRunHeld?(run: NewRun, options: InsertRunOptions): HeldInsert | undefined;
+  /**
+   * Optional: a new thread (`thread`, whose `if_exists` is ignored) and a stateful run on it,
+   * in one commit: the first run of a thread costs one write, as a stateless run's does. When a
+   * thread of that id exists already, nothing is written and it answers null: then look the
+   * thread up and call `insertRun`. Without it, `createThread` then `insertRun`.
+   */
+  insertRunOnNewThread?(
+    thread: CreateThreadInput,
+    run: NewRun,
+    options: InsertRunOptions,
+  ): Promise<RunRecord | null>;
   getRun(runId: string): Promise<RunRecord | null>;
   searchRuns(search: RunSearch): Promise<RunRecord[]>;
   /**

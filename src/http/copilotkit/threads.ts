@@ -49,17 +49,26 @@ export interface ListQuery {
   offset: number;
 }
 
+/** A CopilotKit run's thread as `tagThread` left it, for the run (see AguiFace.serve). */
+export interface TaggedThread {
+  /** The thread the caller may reach, tagged; null when none is (missing, or another's). */
+  thread: ThreadRecord | null;
+  /** The metadata of the thread the run creates when there is none: the tags. */
+  newThreadMetadata: Record<string, unknown>;
+}
+
 /**
- * Creates the ACP thread behind a CopilotKit threadId or tags an existing one, before its
- * first run through CopilotKit. A thread made by ACP keeps its metadata; the tags are added.
- * A thread tagged for another owner is left as it is (it still runs, it is just not listed).
+ * Tags the ACP thread behind a CopilotKit threadId before its first run through CopilotKit. A
+ * thread made by ACP keeps its metadata; the tags are added. A missing thread is created by the
+ * run itself, with the tags, in the run's own write. A thread tagged for another owner is left as
+ * it is (it still runs, it is just not listed).
  */
 export async function tagThread(
   threads: ThreadService,
   who: Principal,
   clientThreadId: string,
   agent: string,
-): Promise<void> {
+): Promise<TaggedThread> {
   const owner = ownerTag(who, agent);
   const threadId = aclThreadId(clientThreadId, who.id);
   const tags = {
@@ -67,13 +76,12 @@ export async function tagThread(
     [THREAD_KEY]: { id: clientThreadId, name: null },
     [ARCHIVED_KEY]: false,
   };
-  const existing = await threads.findReachable(who, threadId);
-  if (!existing && (await threads.createIfAbsent(who, threadId, tags))) return;
-  const thread = existing ?? (await threads.findReachable(who, threadId));
+  const thread = (await threads.findReachable(who, threadId)) ?? null;
   // Someone else's thread is not tagged: the run on it is refused (404) as on the AG-UI face.
-  if (!thread || thread.hidden) return;
-  if (thread.metadata[OWNER_KEY] !== undefined) return;
-  await threads.mergeMetadata(thread, tags);
+  if (!thread || thread.hidden || thread.metadata[OWNER_KEY] !== undefined) {
+    return { thread, newThreadMetadata: tags };
+  }
+  return { thread: await threads.mergeMetadata(thread, tags), newThreadMetadata: tags };
 }
 
 export async function listThreads(

@@ -83,10 +83,17 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
     async (request, reply) => {
       const agent = agentFor(registry, request, request.params.agent);
       const input = runInput(request.body);
-      await tagThread(threads, request.caller, input.threadId, agent.name);
+      const { thread, newThreadMetadata } = await tagThread(
+        threads,
+        request.caller,
+        input.threadId,
+        agent.name,
+      );
       await face.serve(request, reply, agent, input, {
         onDisconnect: "continue",
         ending: "close-then-end",
+        thread,
+        newThreadMetadata,
       });
     },
   );

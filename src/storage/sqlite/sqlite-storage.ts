@@ -68,6 +68,10 @@ interface Repositories {
   /** This process's claim on the file (a file database only; see owner-lock.ts). */
   ownerLock: OwnerLock | null;
   retention: SqliteRetention;
+  /** A new thread and a run on it, or nothing (null) when the thread exists. */
+  newThreadRunTx: Database.Transaction<
+    (thread: CreateThreadInput, run: NewRun, options: InsertRunOptions) => RunRecord | null
+  >;
   finishRunTx: Database.Transaction<
     (
       runId: string,
@@ -171,6 +175,14 @@ export class SqliteStorage implements Storage {
             ),
         ownerLock,
         retention: new SqliteRetention(db, (work) => this.#write(work)),
+        // Nested in this transaction, each insert is a savepoint: a throw from the run's undoes
+        // the thread's too.
+        newThreadRunTx: db.transaction(
+          (thread: CreateThreadInput, run: NewRun, options: InsertRunOptions) => {
+            const { created } = threads.create({ ...thread, if_exists: "do_nothing" });
+            return created ? runs.insert(run, options) : null;
+          },
+        ),
         // One transaction for the run's last frames, checkpoint, outcome and thread: a throw from
         // any of them undoes them all.
         finishRunTx: db.transaction(
@@ -337,6 +349,15 @@ export class SqliteStorage implements Storage {
 
   async insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
     return this.#write((repos) => repos.runs.insert(run, options));
+  }
+
+  /** See `Storage.insertRunOnNewThread`: both inserts in one write, atomic together. */
+  async insertRunOnNewThread(
+    thread: CreateThreadInput,
+    run: NewRun,
+    options: InsertRunOptions,
+  ): Promise<RunRecord | null> {
+    return this.#write((repos) => repos.newThreadRunTx.immediate(thread, run, options));
   }
 
   /**
