@@ -220,6 +220,27 @@ describe.each([
     expect(new Set(aguiRuns).size).toBe(2);
   });
 
+  it("GET …/runs/{run_id}/stream › a run still queued: the stream opens (headers sent) before any frame", async () => {
+    const runs = await runsPath();
+    const queued = await t.call("POST", runs, {
+      agent_id: agentId("chatty"),
+      input: userSays("hi"),
+      after_seconds: 600,
+      on_completion: "keep",
+    });
+    expect(queued.status).toBe(200);
+    const runId = (queued.body as { run_id: string }).run_id;
+    const joined = await openSse(base, `${runs}/${runId}/stream`);
+    try {
+      expect(joined.status).toBe(200);
+      expect(joined.headers["content-type"]).toMatch(/^text\/event-stream/);
+      expect(joined.frames).toHaveLength(0);
+    } finally {
+      joined.destroy();
+      await t.call("POST", `${runs}/${runId}/cancel`);
+    }
+  });
+
   it("GET …/runs/{run_id}/stream › 404 for an unknown run, 422 for a bad Last-Event-ID", async () => {
     const runs = await runsPath();
     const unknown = "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a";

@@ -81,14 +81,20 @@ export class StreamWriter {
     const { keepAlive, keepAliveSeconds } = this.options;
     if (keepAlive !== undefined && keepAliveSeconds > 0) {
       this.keepAliveTimer = setInterval(() => {
-        if (this.writable) raw.write(keepAlive);
+        if (!this.writable) return;
+        this.wroteBody = true;
+        raw.write(keepAlive);
       }, keepAliveSeconds * 1000);
       this.keepAliveTimer.unref();
     }
   }
 
+  /** Whether anything went out after the headers (which then went with it). */
+  private wroteBody = false;
+
   private readonly flushHeaders = (): void => {
-    if (this.writable && !this.raw.headersSent) this.raw.flushHeaders();
+    // Not `raw.headersSent`: it is true as soon as writeHead() stored them, before any write.
+    if (this.writable && !this.wroteBody) this.raw.flushHeaders();
   };
 
   /** True once nothing more can be written: the stream ended, or its response closed. */
@@ -115,6 +121,7 @@ export class StreamWriter {
     if (!this.writable) return;
     // `write()`'s answer, not `writableNeedDrain`: a response that is not a socket (Fastify's
     // inject) reports a need to drain but never emits `drain`, and the stream would hang there.
+    this.wroteBody = true;
     this.backedUp = !this.raw.write(wireChunk(chunk));
   }
 
