@@ -25,7 +25,7 @@ import { type ReadFrame, readFinal } from "./frames/codec.js";
 import { followRunBatches, type RunStreamOptions } from "./frames/follow.js";
 import { QueueRoom } from "./queue-room.js";
 import type { RunEngine } from "./run-engine.js";
-import { traceContextForNewRun } from "./segment-tracing.js";
+import { rememberResumer, traceContextForNewRun } from "./segment-tracing.js";
 
 /** What run creation needs to know of an agent: its id and its descriptor's validators. */
 export interface RunnableAgent {
@@ -358,6 +358,8 @@ export class RunService {
     };
     const entries = resumeEntries(body, run.interrupts as unknown as Interrupt[], validators);
     this.queueRoom.resumed(run.agent_id);
+    // Before the update: once it commits, a claim loop may start the segment.
+    rememberResumer(runId);
     const resumed = await this.storage.updateRun(runId, {
       status: "pending",
       resume: entries as unknown as Record<string, unknown>[],

@@ -5,14 +5,40 @@
  */
 import type { SegmentEnd } from "../bridge/outcomes.js";
 import type { RunRecord } from "../storage/types.js";
-import { type SegmentResult, type SegmentSpan, tracing } from "../telemetry/index.js";
+import {
+  type SegmentResult,
+  type SegmentSpan,
+  type StoredTraceContext,
+  tracing,
+} from "../telemetry/index.js";
+
+/**
+ * The trace context of the request that resumed a run, kept until the run's next segment
+ * starts here: the engine starts it from its claim loop, in whatever context woke that loop
+ * (another request's, or none), so the resuming request's span is looked up here to be linked.
+ * A run another replica claims leaves its entry behind: the oldest go past MAX_RESUMERS.
+ */
+const resumers = new Map<string, StoredTraceContext>();
+const MAX_RESUMERS = 1_000;
+
+/** Records the active request (while tracing is on) as the resumer of `runId`'s next segment. */
+export function rememberResumer(runId: string): void {
+  const active = tracing()?.activeContext() ?? null;
+  if (active === null) return;
+  resumers.delete(runId);
+  resumers.set(runId, active);
+  if (resumers.size > MAX_RESUMERS) resumers.delete(resumers.keys().next().value!);
+}
 
 /** The segment's span, or undefined while tracing is off (the executor then does nothing more). */
 export function segmentSpan(
   run: RunRecord,
   agentName: string | undefined,
 ): SegmentSpan | undefined {
+  const resumer = resumers.get(run.run_id) ?? null;
+  resumers.delete(run.run_id);
   return tracing()?.startSegment({
+    linked: resumer,
     agentName: agentName ?? run.agent_id,
     agentId: run.agent_id,
     runId: run.run_id,

@@ -80,7 +80,8 @@ export async function startSdk(
       // nothing (a replica that claimed it). A resuming request of another trace is linked.
       const parent = info.parent === null ? ROOT_CONTEXT : loadContext(info.parent);
       const links: Link[] = [];
-      const activeSpan = trace.getSpan(context.active())?.spanContext();
+      const starter = info.linked ? loadContext(info.linked) : context.active();
+      const activeSpan = trace.getSpan(starter)?.spanContext();
       const parentSpan = trace.getSpan(parent)?.spanContext();
       if (activeSpan && activeSpan.traceId !== parentSpan?.traceId) {
         links.push({ context: activeSpan });

@@ -29,6 +29,11 @@ export interface SegmentInfo {
   segment: number;
   /** The run's stored trace context: the segment's parent, whichever replica runs it. */
   parent: StoredTraceContext | null;
+  /**
+   * The request that started this segment (a resume), linked when it is of another trace; null:
+   * whatever is active where the segment starts.
+   */
+  linked?: StoredTraceContext | null;
 }
 
 /** How a segment ended, as the `invoke_agent` span records it. */
