@@ -111,6 +111,15 @@ export function describeHeldInserts(factory: StorageFactory): void {
     expect(await storage.getThread(run.thread_id)).toBeNull();
   });
 
+  it("queues the insert ahead of a write of its hidden thread, which then finds it", async () => {
+    const storage = context.storage;
+    const { run, insertOptions } = stateless();
+    const held = storage.insertRunHeld!(run, insertOptions)!;
+    await storage.setThreadStatus(run.thread_id, "idle");
+    expect((await storage.getThread(run.thread_id))?.status).toBe("idle");
+    expect(await storage.getRun(run.run_id)).toEqual(held.run);
+  });
+
   it("does not merge an end under another claim: it is refused as before", async () => {
     const storage = context.storage;
     const { run, insertOptions } = stateless();
