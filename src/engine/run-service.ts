@@ -164,7 +164,10 @@ export class RunService {
     if (command.webhook !== undefined) this.options.checkWebhook(command.webhook);
     // A stateless run's queue check can go with its insert (one step, one round trip): it has
     // no thread to look up or runs to stop first, which a full queue would otherwise precede.
-    const queueLimit = await this.queueRoom.check(agent, kind === "stateless");
+    // Not for a run whose insert may be held (`wait`): a held insert is written without a read,
+    // so its queue is counted first, as a stateful run's is.
+    const mayHold = toWait && kind === "stateless" && this.storage.insertRunHeld !== undefined;
+    const queueLimit = await this.queueRoom.check(agent, kind === "stateless" && !mayHold);
     const afterSeconds = command.afterSeconds !== undefined ? Math.max(0, command.afterSeconds) : 0;
     const startAfter = Date.now() + afterSeconds * 1000;
     // Beyond year 9999 the ISO timestamp gets a sign and 6 digits, which sorts before any

@@ -9,6 +9,7 @@ import { describeCheckpoints } from "./contract/checkpoints.js";
 import { describeClaims } from "./contract/claims.js";
 import { describeFencing } from "./contract/fencing.js";
 import { describeFramesAndWebhooks } from "./contract/frames-webhooks.js";
+import { describeHeldInserts } from "./contract/held-inserts.js";
 import { describePushConfigs } from "./contract/push-configs.js";
 import { describeRetention } from "./contract/retention.js";
 import { describeRunEnds } from "./contract/run-ends.js";
@@ -25,6 +26,7 @@ export function describeStorageContract(name: string, factory: () => Promise<Sto
     describe("run claims and leases", () => describeClaims(factory));
     describe("fenced writes", () => describeFencing(factory));
     describe("a run in two commits", () => describeRunEnds(factory));
+    describe("held inserts", () => describeHeldInserts(factory));
     describe("frames and webhooks", () => describeFramesAndWebhooks(factory));
     describe("retention", () => describeRetention(factory));
     describe("A2A push configs", () => describePushConfigs(factory));

@@ -1,9 +1,11 @@
+import { HeldInserts, planHeldRun } from "../held-inserts.js";
 import type { RetentionStore } from "../retention.js";
 import type {
   CheckpointRecord,
   CreateThreadInput,
   Fence,
   FinishRunWrites,
+  HeldInsert,
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
@@ -79,6 +81,8 @@ export class PostgresStorage implements Storage {
   readonly #writesPerGroup: number | undefined;
   readonly #groupBudgetMs: number | undefined;
   #repos: Repositories | null = null;
+  /** Inserts held back for their run's end (see insertRunHeld). */
+  readonly #held = new HeldInserts();
   #opening: Promise<void> | null = null;
 
   constructor(options: PostgresStorageOptions) {
@@ -124,6 +128,8 @@ export class PostgresStorage implements Storage {
     await this.#opening?.catch(() => undefined);
     const repos = this.#repos;
     if (repos === null) return;
+    // Nothing accepted is dropped: held inserts are queued before the drain.
+    this.#held.releaseAll();
     this.#repos = null;
     // Every write accepted before close() is committed (or fails) before the pool goes.
     await repos.db.drain();
@@ -169,14 +175,20 @@ export class PostgresStorage implements Storage {
     threadId: string,
     metadata: Record<string, unknown>,
   ): Promise<ThreadRecord> {
+    const waiting = this.#held.beforeThread(threadId);
+    if (waiting !== undefined) await waiting;
     return this.#require().threads.mergeMetadata(threadId, metadata);
   }
 
   async setThreadStatus(threadId: string, status: ThreadStatus): Promise<void> {
+    const waiting = this.#held.beforeThread(threadId);
+    if (waiting !== undefined) await waiting;
     await this.#require().threads.setStatus(threadId, status);
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    const waiting = this.#held.beforeThread(threadId);
+    if (waiting !== undefined) await waiting;
     await this.#require().threads.delete(threadId);
   }
 
@@ -185,12 +197,16 @@ export class PostgresStorage implements Storage {
     newThreadId: string,
     principal: string | null = null,
   ): Promise<ThreadRecord> {
+    const waiting = this.#held.beforeThread(threadId);
+    if (waiting !== undefined) await waiting;
     return this.#require().threads.copy(threadId, newThreadId, principal);
   }
 
   // Checkpoints
 
   async addCheckpoint(threadId: string, checkpoint: NewCheckpoint): Promise<CheckpointRecord> {
+    const waiting = this.#held.beforeThread(threadId);
+    if (waiting !== undefined) await waiting;
     return this.#require().checkpoints.add(threadId, checkpoint);
   }
 
@@ -210,6 +226,10 @@ export class PostgresStorage implements Storage {
     checkpointId: string | null,
     options: { discardRunId?: string } = {},
   ): Promise<void> {
+    const threadWait = this.#held.beforeThread(threadId);
+    const runWait =
+      options.discardRunId === undefined ? undefined : this.#held.before(options.discardRunId);
+    if (threadWait !== undefined || runWait !== undefined) await Promise.all([threadWait, runWait]);
     await this.#require().checkpoints.restore(threadId, checkpointId, options.discardRunId);
   }
 
@@ -217,6 +237,25 @@ export class PostgresStorage implements Storage {
 
   async insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
     return this.#require().runs.insert(run, options);
+  }
+
+  /**
+   * See `Storage.insertRunHeld`. Held here, the insert is queued by the first write that
+   * concerns the run or its hidden thread (every write method releases it first, and waits for
+   * its commit: groups commit on several connections, not always in the order they were
+   * queued), or after `HOLD_MS`; its end, when that comes first, is written with it as one row
+   * and one statement.
+   */
+  insertRunHeld(run: NewRun, options: InsertRunOptions): HeldInsert | undefined {
+    const repos = this.#require();
+    const record = planHeldRun(run, options);
+    if (record === undefined) return undefined;
+    const committed = this.#held.hold(record, (end) =>
+      end === undefined
+        ? repos.runs.insertPlanned(record)
+        : repos.runs.insertFinished(record, end.patch, end.writes?.frames ?? []),
+    );
+    return { run: record, committed };
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
@@ -240,6 +279,8 @@ export class PostgresStorage implements Storage {
   }
 
   async updateRun(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
+    const waiting = this.#held.before(runId);
+    if (waiting !== undefined) await waiting;
     return this.#require().runs.update(runId, patch, fence);
   }
 
@@ -250,10 +291,16 @@ export class PostgresStorage implements Storage {
     fence?: Fence,
     writes?: FinishRunWrites,
   ): Promise<RunRecord> {
+    const once = this.#held.end(runId, patch, thread, fence, writes);
+    if (once !== undefined) return once;
+    const waiting = this.#held.before(runId);
+    if (waiting !== undefined) await waiting;
     return this.#require().runs.finish(runId, patch, thread, fence, writes);
   }
 
   async deleteRun(runId: string): Promise<void> {
+    const waiting = this.#held.before(runId);
+    if (waiting !== undefined) await waiting;
     await this.#require().runs.delete(runId);
   }
 
@@ -272,6 +319,8 @@ export class PostgresStorage implements Storage {
     leaseMs: number,
     now: Date,
   ): Promise<RunRecord | null> {
+    const waiting = this.#held.before(runId);
+    if (waiting !== undefined) await waiting;
     return this.#require().claims.claimById(runId, owner, leaseMs, now);
   }
 
@@ -290,6 +339,10 @@ export class PostgresStorage implements Storage {
   // Frames
 
   async appendFrames(frames: RunFrame[], fence?: Fence): Promise<void> {
+    for (const runId of new Set(frames.map((frame) => frame.run_id))) {
+      const waiting = this.#held.before(runId);
+      if (waiting !== undefined) await waiting;
+    }
     await this.#require().frames.append(frames, fence);
   }
 
@@ -300,6 +353,8 @@ export class PostgresStorage implements Storage {
   // Webhooks
 
   async enqueueWebhook(delivery: WebhookDelivery): Promise<void> {
+    const waiting = this.#held.before(delivery.run_id);
+    if (waiting !== undefined) await waiting;
     await this.#require().webhooks.enqueue(delivery);
   }
 
@@ -318,6 +373,8 @@ export class PostgresStorage implements Storage {
   // A2A push notification configs
 
   async putPushConfig(config: PushConfigRecord): Promise<void> {
+    const waiting = this.#held.before(config.run_id);
+    if (waiting !== undefined) await waiting;
     await this.#require().pushConfigs.put(config);
   }
 
@@ -326,6 +383,8 @@ export class PostgresStorage implements Storage {
   }
 
   async deletePushConfig(runId: string, configId: string): Promise<boolean> {
+    const waiting = this.#held.before(runId);
+    if (waiting !== undefined) await waiting;
     return this.#require().pushConfigs.delete(runId, configId);
   }
 
@@ -351,6 +410,8 @@ export class PostgresStorage implements Storage {
   }
 
   async assignUnowned(principal: string): Promise<{ threads: number; runs: number }> {
+    const waiting = this.#held.beforeAll();
+    if (waiting !== undefined) await waiting;
     const db = this.#require().db;
     const { assignUnowned } = await import("./repositories.js");
     return assignUnowned(db, principal);

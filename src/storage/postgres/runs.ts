@@ -23,6 +23,7 @@ import {
   TRANSACTION,
 } from "./connection.js";
 import type { FrameRepository } from "./frames.js";
+import { insertFinishedRun } from "./held-runs.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
 import {
   addMs,
@@ -245,17 +246,7 @@ export class RunRepository {
       options.queue_limit ?? null,
       run.trace_context ?? null,
     ];
-    let inserted: Awaited<ReturnType<Queryable["query"]>>;
-    try {
-      inserted = await this.#db.write(
-        (db) => db.query<InsertedRow>(INSERT_RUN_WITH_THREAD, params),
-        PIPELINED,
-      );
-    } catch (err) {
-      if (pgCode(err) === "23505") throw conflict(`run ${run.run_id} already exists`);
-      rethrowInvalid(err, "run");
-    }
-    const row = inserted.rows[0] as InsertedRow | undefined;
+    const row = await this.#insertRunWithThread(params);
     if (row === undefined) {
       // Refused: the queue was full, or the thread exists. Only then is the count read again.
       if (options.queue_limit !== undefined) {
@@ -267,6 +258,54 @@ export class RunRepository {
     return this.#remember(
       insertedRun(run, columns, options.claim, { ...row, checkpoint_before: null }),
     );
+  }
+
+  /**
+   * A held insert written as inserted (see ../held-inserts.ts): `record`, planned by
+   * `planHeldRun` (pending, claimed, due), and its hidden thread, as #insertWithHiddenThread
+   * writes them.
+   */
+  async insertPlanned(record: RunRecord): Promise<RunRecord> {
+    const row = await this.#insertRunWithThread([
+      record.run_id,
+      record.thread_id,
+      record.agent_id,
+      record.kind,
+      record.created_at,
+      toJson(record.creation),
+      toJson(record.metadata),
+      entryDigests(record.metadata),
+      record.start_after,
+      record.principal,
+      record.owner,
+      record.lease_expires_at,
+      toJson(record.segments),
+      // Due: planned only when its start is not after the claim's now.
+      record.start_after,
+      null,
+      record.trace_context,
+    ]);
+    if (row === undefined) throw conflict(`thread ${record.thread_id} already exists`);
+    return this.#remember(record);
+  }
+
+  /** A held insert written once, with its end (see held-runs.ts). */
+  insertFinished(record: RunRecord, patch: RunPatch, frames: RunFrame[]): Promise<RunRecord> {
+    return insertFinishedRun(this.#db, record, patch, frames);
+  }
+
+  /** INSERT_RUN_WITH_THREAD; undefined when it inserted nothing. */
+  async #insertRunWithThread(params: unknown[]): Promise<InsertedRow | undefined> {
+    try {
+      const inserted = await this.#db.write(
+        (db) => db.query<InsertedRow>(INSERT_RUN_WITH_THREAD, params),
+        PIPELINED,
+      );
+      return inserted.rows[0];
+    } catch (err) {
+      if (pgCode(err) === "23505") throw conflict(`run ${String(params[0])} already exists`);
+      rethrowInvalid(err, "run");
+    }
   }
 
   /** Keeps a run's unchanging columns when it was inserted claimed (see #known). */

@@ -1,9 +1,10 @@
 import type Database from "better-sqlite3";
 import { conflict } from "../../errors.js";
-import type { InsertRunOptions, NewRun, RunFrame, RunPatch, RunRecord } from "../types.js";
+import { finishedHeldRun } from "../held-inserts.js";
+import type { RunFrame, RunPatch, RunRecord } from "../types.js";
 import type { FrameRepository } from "./frames.js";
-import { assertObject, toJson } from "./json.js";
-import { addMs, isoTimestamp, nowIso, nullableIso, rethrowCheck, sqliteCode } from "./mapping.js";
+import { toJson } from "./json.js";
+import { isoTimestamp, nullableIso, rethrowCheck, sqliteCode } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
 import { IN_PARTS, packJsonParts } from "./packed-json.js";
 
@@ -57,56 +58,6 @@ export class HeldRunRows {
     );
   }
 
-  /**
-   * The record `RunRepository.insert` would write for this run, told without a read: a
-   * stateless run with a hidden thread of its own (nothing else can be pending on it), claimed
-   * by its insert and due now, no queue limit for the insert to count. Undefined otherwise.
-   */
-  plan(run: NewRun, options: InsertRunOptions): RunRecord | undefined {
-    const { claim } = options;
-    if (
-      claim === undefined ||
-      run.kind !== "stateless" ||
-      options.create_hidden_thread !== true ||
-      options.reject_if_busy === true ||
-      options.mark_thread_busy === true ||
-      options.queue_limit !== undefined
-    ) {
-      return undefined;
-    }
-    const startAfter = isoTimestamp(run.start_after, "start_after");
-    if (Date.parse(startAfter) > claim.now.getTime()) return undefined;
-    assertObject(run.creation, "run creation");
-    assertObject(run.metadata, "run metadata");
-    const now = nowIso();
-    return {
-      run_id: run.run_id,
-      thread_id: run.thread_id,
-      agent_id: run.agent_id,
-      kind: run.kind,
-      status: "pending",
-      created_at: now,
-      updated_at: now,
-      // As read back from the row: what JSON keeps of them.
-      creation: JSON.parse(toJson(run.creation)) as Record<string, unknown>,
-      metadata: JSON.parse(toJson(run.metadata)) as Record<string, unknown>,
-      output: null,
-      interrupts: [],
-      resume: null,
-      // Claimed at once: as `claim` would leave it (a first claim is epoch 1).
-      segments: [claim.segment],
-      start_after: startAfter,
-      checkpoint_before: null,
-      owner: claim.owner,
-      lease_expires_at: addMs(claim.now, claim.leaseMs),
-      lease_epoch: 1,
-      cancel_requested: null,
-      last_seq: 0,
-      principal: run.principal ?? null,
-      trace_context: run.trace_context ?? null,
-    };
-  }
-
   /** Writes a planned run as inserted: its hidden thread and its pending row. */
   insertPlanned(record: RunRecord): RunRecord {
     return this.#insertPlannedTx.immediate(record);
@@ -139,12 +90,8 @@ export class HeldRunRows {
   }
 
   #insertFinished(record: RunRecord, patch: RunPatch, frames: RunFrame[]): RunRecord {
-    const finished: RunRecord = { ...record, thread_id: null, updated_at: nowIso() };
-    for (const [column, value] of Object.entries(patch)) {
-      if (value !== undefined) (finished as unknown as Record<string, unknown>)[column] = value;
-    }
     // The row goes first (the frames refer to it), already holding the frames' last seq.
-    finished.last_seq = frames.reduce((last, frame) => Math.max(last, frame.seq), 0);
+    const finished = finishedHeldRun(record, patch, frames);
     const packed = finished.output === null ? "null" : packJsonParts(finished.output);
     this.#write(finished, typeof packed === "string" ? packed : IN_PARTS);
     if (typeof packed !== "string") {

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { notFound } from "../../errors.js";
+import { HeldInserts, planHeldRun } from "../held-inserts.js";
 import type { RetentionStore } from "../retention.js";
 import type {
   CheckpointRecord,
@@ -32,7 +33,6 @@ import { WalCheckpointer } from "./checkpointer.js";
 import { CheckpointRepository } from "./checkpoints.js";
 import { FrameRepository } from "./frames.js";
 import { GroupCommit } from "./group-commit.js";
-import { HeldInserts } from "./held-inserts.js";
 import { HeldRunRows } from "./held-runs.js";
 import { makeContainsFunction } from "./json.js";
 import { migrate } from "./migrate.js";
@@ -366,8 +366,8 @@ export class SqliteStorage implements Storage {
    * after `HOLD_MS`; its end, when that comes first, is written with it as one row.
    */
   insertRunHeld(run: NewRun, options: InsertRunOptions): HeldInsert | undefined {
-    const repos = this.#open();
-    const record = repos.heldRuns.plan(run, options);
+    this.#open();
+    const record = planHeldRun(run, options);
     if (record === undefined) return undefined;
     const committed = this.#held.hold(record, (end) =>
       this.#write((r) =>

@@ -1,22 +1,18 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStorage } from "../../src/storage/index.js";
-import type { InsertRunOptions, RunPatch } from "../../src/storage/types.js";
-import { claimFor, expectDomainError, id, newRun, seqFrame, sleep } from "./contract/helpers.js";
+import { expect, it } from "vitest";
+import type { InsertRunOptions, RunPatch } from "../../../src/storage/types.js";
+import {
+  claimFor,
+  expectDomainError,
+  id,
+  newRun,
+  type StorageFactory,
+  seqFrame,
+  useStorage,
+} from "./helpers.js";
 
-// `insertRunHeld` on SQLite (held-inserts.ts, held-runs.ts): a stateless run its insert claims
-// executes while its insert is held, and a run whose end comes first is written once.
-
-const dir = mkdtempSync(join(tmpdir(), "acp-sqlite-held-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function open(): Promise<SqliteStorage> {
-  const storage = new SqliteStorage({ path: join(dir, `${id()}.db`) });
-  await storage.open();
-  return storage;
-}
+// `Storage.insertRunHeld` (src/storage/held-inserts.ts and each backend's held-runs.ts): a
+// stateless run its insert claims executes while its insert is held, and a run whose end comes
+// first is written once.
 
 const OWNER = "replica-1";
 
@@ -42,25 +38,26 @@ const success = (runId: string, segments: RunPatch["segments"]): RunPatch => ({
   cancel_requested: null,
 });
 
-describe("SQLite held inserts", () => {
+export function describeHeldInserts(factory: StorageFactory): void {
+  const context = useStorage(factory);
+
   it("hands back the record it commits, invisible until then", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const { run, insertOptions } = stateless();
-    const held = storage.insertRunHeld(run, insertOptions)!;
+    const held = storage.insertRunHeld!(run, insertOptions)!;
     expect(held.run).toMatchObject({ status: "pending", owner: OWNER, lease_epoch: 1 });
     expect(await storage.getRun(run.run_id)).toBeNull();
     expect(await storage.getThread(run.thread_id)).toBeNull();
     expect(await held.committed).toBe(held.run);
     expect(await storage.getRun(run.run_id)).toEqual(held.run);
     expect((await storage.getThread(run.thread_id))?.status).toBe("busy");
-    await storage.close();
   });
 
   it("writes a run whose end comes first once, ended, with its frames and no hidden thread", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const { run, insertOptions } = stateless();
     const before = storage.writeCounts();
-    const held = storage.insertRunHeld(run, insertOptions)!;
+    const held = storage.insertRunHeld!(run, insertOptions)!;
     const order: string[] = [];
     const committed = held.committed.then(() => order.push("inserted"));
     const patch = success(run.run_id, [
@@ -92,13 +89,12 @@ describe("SQLite held inserts", () => {
     expect(after.commits - before.commits).toBe(1);
     expect(after.statements.update - before.statements.update).toBe(0);
     expect(after.statements.delete - before.statements.delete).toBe(0);
-    await storage.close();
   });
 
   it("queues the insert ahead of another write of the run, which then finds the row", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const { run, insertOptions } = stateless();
-    const held = storage.insertRunHeld(run, insertOptions)!;
+    const held = storage.insertRunHeld!(run, insertOptions)!;
     await storage.appendFrames([seqFrame(run.run_id, 1)], { owner: OWNER, epoch: 1 });
     await held.committed;
     const patch = success(run.run_id, held.run.segments);
@@ -113,13 +109,21 @@ describe("SQLite held inserts", () => {
     );
     expect(finished).toMatchObject({ status: "success", thread_id: null, last_seq: 1 });
     expect(await storage.getThread(run.thread_id)).toBeNull();
-    await storage.close();
+  });
+
+  it("queues the insert ahead of a write of its hidden thread, which then finds it", async () => {
+    const storage = context.storage;
+    const { run, insertOptions } = stateless();
+    const held = storage.insertRunHeld!(run, insertOptions)!;
+    await storage.setThreadStatus(run.thread_id, "idle");
+    expect((await storage.getThread(run.thread_id))?.status).toBe("idle");
+    expect(await storage.getRun(run.run_id)).toEqual(held.run);
   });
 
   it("does not merge an end under another claim: it is refused as before", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const { run, insertOptions } = stateless();
-    const held = storage.insertRunHeld(run, insertOptions)!;
+    const held = storage.insertRunHeld!(run, insertOptions)!;
     const patch = success(run.run_id, held.run.segments);
     const end = storage.finishRun(
       run.run_id,
@@ -133,25 +137,24 @@ describe("SQLite held inserts", () => {
       details: { reason: "claim_lost" },
     });
     expect((await storage.getRun(run.run_id))?.status).toBe("pending");
-    await storage.close();
   });
 
   it("inserts a held run after a while when nothing else comes", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const { run, insertOptions } = stateless();
-    const held = storage.insertRunHeld(run, insertOptions)!;
-    await sleep(100);
+    const held = storage.insertRunHeld!(run, insertOptions)!;
+    // Nothing else comes: only the hold's end can queue the insert.
+    expect(await held.committed).toBe(held.run);
     expect(await storage.getRun(run.run_id)).toEqual(held.run);
-    await storage.close();
   });
 
   it("fails a held insert as insertRun would, and its merged end with it, writing nothing", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const first = stateless();
     await storage.insertRun(first.run, first.insertOptions);
     // The same run id again: the insert is refused.
     const again = newRun(id(), { kind: "stateless", run_id: first.run.run_id });
-    const held = storage.insertRunHeld(again, {
+    const held = storage.insertRunHeld!(again, {
       reject_if_busy: false,
       create_hidden_thread: true,
       claim: claimFor(OWNER),
@@ -167,17 +170,16 @@ describe("SQLite held inserts", () => {
     await expectDomainError(end, "conflict");
     expect(await storage.getThread(again.thread_id)).toBeNull();
     expect(await storage.readFrames(again.run_id, 0)).toEqual([]);
-    await storage.close();
   });
 
   it("holds only what it can tell without a read", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const { run } = stateless();
     expect(
-      storage.insertRunHeld(run, { reject_if_busy: false, create_hidden_thread: true }),
+      storage.insertRunHeld!(run, { reject_if_busy: false, create_hidden_thread: true }),
     ).toBeUndefined();
     expect(
-      storage.insertRunHeld(run, {
+      storage.insertRunHeld!(run, {
         reject_if_busy: false,
         create_hidden_thread: true,
         claim: claimFor(OWNER),
@@ -186,12 +188,11 @@ describe("SQLite held inserts", () => {
     ).toBeUndefined();
     const later = { ...run, start_after: new Date(Date.now() + 60_000).toISOString() };
     expect(
-      storage.insertRunHeld(later, {
+      storage.insertRunHeld!(later, {
         reject_if_busy: false,
         create_hidden_thread: true,
         claim: claimFor(OWNER),
       }),
     ).toBeUndefined();
-    await storage.close();
   });
-});
+}

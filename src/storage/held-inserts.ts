@@ -1,4 +1,15 @@
-import type { Fence, FinishRunWrites, RunPatch, RunRecord, ThreadOnFinish } from "../types.js";
+import { assertObject, toJson } from "./json.js";
+import { addMs, isoTimestamp, nowIso } from "./records.js";
+import type {
+  Fence,
+  FinishRunWrites,
+  InsertRunOptions,
+  NewRun,
+  RunFrame,
+  RunPatch,
+  RunRecord,
+  ThreadOnFinish,
+} from "./types.js";
 
 /**
  * How long a held insert waits for its run's end at most (ms). A `wait` on the echo agent ends
@@ -33,6 +44,8 @@ export class HeldInserts {
   readonly #byRun = new Map<string, Held>();
   /** Hidden thread id → run id. */
   readonly #byThread = new Map<string, string>();
+  /** Inserts queued and not yet settled, by run id and by hidden thread id (see `before`). */
+  readonly #queued = new Map<string, Promise<unknown>>();
 
   /**
    * Holds `record`'s insert; resolves with `record` once it is committed (rejects when its
@@ -51,6 +64,15 @@ export class HeldInserts {
       start: (end) => {
         const written = startWrite(end);
         settle(written.then(() => record));
+        const done = written.then(
+          () => undefined,
+          () => undefined,
+        );
+        const keys = record.thread_id === null ? [runId] : [runId, record.thread_id];
+        for (const key of keys) this.#queued.set(key, done);
+        void done.then(() => {
+          for (const key of keys) if (this.#queued.get(key) === done) this.#queued.delete(key);
+        });
         return written;
       },
     };
@@ -69,6 +91,29 @@ export class HeldInserts {
   releaseThread(threadId: string): void {
     const runId = this.#byThread.get(threadId);
     if (runId !== undefined) this.release(runId);
+  }
+
+  /**
+   * `release`, for a storage whose writes may commit out of the order they were queued in
+   * (PostgreSQL's groups run on several connections at once): also the settling of the run's
+   * insert when it is queued and not yet committed, for the write that concerns the run to
+   * await before it is queued. Undefined when there is nothing to wait for.
+   */
+  before(runId: string): Promise<unknown> | undefined {
+    this.release(runId);
+    return this.#queued.get(runId);
+  }
+
+  /** `before` for the run whose hidden thread this is. */
+  beforeThread(threadId: string): Promise<unknown> | undefined {
+    this.releaseThread(threadId);
+    return this.#queued.get(threadId);
+  }
+
+  /** `before` for every run: every held insert queued, and the settling of those in flight. */
+  beforeAll(): Promise<unknown> | undefined {
+    this.releaseAll();
+    return this.#queued.size === 0 ? undefined : Promise.all(this.#queued.values());
   }
 
   /** Queues every held insert (the storage is closing). */
@@ -118,4 +163,67 @@ export class HeldInserts {
     clearTimeout(held.timer);
     return held;
   }
+}
+
+/**
+ * The record a held insert writes, told without a read: a stateless run with a hidden thread of
+ * its own (nothing else can be pending on it), claimed by its insert and due now, no queue limit
+ * for the insert to count. Undefined otherwise (the storage calls `insertRun` then).
+ */
+export function planHeldRun(run: NewRun, options: InsertRunOptions): RunRecord | undefined {
+  const { claim } = options;
+  if (
+    claim === undefined ||
+    run.kind !== "stateless" ||
+    options.create_hidden_thread !== true ||
+    options.reject_if_busy === true ||
+    options.mark_thread_busy === true ||
+    options.queue_limit !== undefined
+  ) {
+    return undefined;
+  }
+  const startAfter = isoTimestamp(run.start_after, "start_after");
+  if (Date.parse(startAfter) > claim.now.getTime()) return undefined;
+  assertObject(run.creation, "run creation");
+  assertObject(run.metadata, "run metadata");
+  const now = nowIso();
+  return {
+    run_id: run.run_id,
+    thread_id: run.thread_id,
+    agent_id: run.agent_id,
+    kind: run.kind,
+    status: "pending",
+    created_at: now,
+    updated_at: now,
+    // As read back from the row: what JSON keeps of them.
+    creation: JSON.parse(toJson(run.creation)) as Record<string, unknown>,
+    metadata: JSON.parse(toJson(run.metadata)) as Record<string, unknown>,
+    output: null,
+    interrupts: [],
+    resume: null,
+    // Claimed at once: as `claim` would leave it (a first claim is epoch 1).
+    segments: [claim.segment],
+    start_after: startAfter,
+    checkpoint_before: null,
+    owner: claim.owner,
+    lease_expires_at: addMs(claim.now, claim.leaseMs),
+    lease_epoch: 1,
+    cancel_requested: null,
+    last_seq: 0,
+    principal: run.principal ?? null,
+    trace_context: run.trace_context ?? null,
+  };
+}
+
+/**
+ * A planned run as its end leaves it, written once: `patch` applied, its hidden thread never
+ * created (thread_id NULL, as its deletion leaves it), last_seq that of its end's frames.
+ */
+export function finishedHeldRun(record: RunRecord, patch: RunPatch, frames: RunFrame[]): RunRecord {
+  const finished: RunRecord = { ...record, thread_id: null, updated_at: nowIso() };
+  for (const [column, value] of Object.entries(patch)) {
+    if (value !== undefined) (finished as unknown as Record<string, unknown>)[column] = value;
+  }
+  finished.last_seq = frames.reduce((last, frame) => Math.max(last, frame.seq), 0);
+  return finished;
 }
