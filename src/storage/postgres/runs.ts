@@ -35,6 +35,7 @@ import {
   toRun,
 } from "./mapping.js";
 import { endRunDeletingThread, type KnownRun, updateRunRow } from "./run-update.js";
+import { SharedReads } from "./shared-reads.js";
 
 /** How many runs' unchanging columns a repository keeps at most (see RunRepository.#known). */
 const KNOWN_RUNS = 10_000;
@@ -162,6 +163,8 @@ export class RunRepository {
    * little; bounded, oldest first out. A run not in it is read back whole, as before.
    */
   readonly #known = new Map<string, KnownRun>();
+  /** Queue counts asked for together share a statement (see shared-reads.ts). */
+  readonly #queueCounts = new SharedReads<number>();
 
   constructor(db: Database, frames: FrameRepository, checkpoints: CheckpointRepository) {
     this.#db = db;
@@ -384,7 +387,12 @@ export class RunRepository {
 
   async count(filter: RunCountFilter, limit: number): Promise<number> {
     const bound = Math.max(0, Math.floor(limit));
-    if (isQueueCount(filter)) return this.pendingOfAgent(filter.agent_id, bound);
+    if (isQueueCount(filter)) {
+      const { agent_id } = filter;
+      return this.#queueCounts.get(`${bound}|${agent_id}`, () =>
+        this.pendingOfAgent(agent_id, bound),
+      );
+    }
     const where: string[] = [];
     const params: unknown[] = [];
     for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
