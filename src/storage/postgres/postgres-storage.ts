@@ -244,6 +244,15 @@ export class PostgresStorage implements Storage {
     return this.#require().runs.insert(run, options);
   }
 
+  /** See `Storage.insertRunOnNewThread`: both inserts in one statement. */
+  async insertRunOnNewThread(
+    thread: CreateThreadInput,
+    run: NewRun,
+    options: InsertRunOptions,
+  ): Promise<RunRecord | null> {
+    return this.#require().runs.insertOnNewThread(thread, run, options);
+  }
+
   /**
    * See `Storage.insertRunHeld`. Held here, the insert is queued by the first write that
    * concerns the run or its hidden thread (every write method releases it first, and waits for
@@ -257,11 +266,7 @@ export class PostgresStorage implements Storage {
     if (record === undefined) return undefined;
     const committed = this.#held.hold(record, async (end) => {
       if (end === undefined) return repos.runs.insertPlanned(record);
-      const finished = await repos.runs.insertFinished(
-        record,
-        end.patch,
-        end.writes?.frames ?? [],
-      );
+      const finished = await repos.runs.insertFinished(record, end.patch, end.writes?.frames ?? []);
       this.#rememberWrittenOnce(record.run_id);
       return finished;
     });
