@@ -250,6 +250,10 @@ export class PostgresStorage implements Storage {
     run: NewRun,
     options: InsertRunOptions,
   ): Promise<RunRecord | null> {
+    // As every write that concerns a thread: a held run's hidden thread of that id is written
+    // first, and the thread then exists (null).
+    const waiting = this.#held.beforeThread(thread.thread_id);
+    if (waiting !== undefined) await waiting;
     return this.#require().runs.insertOnNewThread(thread, run, options);
   }
 
