@@ -56,8 +56,8 @@ describe("PostgresFrameBus", () => {
   });
 
   it("tells nobody of a run its storage wrote once, and everyone of the others", async () => {
-    const writtenOnce = new Set([id()]);
-    const quiet = [...writtenOnce][0]!;
+    const quiet: string = id();
+    const writtenOnce = new Set([quiet]);
     const from = await PostgresFrameBus.connect(url, logger, {
       takeWrittenOnce: (runId) => writtenOnce.delete(runId),
     });
