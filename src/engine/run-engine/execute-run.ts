@@ -10,6 +10,7 @@ import type { FrameBus } from "../frame-bus.js";
 import type { LiveTails } from "../frames/live-tails.js";
 import type { RunRecorder } from "../run-recorder.js";
 import type { EngineAgent } from "./agent.js";
+import { lazyChild } from "./lazy-logger.js";
 
 /** What executing a claimed run needs of the engine. */
 export interface ExecuteRunContext {
@@ -42,7 +43,8 @@ export async function executeClaimedRun(
   let claimed = claimedRun;
   const { storage, recorder } = context;
   const agent = context.agents.get(claimed.agent_id);
-  const logger = context.logger.child({
+  // Made when the run logs something: most runs log nothing at the default level.
+  const logger = lazyChild(context.logger, {
     run_id: claimed.run_id,
     thread_id: claimed.thread_id,
     agent: agent?.name,
