@@ -119,7 +119,12 @@ export class AguiHttpAdapter implements AgentAdapter {
     const arm = (ms: number, what: string) => {
       if (ms > 0) timer = setTimeout(() => controller.abort(new Timeout(what)), ms);
     };
-    const disarm = () => clearTimeout(timer);
+    const disarm = () => {
+      clearTimeout(timer);
+      // A cleared timer still holds its callback (and through it the controller) for as long
+      // as this variable does: the whole run.
+      timer = undefined;
+    };
     let body: ResponseBody | undefined;
     /** The remote ended the run (a terminal event), or broke it: nothing is left to stop. */
     let remoteDone = false;
