@@ -50,16 +50,20 @@ class OwnerMaps {
   #reasoning?: Map<string, Owner>;
 
   get message(): Map<string, Owner> {
-    return (this.#message ??= new Map());
+    this.#message ??= new Map();
+    return this.#message;
   }
   get toolCall(): Map<string, Owner> {
-    return (this.#toolCall ??= new Map());
+    this.#toolCall ??= new Map();
+    return this.#toolCall;
   }
   get activity(): Map<string, Owner> {
-    return (this.#activity ??= new Map());
+    this.#activity ??= new Map();
+    return this.#activity;
   }
   get reasoning(): Map<string, Owner> {
-    return (this.#reasoning ??= new Map());
+    this.#reasoning ??= new Map();
+    return this.#reasoning;
   }
 
   clear(): void {
@@ -90,25 +94,32 @@ export class OrderVerifier {
   #closedSubagents?: Set<string>;
 
   private get activeMessages(): Set<string> {
-    return (this.#activeMessages ??= new Set());
+    this.#activeMessages ??= new Set();
+    return this.#activeMessages;
   }
   private get activeToolCalls(): Set<string> {
-    return (this.#activeToolCalls ??= new Set());
+    this.#activeToolCalls ??= new Set();
+    return this.#activeToolCalls;
   }
   private get activeSpans(): Set<string> {
-    return (this.#activeSpans ??= new Set());
+    this.#activeSpans ??= new Set();
+    return this.#activeSpans;
   }
   private get activeReasoning(): Set<string> {
-    return (this.#activeReasoning ??= new Set());
+    this.#activeReasoning ??= new Set();
+    return this.#activeReasoning;
   }
   private get steps(): Map<Owner, Set<string>> {
-    return (this.#steps ??= new Map());
+    this.#steps ??= new Map();
+    return this.#steps;
   }
   private get activeSubagents(): Set<string> {
-    return (this.#activeSubagents ??= new Set());
+    this.#activeSubagents ??= new Set();
+    return this.#activeSubagents;
   }
   private get closedSubagents(): Set<string> {
-    return (this.#closedSubagents ??= new Set());
+    this.#closedSubagents ??= new Set();
+    return this.#closedSubagents;
   }
 
   /** The runId of the run in progress (or last run), if any. */
