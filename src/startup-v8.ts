@@ -53,8 +53,9 @@ if (!callerChose(/sparkplug|jitless/)) {
  * grows by that headroom: with 100 conversations streaming, 12–14 MB above the live heap (about
  * 130 KB of RSS per conversation) by V8's choice, 8–10 MB with 20 % (V8 never steps by less than
  * 8 MB; bench/README.md, row `conversations`). A full collection of the old generation is
- * incremental and mostly concurrent; taking them more often cost no measurable CPU per token
- * in the `conversations` and `wait-50` rows (docs/performance.md). V8 reads the flag at each full
+ * incremental and mostly concurrent; taking them more often cost no CPU that alternated runs
+ * could tell from noise (server CPU per run in `wait-50`: 1.01×, medians of three; per 1,000
+ * tokens at 1,000 conversations: 0.94–1.03× pair by pair). V8 reads the flag at each full
  * collection, so setting it here, after the heap exists, is enough.
  */
 if (!callerChose(/heap-growing-percent|optimize-for-size/)) {
