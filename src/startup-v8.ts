@@ -44,24 +44,6 @@ if (!callerChose(/sparkplug|jitless/)) {
   holds.push(() => setFlagsFromString("--sparkplug"));
 }
 
-/**
- * How far the old generation may grow past what the last full collection left alive, before the
- * next one: 20 %, where V8 chooses 1.1× to 4× by how fast it collects (about 1.5× here). What
- * lives for a whole run (a streaming run holds about 55 KB of objects for its 2 seconds) outlives
- * the young generation and is promoted; once the run ends it is garbage in the old generation
- * until the next full collection, and the heap, which V8 hardly ever gives back to the system,
- * grows by that headroom: with 100 conversations streaming, 12–14 MB above the live heap (about
- * 130 KB of RSS per conversation) by V8's choice, 8–10 MB with 20 % (V8 never steps by less than
- * 8 MB; bench/README.md, row `conversations`). A full collection of the old generation is
- * incremental and mostly concurrent; taking them more often cost no CPU that alternated runs
- * could tell from noise (server CPU per run in `wait-50`: 1.01×, medians of three; per 1,000
- * tokens at 1,000 conversations: 0.94–1.03× pair by pair). V8 reads the flag at each full
- * collection, so setting it here, after the heap exists, is enough.
- */
-if (!callerChose(/heap-growing-percent|optimize-for-size/)) {
-  setFlagsFromString("--heap-growing-percent=20");
-}
-
 /** From now on V8 compiles and optimizes again (idempotent). */
 export function releaseAfterStartUp(): void {
   for (const release of holds.splice(0)) release();
