@@ -84,7 +84,7 @@ export async function* boundedEvents(
   try {
     for (;;) {
       const started = performance.now();
-      const result =
+      let result: IteratorResult<Uint8Array> | undefined =
         idle > 0
           ? await withDeadline(iterator.next(), idle - waited, bounds, trickled)
           : await iterator.next();
@@ -103,20 +103,25 @@ export async function* boundedEvents(
           `streamed more than ${formatBytes(maxStream)} in one answer (${key})`,
         );
       }
+      let chunk: Uint8Array | undefined = result.value;
       let completed: boolean;
       try {
-        completed = scanner.scan(result.value);
+        completed = scanner.scan(chunk);
       } catch (err) {
         // The events the chunk completed before the breach are whole: they go on first.
         const whole = scanner.boundary;
-        if (whole > 0) yield result.value.subarray(0, whole);
+        if (whole > 0) yield chunk.subarray(0, whole);
         throw err;
       }
       if (completed) {
         waited = 0;
         trickled = false;
       } else trickled = true;
-      yield result.value;
+      // A suspended generator keeps what its variables last held: the chunk (and the buffer
+      // behind it) is let go once handed on, not held through the wait for the next one.
+      result = undefined;
+      yield chunk;
+      chunk = undefined;
     }
   } finally {
     if (!finished) {

@@ -33,32 +33,40 @@ export interface FrameBus {
 
 /** The bus of a single process: everything is a direct call. */
 export class LocalFrameBus implements FrameBus {
-  private readonly listeners = new Map<string, Set<FrameListener>>();
+  /** A run's one listener as it is (the usual case: the stream that started it), or a set. */
+  private readonly listeners = new Map<string, FrameListener | Set<FrameListener>>();
   private readonly cancelListeners: CancelListener[] = [];
   private readonly workListeners: Array<() => void> = [];
   private count = 0;
 
   publish(runId: string, frames: RunFrame[]): void {
-    const set = this.listeners.get(runId);
-    if (!set) return;
-    for (const listener of set) listener(frames);
+    const entry = this.listeners.get(runId);
+    if (entry === undefined) return;
+    if (typeof entry === "function") entry(frames);
+    else for (const listener of entry) listener(frames);
   }
 
   /** A single process has no other replica to tell. */
   announceStored(_runId: string): void {}
 
   subscribe(runId: string, listener: FrameListener): () => void {
-    let set = this.listeners.get(runId);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(runId, set);
-    }
-    set.add(listener);
+    // Most runs have a single listener: it is kept as it is, and a set is made for a second.
+    const entry = this.listeners.get(runId);
+    if (entry === undefined) this.listeners.set(runId, listener);
+    else if (typeof entry === "function") this.listeners.set(runId, new Set([entry, listener]));
+    else entry.add(listener);
     this.count++;
+    let subscribed = true;
     return () => {
-      if (!set.delete(listener)) return;
+      if (!subscribed) return;
+      subscribed = false;
       this.count--;
-      if (set.size === 0) this.listeners.delete(runId);
+      const current = this.listeners.get(runId);
+      if (current === listener) this.listeners.delete(runId);
+      else if (current instanceof Set) {
+        current.delete(listener);
+        if (current.size === 0) this.listeners.delete(runId);
+      }
     };
   }
 

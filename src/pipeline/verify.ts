@@ -39,6 +39,41 @@ const ownerLabel = (owner: Owner | undefined): string =>
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
+/** Nothing open (a collection never made). */
+const NONE_OPEN: readonly never[] = [];
+
+/** Who opened each entity, by kind; each map made on first use (see OrderVerifier). */
+class OwnerMaps {
+  #message?: Map<string, Owner>;
+  #toolCall?: Map<string, Owner>;
+  #activity?: Map<string, Owner>;
+  #reasoning?: Map<string, Owner>;
+
+  get message(): Map<string, Owner> {
+    this.#message ??= new Map();
+    return this.#message;
+  }
+  get toolCall(): Map<string, Owner> {
+    this.#toolCall ??= new Map();
+    return this.#toolCall;
+  }
+  get activity(): Map<string, Owner> {
+    this.#activity ??= new Map();
+    return this.#activity;
+  }
+  get reasoning(): Map<string, Owner> {
+    this.#reasoning ??= new Map();
+    return this.#reasoning;
+  }
+
+  clear(): void {
+    this.#message = undefined;
+    this.#toolCall = undefined;
+    this.#activity = undefined;
+    this.#reasoning = undefined;
+  }
+}
+
 export class OrderVerifier {
   private seenFirst = false;
   private runOpen = false;
@@ -46,19 +81,46 @@ export class OrderVerifier {
   private hasErrored = false;
   private currentRunId: string | undefined;
 
-  private readonly activeMessages = new Set<string>();
-  private readonly activeToolCalls = new Set<string>();
-  private readonly activeSpans = new Set<string>();
-  private readonly activeReasoning = new Set<string>();
-  private readonly owners = {
-    message: new Map<string, Owner>(),
-    toolCall: new Map<string, Owner>(),
-    activity: new Map<string, Owner>(),
-    reasoning: new Map<string, Owner>(),
-  };
-  private readonly steps = new Map<Owner, Set<string>>();
-  private readonly activeSubagents = new Set<string>();
-  private readonly closedSubagents = new Set<string>();
+  // The sets and maps below are made on first use and dropped when a run starts: a verifier
+  // lives as long as its run, and most runs only ever open a text message or a tool call, so
+  // twelve empty collections made up front were 2 KB held per open run for nothing.
+  #activeMessages?: Set<string>;
+  #activeToolCalls?: Set<string>;
+  #activeSpans?: Set<string>;
+  #activeReasoning?: Set<string>;
+  private readonly owners = new OwnerMaps();
+  #steps?: Map<Owner, Set<string>>;
+  #activeSubagents?: Set<string>;
+  #closedSubagents?: Set<string>;
+
+  private get activeMessages(): Set<string> {
+    this.#activeMessages ??= new Set();
+    return this.#activeMessages;
+  }
+  private get activeToolCalls(): Set<string> {
+    this.#activeToolCalls ??= new Set();
+    return this.#activeToolCalls;
+  }
+  private get activeSpans(): Set<string> {
+    this.#activeSpans ??= new Set();
+    return this.#activeSpans;
+  }
+  private get activeReasoning(): Set<string> {
+    this.#activeReasoning ??= new Set();
+    return this.#activeReasoning;
+  }
+  private get steps(): Map<Owner, Set<string>> {
+    this.#steps ??= new Map();
+    return this.#steps;
+  }
+  private get activeSubagents(): Set<string> {
+    this.#activeSubagents ??= new Set();
+    return this.#activeSubagents;
+  }
+  private get closedSubagents(): Set<string> {
+    this.#closedSubagents ??= new Set();
+    return this.#closedSubagents;
+  }
 
   /** The runId of the run in progress (or last run), if any. */
   get runId(): string | undefined {
@@ -444,32 +506,32 @@ export class OrderVerifier {
   }
 
   private reset(): void {
-    this.activeMessages.clear();
-    this.activeToolCalls.clear();
-    this.activeSpans.clear();
-    this.activeReasoning.clear();
-    for (const map of Object.values(this.owners)) map.clear();
-    this.steps.clear();
-    this.activeSubagents.clear();
-    this.closedSubagents.clear();
+    this.#activeMessages = undefined;
+    this.#activeToolCalls = undefined;
+    this.#activeSpans = undefined;
+    this.#activeReasoning = undefined;
+    this.owners.clear();
+    this.#steps = undefined;
+    this.#activeSubagents = undefined;
+    this.#closedSubagents = undefined;
     this.finished = false;
     this.hasErrored = false;
   }
 
   private runFinished(event: EventRecord): void {
     const openSteps: string[] = [];
-    for (const [owner, names] of this.steps) {
+    for (const [owner, names] of this.#steps ?? NONE_OPEN) {
       for (const name of names) {
         openSteps.push(owner === PARENT ? name : `${name} (subagent '${owner}')`);
       }
     }
     const stillOpen: Array<[string, Iterable<string>]> = [
       ["steps", openSteps],
-      ["text messages", this.activeMessages],
-      ["reasoning messages", this.activeReasoning],
-      ["reasoning spans", this.activeSpans],
-      ["tool calls", this.activeToolCalls],
-      ["subagents", this.activeSubagents],
+      ["text messages", this.#activeMessages ?? NONE_OPEN],
+      ["reasoning messages", this.#activeReasoning ?? NONE_OPEN],
+      ["reasoning spans", this.#activeSpans ?? NONE_OPEN],
+      ["tool calls", this.#activeToolCalls ?? NONE_OPEN],
+      ["subagents", this.#activeSubagents ?? NONE_OPEN],
     ];
     for (const [what, ids] of stillOpen) {
       const list = [...ids];
