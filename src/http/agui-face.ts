@@ -15,6 +15,8 @@ import { replayThread } from "./thread-replay.js";
 
 /** AG-UI threadIds that are not UUIDs map to UUID v5 under this namespace (stable everywhere). */
 export const AGUI_THREAD_NAMESPACE = "6a3e7c1d-52f4-4b8e-9d0a-3c2f1e4b5a69";
+/** A batch of events goes out in pieces of about this many characters (the socket buffers 16 KiB). */
+const WRITE_AT_CHARS = 16 * 1024;
 /** The events that name their run (AG-UI 1.0's RUN_ERROR carries no ids). */
 const NAMES_ITS_RUN = new Set(["RUN_STARTED", "RUN_FINISHED"]);
 
@@ -249,8 +251,13 @@ export class AguiFace {
               event instanceof StoredEventJson
                 ? `data: ${event.json}\n\n`
                 : sseText(withClientIds(event));
+            // A long page of history goes out in pieces, each waiting for a slow client.
+            if (text.length >= WRITE_AT_CHARS) {
+              await writeSse(text);
+              text = "";
+            }
           }
-          await writeSse(text);
+          if (text.length > 0) await writeSse(text);
         }
       } else {
         for await (const event of runEvents(this.runs, run, events)) {
