@@ -12,6 +12,7 @@ import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
 import { OpsService } from "./engine/ops-service.js";
 import { PushConfigService } from "./engine/push-config-service.js";
 import { ResponseSchemas } from "./engine/response-schemas.js";
+import { lazyChild } from "./engine/run-engine/lazy-logger.js";
 import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
 import { RunService } from "./engine/run-service.js";
@@ -88,6 +89,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     bodyLimit: limits.maxBodyBytes,
     // Every request log line (and `request.log` child) carries `request_id`.
     logController: new LogController({ requestIdLogLabel: "request_id" }),
+    // Each request's child logger is made when the request logs something (rarely).
+    childLoggerFactory: (parent, bindings, options) =>
+      Object.keys(options).length === 0
+        ? lazyChild(parent as Logger, bindings)
+        : parent.child(bindings, options),
     // Malformed URLs are refused by the router before any route: still an ACP string error.
     frameworkErrors: sendFrameworkError,
     // Our own 503 during shutdown (below), an ACP string error like every other.

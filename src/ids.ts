@@ -13,6 +13,19 @@ import { randomUUID } from "node:crypto";
  */
 export function newId(): string {
   const random = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx, V = the RFC 9562 variant
-  const time = Date.now().toString(16).padStart(12, "0");
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
+  return `${timePrefix(Date.now())}${random.slice(15)}`;
+}
+
+// The time part of the ids of one millisecond, formatted once: a run takes several ids.
+let prefixMs = -1;
+let prefix = "";
+
+/** `tttttttt-tttt-7` for the time `ms`. */
+function timePrefix(ms: number): string {
+  if (ms !== prefixMs) {
+    const time = ms.toString(16).padStart(12, "0");
+    prefix = `${time.slice(0, 8)}-${time.slice(8, 12)}-7`;
+    prefixMs = ms;
+  }
+  return prefix;
 }

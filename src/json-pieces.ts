@@ -1,14 +1,25 @@
+import { LongText } from "./long-text.js";
+
 /**
  * JSON text of a large value, produced in pieces instead of one string.
  *
  * `JSON.stringify` of a run's 10 MB output makes a 10 MB string, and each consumer then makes
  * its own copy of it: the socket's UTF-8 bytes, SQLite's bound copy and its record. Produced in
  * pieces of about 64 K characters, the text is never whole in memory: each piece is encoded,
- * compressed or written, and dropped. Joined, the pieces are exactly `JSON.stringify(value)`.
+ * compressed or written, and dropped. Joined, the pieces are exactly `JSON.stringify(value)`
+ * (a LongText in it is written as the string it stands for).
  */
 
 /** Characters per piece (a piece can be longer: one short value is never split). */
 export const PIECE_CHARS = 64 * 1024;
+
+/**
+ * `JSON.stringify(value)`, for a value that may hold LongText: a short value is stringified
+ * at once, one that holds LongText is joined from its pieces (its text whole, once).
+ */
+export function jsonText(value: unknown, holdsLongText: boolean): string {
+  return holdsLongText ? [...jsonPieces(value)].join("") : JSON.stringify(value);
+}
 
 /**
  * True when the value's JSON text is certainly at least `chars` long, judged from the lengths
@@ -19,6 +30,10 @@ export function jsonAtLeast(value: unknown, chars: number): boolean {
   let budget = chars;
   const visit = (node: unknown, depth: number): boolean => {
     if (typeof node === "string") {
+      budget -= node.length + 2;
+      return budget <= 0;
+    }
+    if (node instanceof LongText) {
       budget -= node.length + 2;
       return budget <= 0;
     }
@@ -73,9 +88,12 @@ class PieceWriter {
   }
 }
 
-/** The value as JSON.stringify sees it: after its toJSON, called once with its key. */
+/**
+ * The value as JSON.stringify sees it: after its toJSON, called once with its key. LongText is
+ * kept as it is: its pieces are written instead (see writeValue).
+ */
 function resolve(value: unknown, key: string): unknown {
-  if (value !== null && typeof value === "object") {
+  if (value !== null && typeof value === "object" && !(value instanceof LongText)) {
     const toJSON = (value as { toJSON?: unknown }).toJSON;
     if (typeof toJSON === "function") return (toJSON as (key: string) => unknown).call(value, key);
   }
@@ -91,6 +109,10 @@ function* writeValue(out: PieceWriter, value: unknown, ancestors: Set<object>): 
   if (typeof value === "string") {
     if (value.length < out.size) yield* out.add(JSON.stringify(value));
     else yield* writeLongString(out, value);
+    return;
+  }
+  if (value instanceof LongText) {
+    for (const piece of value.jsonPieces()) yield* out.add(piece);
     return;
   }
   if (value === null || typeof value !== "object" || isBoxedPrimitive(value)) {

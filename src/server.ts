@@ -45,7 +45,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     // Replicas sharing PostgreSQL hear each other through LISTEN/NOTIFY; SQLite is one process.
     if (storage.kind === "postgres") {
       const { PostgresFrameBus } = await import("./storage/postgres/frame-bus.js");
-      bus = await PostgresFrameBus.connect(settings.database, options.logger);
+      bus = await PostgresFrameBus.connect(settings.database, options.logger, storage);
     }
     app = await buildApp({
       settings,

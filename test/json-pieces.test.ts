@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { jsonAtLeast, jsonByteLength, jsonPieces } from "../src/json-pieces.js";
+import { LongText } from "../src/long-text.js";
 
 /** A small deterministic PRNG, so a failure can be replayed. */
 function prng(seed: number) {
@@ -152,5 +153,46 @@ describe("jsonAtLeast", () => {
     ).toBe(true);
     // Keys JSON.stringify leaves out count for nothing.
     expect(jsonAtLeast({ ["a".repeat(30)]: undefined, ["b".repeat(30)]: () => 1 }, 10)).toBe(false);
+  });
+});
+
+describe("LongText", () => {
+  it("is written as the string its deltas make, whatever the deltas split", () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const rand = prng(seed);
+      const deltas = Array.from({ length: Math.floor(rand() * 30) }, () => randomString(rand, 12));
+      // Surrogate pairs split between two deltas, and lone halves at either end.
+      if (seed % 3 === 0) deltas.push("a\ud83d", "\ude00b", "\ud83d");
+      const text = new LongText(deltas[0] ?? "");
+      for (const delta of deltas.slice(1)) text.append(delta);
+      const whole = deltas.join("");
+      const value = { role: "assistant", content: text, after: [text] };
+      const expected = JSON.stringify({ role: "assistant", content: whole, after: [whole] });
+      expect(joined(value, 3), `seed ${seed}`).toBe(expected);
+      expect(JSON.stringify(value), `seed ${seed}`).toBe(expected);
+      expect(text.toString()).toBe(whole);
+      expect(text.length).toBe(whole.length);
+    }
+  });
+
+  it("holds a long text in full pieces and counts toward jsonAtLeast", () => {
+    const text = new LongText();
+    const delta = `${"word ".repeat(39)}"\n`;
+    let whole = "";
+    for (let i = 0; i < 2_000; i++) {
+      text.append(delta);
+      whole += delta;
+    }
+    const pieces = [...text.jsonPieces()];
+    expect(pieces.join("")).toBe(JSON.stringify(whole));
+    // Quotes, full pieces of at least 64 K characters each, the rest.
+    expect(pieces.length).toBeGreaterThan(4);
+    for (const piece of pieces.slice(1, -2)) expect(piece.length).toBeGreaterThanOrEqual(65_536);
+    expect(jsonAtLeast({ messages: [{ content: text }] }, 390_000)).toBe(true);
+    expect(jsonAtLeast({ messages: [{ content: text }] }, 410_000)).toBe(false);
+    expect(jsonAtLeast({ messages: [{ content: new LongText("short") }] }, 100)).toBe(false);
+    expect(jsonByteLength({ content: text })).toBe(
+      Buffer.byteLength(JSON.stringify({ content: whole })),
+    );
   });
 });

@@ -18,11 +18,57 @@ import type { FrameBus } from "./frame-bus.js";
 import { customFrameData, VALUES_DELTA_DATA, valuesKeyframeData } from "./frames/codec.js";
 import type { LiveTails } from "./frames/live-tails.js";
 import { FrameWriter } from "./frames/writer.js";
+import { LazyAbortController } from "./run-engine/lazy-abort.js";
 import { segmentResult, segmentSpan } from "./segment-tracing.js";
 
 /** How long an agent may keep its stream open after RUN_FINISHED or RUN_ERROR. */
 const TERMINAL_GRACE_MS = 500;
 const STREAM_LEFT_OPEN = "the agent kept its stream open after the run's end";
+
+/** How often the graces after runs' ends are checked: one ends up to this much late. */
+const GRACE_TICK_MS = 50;
+
+interface Grace {
+  at: number;
+  expire: () => void;
+}
+
+/**
+ * The graces after runs' ends (TERMINAL_GRACE_MS), on one timer for all of them: a timer set
+ * and cleared for every run showed in the profile, and almost every grace is cancelled (the
+ * agent closes its stream right after its end).
+ */
+class Graces {
+  readonly #due = new Set<Grace>();
+  #timer: NodeJS.Timeout | undefined;
+
+  start(ms: number, expire: () => void): Grace {
+    const grace = { at: Date.now() + ms, expire };
+    this.#due.add(grace);
+    this.#timer ??= setInterval(() => this.#check(), GRACE_TICK_MS);
+    return grace;
+  }
+
+  cancel(grace: Grace): void {
+    this.#due.delete(grace);
+  }
+
+  #check(): void {
+    if (this.#due.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
+    const now = Date.now();
+    for (const grace of this.#due) {
+      if (grace.at > now) continue;
+      this.#due.delete(grace);
+      grace.expire();
+    }
+  }
+}
+
+const graces = new Graces();
 
 /** How large and deep an agent's events and state may be (its limits over the server's). */
 export type SegmentBounds = AgentBounds;
@@ -60,7 +106,8 @@ export interface ExecuteSegmentOptions {
   /** The run's command, as parsed from its stored creation. */
   command: RunCommand;
   thread: ThreadRecord;
-  signal: AbortSignal;
+  /** The run's stop: aborting it ends the segment (the adapter's own signal follows it). */
+  signal: AbortSignal | LazyAbortController;
   logger: Logger;
   /** Where this replica's readers find the run's frames that are not stored yet. */
   tails?: LiveTails;
@@ -109,7 +156,7 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     stop.reason = signal.reason;
     adapterAbort.abort(signal.reason);
   };
-  signal.addEventListener("abort", onAbort, { once: true });
+  const unlisten = listenForAbort(signal, onAbort);
   const span = segmentSpan(options.run, options.agentName);
   try {
     const segment = () =>
@@ -122,8 +169,18 @@ export async function executeSegment(options: ExecuteSegmentOptions): Promise<Se
     span?.end({ status: "error", errorType: "exception", description: String(err) });
     throw err;
   } finally {
-    signal.removeEventListener("abort", onAbort);
+    unlisten();
   }
+}
+
+/** Calls `onAbort` once when `signal` aborts; returns what stops listening. */
+export function listenForAbort(
+  signal: AbortSignal | LazyAbortController,
+  onAbort: () => void,
+): () => void {
+  if (signal instanceof LazyAbortController) return signal.onAbort(onAbort);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
 }
 
 /** The run's signal, as `runSegment` reads it. */
@@ -190,7 +247,7 @@ async function runSegment(
 
   let end: SegmentEnd | undefined;
   let terminal: TerminalInfo | undefined;
-  let terminalGrace: NodeJS.Timeout | undefined;
+  let terminalGrace: Grace | undefined;
   /** Set when the grace after the run's end ran out and the adapter was closed for it. */
   let closedAfterEnd = false;
   try {
@@ -271,17 +328,17 @@ async function runSegment(
         }
         if (pushed.runStarted && terminalGrace !== undefined) {
           // Another run in the same stream (AG-UI allows runs back to back): not over after all.
-          clearTimeout(terminalGrace);
+          graces.cancel(terminalGrace);
           terminalGrace = undefined;
         }
         if (pushed.terminal) {
           terminal = pushed.terminal;
           // The agent said the run is over; one that then keeps its stream open must not hold
           // the run (and its concurrency slot) until the time limit.
-          terminalGrace ??= setTimeout(() => {
+          terminalGrace ??= graces.start(TERMINAL_GRACE_MS, () => {
             closedAfterEnd = true;
             adapterAbort.abort(new Error(STREAM_LEFT_OPEN));
-          }, TERMINAL_GRACE_MS);
+          });
         }
       } catch (err) {
         throw new HandlingFailure(err, count - 1);
@@ -298,7 +355,7 @@ async function runSegment(
       end = { kind: "error", errcode: ERRCODE.agentError, description: `agent failed: ${message}` };
     }
   } finally {
-    clearTimeout(terminalGrace);
+    if (terminalGrace !== undefined) graces.cancel(terminalGrace);
     stop.listening = false;
   }
   if (closedAfterEnd) {

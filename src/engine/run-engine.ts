@@ -12,6 +12,7 @@ import { EndWaiters } from "./run-engine/end-waiters.js";
 import { type ExecuteRunContext, executeClaimedRun } from "./run-engine/execute-run.js";
 import { Executions } from "./run-engine/executions.js";
 import { RunFailures } from "./run-engine/failures.js";
+import { LazyAbortController } from "./run-engine/lazy-abort.js";
 import { LeaseKeeper } from "./run-engine/leases.js";
 import { recoverOwnedRuns } from "./run-engine/recovery.js";
 import { Slots } from "./run-engine/slots.js";
@@ -267,7 +268,7 @@ export class RunEngine {
 
   /** `opened`: the run's insert claimed it and opened its segment (see `offerClaim`). */
   private launch(run: RunRecord, opened = false): void {
-    const controller = new AbortController();
+    const controller = new LazyAbortController();
     const agentId = run.agent_id;
     this.slots.take(agentId);
     const fence: Fence = { owner: this.owner, epoch: run.lease_epoch };

@@ -20,10 +20,11 @@ import type {
   RunStatus,
   ThreadRecord,
 } from "../storage/types.js";
-import { StopReason } from "./executor.js";
+import { listenForAbort, StopReason } from "./executor.js";
 import { type ReadFrame, readFinal } from "./frames/codec.js";
 import { followRunBatches, type RunStreamOptions } from "./frames/follow.js";
 import { QueueRoom } from "./queue-room.js";
+import { LazyAbortController } from "./run-engine/lazy-abort.js";
 import type { RunEngine } from "./run-engine.js";
 import { rememberResumer, traceContextForNewRun } from "./segment-tracing.js";
 
@@ -419,7 +420,8 @@ export class RunService {
   /** `wait` for a run record in hand (one just created): no need to read it again first. */
   async waitFor(
     run: RunRecord,
-    signal: AbortSignal,
+    /** The caller leaving; a LazyAbortController makes no AbortSignal unless the wait needs one. */
+    gone: AbortSignal | LazyAbortController,
     /** `CreatedRun.ended`, for a run just created. */
     endedHere?: Promise<RunRecord | undefined>,
   ): Promise<RunRecord> {
@@ -428,10 +430,11 @@ export class RunService {
     // Executing here: its end, as recorded, is handed over without reading it back.
     const local = endedHere ?? this.options.engine.endOf(runId);
     if (local !== undefined) {
-      const end = await valueUnlessAborted(local, signal);
+      const end = await valueUnlessAborted(local, gone);
       if (end !== undefined) return end;
-      if (signal.aborted) return run;
+      if (gone.aborted) return run;
     }
+    const signal = gone instanceof LazyAbortController ? gone.signal : gone;
     let last: RunFrame | undefined;
     for await (const frames of this.followBatches(runId, {
       afterSeq: run.last_seq,
@@ -615,18 +618,21 @@ function checkStreamModes(agent: RunnableAgent, requested: string[] | undefined)
 }
 
 /** `promise`'s value, or undefined as soon as `signal` aborts. */
-function valueUnlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+function valueUnlessAborted<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | LazyAbortController,
+): Promise<T | undefined> {
   if (signal.aborted) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     const onAbort = () => resolve(undefined);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const unlisten = listenForAbort(signal, onAbort);
     promise.then(
       (value) => {
-        signal.removeEventListener("abort", onAbort);
+        unlisten();
         resolve(value);
       },
       () => {
-        signal.removeEventListener("abort", onAbort);
+        unlisten();
         resolve(undefined);
       },
     );

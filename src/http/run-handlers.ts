@@ -3,12 +3,13 @@ import { type Principal, SYSTEM } from "../auth/principal.js";
 import { deliveredModes, parseRunCommand, type RunCreateBody } from "../bridge/run-command.js";
 import { toAcpRun } from "../engine/acp-mapping.js";
 import type { ReadFrame } from "../engine/frames/codec.js";
+import { LazyAbortController } from "../engine/run-engine/lazy-abort.js";
 import type { RunService } from "../engine/run-service.js";
 import { invalid } from "../errors.js";
 import type { RunKind, RunRecord } from "../storage/types.js";
 import type { AcpWaitResponse } from "../validation/acp-types.js";
 import { AcpSseStream, lastEventId } from "./streaming/acp-sse.js";
-import { disconnectSignal } from "./streaming/client-gone.js";
+import { clientGone, disconnectSignal } from "./streaming/client-gone.js";
 
 /**
  * The run operations shared by the thread-run and stateless-run routes; the route files only
@@ -49,20 +50,25 @@ export class RunHandlers {
   ) {
     const command = parseRunCommand(body);
     const { run, ended } = await this.runs.createToWait(who, kind, command, threadId);
-    const cancelOnDisconnect = command.onDisconnect === "cancel";
-    const gone = disconnectSignal(reply.raw);
-    const onGone = () => {
-      if (cancelOnDisconnect) {
-        void this.runs
-          .cancel(SYSTEM, run.run_id, kind, { action: "interrupt", wait: false })
-          .catch(() => undefined);
-      }
-    };
-    gone.addEventListener("abort", onGone, { once: true });
+    // Watched without an AbortSignal of its own unless the wait needs one (see LazyAbortController).
+    const gone = new LazyAbortController();
+    const response = reply.raw;
+    response.once("close", () => {
+      if (clientGone(response)) gone.abort(new Error("client disconnected"));
+    });
+    const stopWatching =
+      command.onDisconnect === "cancel"
+        ? gone.onAbort(
+            () =>
+              void this.runs
+                .cancel(SYSTEM, run.run_id, kind, { action: "interrupt", wait: false })
+                .catch(() => undefined),
+          )
+        : undefined;
     try {
       return waitResponse(await this.runs.waitFor(run, gone, ended));
     } finally {
-      gone.removeEventListener("abort", onGone);
+      stopWatching?.();
     }
   }
 

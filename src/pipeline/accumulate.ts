@@ -79,6 +79,13 @@ function authoritativeActivityTypes(event: EventRecord): string[] | null | undef
   return Array.isArray(types) && types.every((t) => typeof t === "string") ? types : [];
 }
 
+/**
+ * Takes a text or reasoning message's delta instead of the accumulator appending it to the
+ * message's `content`: true when it did (the message's text is then the taker's to keep, and its
+ * `content` is no longer it), false to leave it to the accumulator.
+ */
+export type TextTaker = (message: Rec, delta: string) => boolean;
+
 export class Accumulator {
   state: unknown;
   private list: Msg[];
@@ -92,6 +99,7 @@ export class Accumulator {
     initialState: unknown,
     initialMessages: readonly unknown[],
     private readonly stateBounds?: StateBounds,
+    private readonly takeText?: TextTaker,
   ) {
     this.state = initialState;
     this.list = initialMessages.filter(isRecord).map(own);
@@ -140,7 +148,9 @@ export class Accumulator {
         let changed = 0;
         if (delta !== "") {
           this.stateBounds?.messagesGrow(delta.length);
-          target.content = `${typeof target.content === "string" ? target.content : ""}${delta}`;
+          if (this.takeText === undefined || !this.takeText(target, delta)) {
+            target.content = `${typeof target.content === "string" ? target.content : ""}${delta}`;
+          }
           changed = MESSAGES_CHANGED;
         }
         return mergeMetadata(target, event) ? MESSAGES_CHANGED : changed;

@@ -413,6 +413,12 @@ export interface Storage {
    */
   insertRunHeld?(run: NewRun, options: InsertRunOptions): HeldInsert | undefined;
   /**
+   * Optional: true (once) for a run whose held insert was written with its end, in one commit
+   * (see `insertRunHeld`). No reader anywhere knew of the run before that commit, so none can be
+   * following it: a frame bus between replicas need not tell them its frames were stored.
+   */
+  takeWrittenOnce?(runId: string): boolean;
+  /**
    * Optional: a new thread (`thread`, whose `if_exists` is ignored) and a stateful run on it,
    * in one commit: the first run of a thread costs one write, as a stateless run's does. When a
    * thread of that id exists already, nothing is written and it answers null: then look the

@@ -12,6 +12,8 @@ import {
   ValuesRebuilder,
   valuesKeyframeData,
 } from "../../src/engine/frames/codec.js";
+import { jsonPieces } from "../../src/json-pieces.js";
+import { Accumulator } from "../../src/pipeline/index.js";
 import type { RunFrame } from "../../src/storage/types.js";
 
 const frame = (mode: RunFrame["mode"], data: string): RunFrame => ({
@@ -102,5 +104,55 @@ describe("the frame codec", () => {
     );
     // Only final frames end a run, whatever their data says.
     expect(endsForGood(frame("values", finalFrameData("r1", "success", {}, [], {})))).toBe(false);
+  });
+
+  it("rebuilds values frames of a long answer byte for byte as the whole state", () => {
+    // Past 64 K characters a message's text is held in pieces: frames must not change for it.
+    const events: Record<string, unknown>[] = [
+      { type: "TEXT_MESSAGE_START", messageId: "m1", role: "assistant" },
+      { type: "TEXT_MESSAGE_START", messageId: "m2", role: "assistant" },
+    ];
+    for (let i = 0; i < 800; i++) {
+      const messageId = i % 5 === 0 ? "m2" : "m1";
+      // Escapes, multi-byte characters and a surrogate pair split between two deltas.
+      const delta = i % 7 === 0 ? `"q" \\ \n é \ud83d` : `\ude00${"prose ".repeat(30)}`;
+      events.push({ type: "TEXT_MESSAGE_CONTENT", messageId, delta });
+      if (i === 400) events.push({ type: "TEXT_MESSAGE_END", messageId: "m1", metadata: { k: 1 } });
+    }
+    events.push({
+      type: "MESSAGES_SNAPSHOT",
+      messages: [{ id: "m2", role: "assistant", content: "replaced" }],
+    });
+    events.push({ type: "TEXT_MESSAGE_CONTENT", messageId: "m2", delta: " and more" });
+    const start = [{ id: "u", role: "user", content: "go" }];
+    const reference = new Accumulator({}, start);
+    const lazy = new ValuesRebuilder();
+    const eager = new ValuesRebuilder();
+    let seq = 0;
+    const take = (f: Omit<RunFrame, "seq" | "run_id">) => {
+      const next = { ...f, run_id: "r1", seq: ++seq } as RunFrame;
+      return [lazy.nextLazy(next)!, eager.next(next)!] as const;
+    };
+    take({ mode: "values", data: valuesKeyframeData({}, start) });
+    let checked = 0;
+    for (const [i, event] of events.entries()) {
+      reference.apply(event as never, () => {});
+      take({ mode: "custom", data: customFrameData(event) });
+      if (i % 97 !== 0 && i !== events.length - 1) continue;
+      const [fromLazy, fromEager] = take({ mode: "values", data: VALUES_DELTA_DATA });
+      const expected = JSON.stringify({
+        type: "values",
+        run_id: "r1",
+        status: "pending",
+        values: {},
+        messages: reference.messages.map((m) => ({ ...m })),
+      });
+      expect([...jsonPieces(fromLazy.value!())].join(""), `event ${i}`).toBe(expected);
+      expect(fromLazy.data, `event ${i}`).toBe(expected);
+      expect(fromEager.data, `event ${i}`).toBe(expected);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(8);
+    expect(seq).toBeGreaterThan(events.length);
   });
 });

@@ -55,6 +55,26 @@ describe("PostgresFrameBus", () => {
     expect(echoed).toBe(0);
   });
 
+  it("tells nobody of a run its storage wrote once, and everyone of the others", async () => {
+    const quiet: string = id();
+    const writtenOnce = new Set([quiet]);
+    const from = await PostgresFrameBus.connect(url, logger, {
+      takeWrittenOnce: (runId) => writtenOnce.delete(runId),
+    });
+    const to = await PostgresFrameBus.connect(url, logger);
+    buses.push(from, to);
+    const heard: string[] = [];
+    const loud = id();
+    for (const runId of [quiet, loud]) to.subscribe(runId, () => heard.push(runId));
+    from.announceStored(quiet);
+    from.announceStored(loud);
+    await until(() => heard.length === 1, "the other run's notification");
+    // Asked once: a later store of the same run is announced (as any run's would be).
+    from.announceStored(quiet);
+    await until(() => heard.length === 2, "the later notification");
+    expect(heard).toEqual([loud, quiet]);
+  });
+
   it("sends what was queued before close", async () => {
     const { from, to, heard } = await pair();
     const runId = id();

@@ -10,6 +10,7 @@ import { describeClaims } from "./contract/claims.js";
 import { describeFencing } from "./contract/fencing.js";
 import { describeFramesAndWebhooks } from "./contract/frames-webhooks.js";
 import { describeHeldInserts } from "./contract/held-inserts.js";
+import { describeNewThreadRuns } from "./contract/new-thread-runs.js";
 import { describePushConfigs } from "./contract/push-configs.js";
 import { describeRetention } from "./contract/retention.js";
 import { describeRunEnds } from "./contract/run-ends.js";
@@ -27,6 +28,7 @@ export function describeStorageContract(name: string, factory: () => Promise<Sto
     describe("fenced writes", () => describeFencing(factory));
     describe("a run in two commits", () => describeRunEnds(factory));
     describe("held inserts", () => describeHeldInserts(factory));
+    describe("a new thread with its first run", () => describeNewThreadRuns(factory));
     describe("frames and webhooks", () => describeFramesAndWebhooks(factory));
     describe("retention", () => describeRetention(factory));
     describe("A2A push configs", () => describePushConfigs(factory));

@@ -128,8 +128,7 @@ const CEILINGS: Record<string, Record<"stateless" | "stateful" | "copilotkit", C
   postgres: {
     stateless: { commits: 2, insert: 2, delete: 1 },
     stateful: { commits: 2, insert: 2, delete: 0 },
-    // Its thread is a commit of its own here: no `insertRunOnNewThread` on PostgreSQL yet.
-    copilotkit: { commits: 3, insert: 3, delete: 0 },
+    copilotkit: { commits: 2, insert: 2, delete: 0 },
   },
 };
 

@@ -1,5 +1,7 @@
 import { aguiToAcpMessages } from "../../bridge/messages.js";
 import { asValues } from "../../bridge/values.js";
+import { jsonText } from "../../json-pieces.js";
+import { LONG_TEXT_CHARS, LongText } from "../../long-text.js";
 import { Accumulator, type AgUiMessage, type EventRecord } from "../../pipeline/index.js";
 import type { RunFrame, RunStatus } from "../../storage/types.js";
 
@@ -80,7 +82,10 @@ export const VALUES_DELTA_DATA = '{"rebuild":"events"}';
  * text never exists in memory whole (nor its UTF-8 copy, nor a socket buffer holding both).
  */
 export type ReadFrame = RunFrame & {
-  /** The value whose `JSON.stringify` is `data`; valid as long as `data` is (see nextLazy). */
+  /**
+   * The value whose JSON text (`jsonPieces`) is `data`; valid as long as `data` is (see
+   * nextLazy). A long text in it may be a LongText, which is written as its pieces.
+   */
   readonly value?: () => unknown;
   /**
    * For a values frame: true when later frames of the log have reached the reader already, so
@@ -235,10 +240,17 @@ const IGNORE_WARNING = () => {};
  * Rebuilds values frames from a run's log, fed every frame in order from the run's start (or
  * from a segment's start: right after a final frame). Linear in the run's content: each event
  * is parsed and applied once, and a values frame is rendered only when asked for.
+ *
+ * A message's text that grows long is kept as its JSON text in pieces (LongText) instead of one
+ * string: a values frame holds that text whole, and a string built delta by delta would be
+ * copied whole (flattened) each time a frame is rendered. Written piece by piece, a values
+ * frame of a long answer then costs no copy of the answer.
  */
 export class ValuesRebuilder {
   /** The current segment's values, once its keyframe is read. */
   private acc: Accumulator | undefined;
+  /** The long texts of the current segment's messages (their `content` is then stale). */
+  private texts = new WeakMap<object, LongText>();
   /** The current segment's events before its keyframe. */
   private before: EventRecord[] = [];
   /** Counts the frames taken: a lazy values frame renders only while it is the last one. */
@@ -296,12 +308,18 @@ export class ValuesRebuilder {
       }
       return this.valueOf(frame, acc);
     };
+    const text = () => {
+      if (generation !== this.generation) {
+        throw new Error(`values frame ${frame.seq} was read after the log moved on`);
+      }
+      return this.textOf(frame, acc);
+    };
     return {
       run_id: frame.run_id,
       seq: frame.seq,
       mode: "values",
       get data() {
-        data ??= JSON.stringify(value());
+        data ??= text();
         return data;
       },
       value,
@@ -310,18 +328,50 @@ export class ValuesRebuilder {
   }
 
   private render(frame: RunFrame, acc: Accumulator): RunFrame {
-    return { ...frame, data: JSON.stringify(this.valueOf(frame, acc)) };
+    return { ...frame, data: this.textOf(frame, acc) };
   }
 
   /** The values frame's full form as a value; it shares the accumulator's strings. */
   private valueOf(frame: RunFrame, acc: Accumulator) {
-    const messages = aguiToAcpMessages(acc.messages as unknown as readonly AgUiMessage[]);
+    const list = acc.messages;
+    const messages = aguiToAcpMessages(list as unknown as readonly AgUiMessage[]);
+    for (let i = 0; i < list.length; i++) {
+      const text = this.texts.get(list[i]!);
+      // A text message's content is its text, a string in ACP form: the LongText stands for it.
+      if (text !== undefined) messages[i]!.content = text as unknown as string;
+    }
     return valuesFrameValue(frame.run_id, asValues(acc.state), messages);
   }
 
+  /** The values frame's full form as JSON text. */
+  private textOf(frame: RunFrame, acc: Accumulator): string {
+    const holdsLongText = acc.messages.some((message) => this.texts.has(message));
+    return jsonText(this.valueOf(frame, acc), holdsLongText);
+  }
+
+  /** Takes a delta of a text that is (or grows) long: it goes on as a LongText. */
+  private readonly takeText = (message: Record<string, unknown>, delta: string): boolean => {
+    let text = this.texts.get(message);
+    if (text === undefined) {
+      const content = typeof message.content === "string" ? message.content : "";
+      if (content.length + delta.length < LONG_TEXT_CHARS) return false;
+      text = new LongText(content);
+      this.texts.set(message, text);
+      message.content = "";
+    }
+    text.append(delta);
+    return true;
+  };
+
   private keyframe(data: string): void {
     const start = JSON.parse(data) as { state?: unknown; messages?: unknown[] };
-    this.acc = new Accumulator(start.state === undefined ? {} : start.state, start.messages ?? []);
+    this.texts = new WeakMap();
+    this.acc = new Accumulator(
+      start.state === undefined ? {} : start.state,
+      start.messages ?? [],
+      undefined,
+      this.takeText,
+    );
     for (const event of this.before) this.acc.apply(event, IGNORE_WARNING);
     this.before = [];
   }

@@ -10,6 +10,8 @@ import type { FrameBus } from "../frame-bus.js";
 import type { LiveTails } from "../frames/live-tails.js";
 import type { RunRecorder } from "../run-recorder.js";
 import type { EngineAgent } from "./agent.js";
+import type { LazyAbortController } from "./lazy-abort.js";
+import { lazyChild } from "./lazy-logger.js";
 
 /** What executing a claimed run needs of the engine. */
 export interface ExecuteRunContext {
@@ -35,14 +37,15 @@ export interface ExecuteRunContext {
 export async function executeClaimedRun(
   context: ExecuteRunContext,
   claimedRun: RunRecord,
-  controller: AbortController,
+  controller: LazyAbortController,
   fence: Fence,
   opened: boolean,
 ): Promise<void> {
   let claimed = claimedRun;
   const { storage, recorder } = context;
   const agent = context.agents.get(claimed.agent_id);
-  const logger = context.logger.child({
+  // Made when the run logs something: most runs log nothing at the default level.
+  const logger = lazyChild(context.logger, {
     run_id: claimed.run_id,
     thread_id: claimed.thread_id,
     agent: agent?.name,
@@ -96,7 +99,7 @@ export async function executeClaimedRun(
       run,
       command: parseRunCommand(run.creation),
       thread,
-      signal: controller.signal,
+      signal: controller,
       logger,
       fence,
       tails: context.tails,
@@ -106,7 +109,7 @@ export async function executeClaimedRun(
       agentName: agent.name,
       onEvent: onEvent && ((rejected) => onEvent(agent.name, rejected)),
     });
-    const reason: unknown = controller.signal.reason;
+    const reason: unknown = controller.reason;
     // Stopped because another replica took the run over (see LeaseKeeper): nothing to record.
     if (isClaimLost(reason)) throw reason;
     if (agent.retryOnRestart && reason instanceof StopReason && reason.kind === "shutdown") {
@@ -158,7 +161,7 @@ async function openSegment(
  * The time limit covers the whole run: each resumed segment gets what the earlier segments
  * left of it. `runTimeoutSeconds: 0` means no limit.
  */
-function armTimeout(agent: EngineAgent, run: RunRecord, controller: AbortController) {
+function armTimeout(agent: EngineAgent, run: RunRecord, controller: LazyAbortController) {
   if (agent.runTimeoutSeconds <= 0) return undefined;
   const used = run.segments.reduce(
     (sum, segment) =>

@@ -1,8 +1,9 @@
 import type { StopReason } from "../executor.js";
+import type { LazyAbortController } from "./lazy-abort.js";
 
 /** A run executing on this replica. */
 export interface Execution {
-  controller: AbortController;
+  controller: LazyAbortController;
   done: Promise<void>;
   agentId: string;
   /** When the lease this replica last wrote for the run ends (ms since the epoch). */
@@ -11,7 +12,7 @@ export interface Execution {
 
 /**
  * The runs executing on this replica, and how they are stopped: one at a time (a cancel, a
- * lost claim) or all at once (shutdown). Each run's AbortController is reached only here.
+ * lost claim) or all at once (shutdown). Each run's LazyAbortController is reached only here.
  */
 export class Executions {
   private readonly byRun = new Map<string, Execution>();

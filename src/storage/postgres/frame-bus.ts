@@ -7,7 +7,7 @@ import {
   type FrameListener,
   LocalFrameBus,
 } from "../../engine/frame-bus.js";
-import type { RunFrame } from "../types.js";
+import type { RunFrame, Storage } from "../types.js";
 import { connectionTarget } from "./connection-target.js";
 
 /**
@@ -37,6 +37,7 @@ export class PostgresFrameBus implements FrameBus {
     private readonly url: string,
     schema: string,
     private readonly logger: Logger,
+    private readonly storage: Pick<Storage, "takeWrittenOnce"> | undefined,
   ) {
     const prefix = `acp_${createHash("sha256").update(schema).digest("hex").slice(0, 12)}`;
     this.channels = {
@@ -49,10 +50,17 @@ export class PostgresFrameBus implements FrameBus {
     this.sender.on("error", (err) => this.logger.warn({ err }, "bus sender connection failed"));
   }
 
-  /** Connects the LISTEN connection; resolves once notifications are being received. */
-  static async connect(databaseUrl: string, logger: Logger): Promise<PostgresFrameBus> {
+  /**
+   * Connects the LISTEN connection; resolves once notifications are being received. `storage`,
+   * this replica's, tells which runs nobody can be following (see announceStored).
+   */
+  static async connect(
+    databaseUrl: string,
+    logger: Logger,
+    storage?: Pick<Storage, "takeWrittenOnce">,
+  ): Promise<PostgresFrameBus> {
     const target = connectionTarget(databaseUrl);
-    const bus = new PostgresFrameBus(target.url, target.schema, logger);
+    const bus = new PostgresFrameBus(target.url, target.schema, logger, storage);
     await bus.listen();
     return bus;
   }
@@ -61,7 +69,13 @@ export class PostgresFrameBus implements FrameBus {
     this.local.publish(runId, frames);
   }
 
+  /**
+   * A run written once, with its end (`Storage.takeWrittenOnce`), needs no notification: no
+   * replica knew of it before that commit, so none has a client following it, and whoever
+   * reads it from now on reads it whole from storage.
+   */
   announceStored(runId: string): void {
+    if (this.storage?.takeWrittenOnce?.(runId) === true) return;
     this.notify(this.channels.frames, runId);
   }
 

@@ -65,6 +65,9 @@ export interface PostgresStorageOptions {
  */
 const DEFAULT_POOL_SIZE = 10;
 
+/** How many runs written once are remembered for the frame bus at most (see takeWrittenOnce). */
+const WRITTEN_ONCE_KEPT = 4096;
+
 /**
  * The shared backend: several replicas point at one database. Decisions about who runs what take
  * row locks in the database (see runs.ts and run-claims.ts), never process memory.
@@ -83,6 +86,8 @@ export class PostgresStorage implements Storage {
   #repos: Repositories | null = null;
   /** Inserts held back for their run's end (see insertRunHeld). */
   readonly #held = new HeldInserts();
+  /** Runs written once with their end, until the frame bus asks (see takeWrittenOnce). */
+  readonly #writtenOnce = new Set<string>();
   #opening: Promise<void> | null = null;
 
   constructor(options: PostgresStorageOptions) {
@@ -239,6 +244,19 @@ export class PostgresStorage implements Storage {
     return this.#require().runs.insert(run, options);
   }
 
+  /** See `Storage.insertRunOnNewThread`: both inserts in one statement. */
+  async insertRunOnNewThread(
+    thread: CreateThreadInput,
+    run: NewRun,
+    options: InsertRunOptions,
+  ): Promise<RunRecord | null> {
+    // As every write that concerns a thread: a held run's hidden thread of that id is written
+    // first, and the thread then exists (null).
+    const waiting = this.#held.beforeThread(thread.thread_id);
+    if (waiting !== undefined) await waiting;
+    return this.#require().runs.insertOnNewThread(thread, run, options);
+  }
+
   /**
    * See `Storage.insertRunHeld`. Held here, the insert is queued by the first write that
    * concerns the run or its hidden thread (every write method releases it first, and waits for
@@ -250,12 +268,29 @@ export class PostgresStorage implements Storage {
     const repos = this.#require();
     const record = planHeldRun(run, options);
     if (record === undefined) return undefined;
-    const committed = this.#held.hold(record, (end) =>
-      end === undefined
-        ? repos.runs.insertPlanned(record)
-        : repos.runs.insertFinished(record, end.patch, end.writes?.frames ?? []),
-    );
+    const committed = this.#held.hold(record, async (end) => {
+      if (end === undefined) return repos.runs.insertPlanned(record);
+      const finished = await repos.runs.insertFinished(record, end.patch, end.writes?.frames ?? []);
+      this.#rememberWrittenOnce(record.run_id);
+      return finished;
+    });
     return { run: record, committed };
+  }
+
+  takeWrittenOnce(runId: string): boolean {
+    return this.#writtenOnce.delete(runId);
+  }
+
+  /**
+   * The frame bus asks right after the run's end is reported; the bound only matters when no
+   * bus asks at all (a storage used without the PostgreSQL bus).
+   */
+  #rememberWrittenOnce(runId: string): void {
+    if (this.#writtenOnce.size >= WRITTEN_ONCE_KEPT) {
+      const oldest = this.#writtenOnce.values().next();
+      if (oldest.done !== true) this.#writtenOnce.delete(oldest.value);
+    }
+    this.#writtenOnce.add(runId);
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {

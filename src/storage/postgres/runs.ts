@@ -1,5 +1,6 @@
 import { conflict, notFound, queueFull } from "../../errors.js";
 import type {
+  CreateThreadInput,
   Fence,
   FinishRunWrites,
   InsertClaim,
@@ -35,6 +36,7 @@ import {
   toRun,
 } from "./mapping.js";
 import { endRunDeletingThread, type KnownRun, updateRunRow } from "./run-update.js";
+import { SharedReads } from "./shared-reads.js";
 
 /** How many runs' unchanging columns a repository keeps at most (see RunRepository.#known). */
 const KNOWN_RUNS = 10_000;
@@ -71,15 +73,23 @@ const INSERT_RUN = prepared(`
   RETURNING lease_epoch, checkpoint_before`);
 
 /**
- * A stateless run with its hidden thread (see #insertWithHiddenThread): the thread as
- * INSERT_THREAD writes a hidden busy one, the run as INSERT_RUN writes it on a thread with no
- * pending run and no checkpoint. `$11` the claim's owner, `$12` the lease's end, `$13` the open
- * segment, `$14` now: claimed when due. `$15` the agent's queue limit (null: none): with that
- * many pending runs of the agent neither the thread nor the run is inserted (the count reads
- * the pending runs' partial index, `pending` being written into the text). Only its epoch comes
- * back: whether it was claimed (see `insertedRun`).
+ * A run with the thread it creates, in one statement: the thread inserted busy (nothing else
+ * can be pending on it), the run as INSERT_RUN writes it on a thread with no pending run and no
+ * checkpoint. `$11` the claim's owner, `$12` the lease's end, `$13` the open segment, `$14` now:
+ * claimed when due. `$15` the agent's queue limit (null: none): with that many pending runs of
+ * the agent neither the thread nor the run is inserted (the count reads the pending runs'
+ * partial index, `pending` being written into the text). A thread of that id that exists
+ * already is left as it is, and no run is inserted either. Only its epoch comes back: whether
+ * it was claimed (see `insertedRun`). `thread` gives the thread's metadata, its digest, whether
+ * it is hidden and its owner (SQL text: literals, or parameters after `$16`).
  */
-const INSERT_RUN_WITH_THREAD = prepared(`
+function insertRunWithThread(thread: {
+  metadata: string;
+  digest: string;
+  hidden: string;
+  principal: string;
+}) {
+  return prepared(`
   WITH room AS (
     SELECT $15::integer IS NULL OR (
       SELECT count(*) FROM (
@@ -90,8 +100,8 @@ const INSERT_RUN_WITH_THREAD = prepared(`
     INSERT INTO threads
       (thread_id, created_at, updated_at, metadata, metadata_digest, status, "values",
        values_digest, messages, checkpoint_id, hidden, principal)
-    SELECT $2, $5::timestamptz, $5::timestamptz, '{}', '{}', 'busy', 'null', '{}', 'null', NULL,
-           true, $10
+    SELECT $2, $5::timestamptz, $5::timestamptz, ${thread.metadata}, ${thread.digest}, 'busy',
+           'null', '{}', 'null', NULL, ${thread.hidden}, ${thread.principal}
     FROM room WHERE room.ok
     ON CONFLICT (thread_id) DO NOTHING
     RETURNING thread_id
@@ -111,6 +121,26 @@ const INSERT_RUN_WITH_THREAD = prepared(`
     SELECT $11::text IS NOT NULL AND $9::timestamptz <= $14::timestamptz AS claimed
   ) c
   RETURNING lease_epoch`);
+}
+
+/** A stateless run with its hidden thread (see #insertWithHiddenThread). */
+const INSERT_RUN_WITH_THREAD = insertRunWithThread({
+  metadata: "'{}'",
+  digest: "'{}'",
+  hidden: "true",
+  principal: "$10",
+});
+
+/**
+ * A stateful run with the visible thread it creates (see insertOnNewThread): `$17` the thread's
+ * metadata, `$18` its digest, `$19` whether it is hidden, `$20` its owner.
+ */
+const INSERT_RUN_WITH_NEW_THREAD = insertRunWithThread({
+  metadata: "$17::json",
+  digest: "$18::text[]",
+  hidden: "$19::boolean",
+  principal: "$20",
+});
 
 const MARK_THREAD_BUSY = prepared(
   "UPDATE threads SET status = 'busy', updated_at = $2 WHERE thread_id = $1",
@@ -162,6 +192,8 @@ export class RunRepository {
    * little; bounded, oldest first out. A run not in it is read back whole, as before.
    */
   readonly #known = new Map<string, KnownRun>();
+  /** Queue counts asked for together share a statement (see shared-reads.ts). */
+  readonly #queueCounts = new SharedReads<number>();
 
   constructor(db: Database, frames: FrameRepository, checkpoints: CheckpointRepository) {
     this.#db = db;
@@ -261,6 +293,49 @@ export class RunRepository {
   }
 
   /**
+   * A new thread (`thread`: its metadata and owner; `if_exists` does not apply) and a run on
+   * it, in one statement (see INSERT_RUN_WITH_NEW_THREAD): the thread created busy, the run
+   * claimed when `options.claim` is given and it is due. Null, having written nothing, when a
+   * thread of that id exists. A failure of the run's insert (its id taken) writes no thread.
+   */
+  async insertOnNewThread(
+    thread: CreateThreadInput,
+    run: NewRun,
+    options: InsertRunOptions,
+  ): Promise<RunRecord | null> {
+    assertObject(thread.metadata, "thread metadata");
+    assertObject(run.creation, "run creation");
+    assertObject(run.metadata, "run metadata");
+    if (thread.thread_id !== run.thread_id) {
+      throw new Error(`run ${run.run_id} is not on the thread it creates (${thread.thread_id})`);
+    }
+    const startAfter = isoTimestamp(run.start_after, "start_after");
+    const columns = runParams(run, startAfter);
+    const params = [
+      ...columns,
+      ...claimParams(options.claim),
+      options.queue_limit ?? null,
+      run.trace_context ?? null,
+      toJson(thread.metadata),
+      entryDigests(thread.metadata),
+      thread.hidden === true,
+      thread.principal ?? null,
+    ];
+    const row = await this.#insertRunWithThread(params, INSERT_RUN_WITH_NEW_THREAD);
+    if (row === undefined) {
+      // Refused: the queue was full, or the thread exists. Only then is the count read again.
+      if (options.queue_limit !== undefined) {
+        const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit);
+        if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
+      }
+      return null;
+    }
+    return this.#remember(
+      insertedRun(run, columns, options.claim, { ...row, checkpoint_before: null }),
+    );
+  }
+
+  /**
    * A held insert written as inserted (see ../held-inserts.ts): `record`, planned by
    * `planHeldRun` (pending, claimed, due), and its hidden thread, as #insertWithHiddenThread
    * writes them.
@@ -294,11 +369,14 @@ export class RunRepository {
     return insertFinishedRun(this.#db, record, patch, frames);
   }
 
-  /** INSERT_RUN_WITH_THREAD; undefined when it inserted nothing. */
-  async #insertRunWithThread(params: unknown[]): Promise<InsertedRow | undefined> {
+  /** INSERT_RUN_WITH_THREAD (or `statement`, its kin); undefined when it inserted nothing. */
+  async #insertRunWithThread(
+    params: unknown[],
+    statement = INSERT_RUN_WITH_THREAD,
+  ): Promise<InsertedRow | undefined> {
     try {
       const inserted = await this.#db.write(
-        (db) => db.query<InsertedRow>(INSERT_RUN_WITH_THREAD, params),
+        (db) => db.query<InsertedRow>(statement, params),
         PIPELINED,
       );
       return inserted.rows[0];
@@ -384,7 +462,12 @@ export class RunRepository {
 
   async count(filter: RunCountFilter, limit: number): Promise<number> {
     const bound = Math.max(0, Math.floor(limit));
-    if (isQueueCount(filter)) return this.pendingOfAgent(filter.agent_id, bound);
+    if (isQueueCount(filter)) {
+      const { agent_id } = filter;
+      return this.#queueCounts.get(`${bound}|${agent_id}`, () =>
+        this.pendingOfAgent(agent_id, bound),
+      );
+    }
     const where: string[] = [];
     const params: unknown[] = [];
     for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {

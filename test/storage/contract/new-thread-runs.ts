@@ -1,9 +1,15 @@
-import { describe, expect, it } from "vitest";
-import { SqliteStorage } from "../../src/storage/index.js";
-import type { CreateThreadInput, InsertRunOptions } from "../../src/storage/types.js";
-import { expectDomainError, id, newRun } from "./contract/helpers.js";
+import { expect, it } from "vitest";
+import type { CreateThreadInput, InsertRunOptions } from "../../../src/storage/types.js";
+import {
+  claimFor,
+  expectDomainError,
+  id,
+  newRun,
+  type StorageFactory,
+  useStorage,
+} from "./helpers.js";
 
-// `insertRunOnNewThread` on SQLite: a new thread and its first run in one commit, or nothing.
+// `Storage.insertRunOnNewThread`: a new thread and its first run in one commit, or nothing.
 
 const options: InsertRunOptions = { reject_if_busy: false, mark_thread_busy: true };
 const thread = (threadId: string): CreateThreadInput => ({
@@ -13,21 +19,18 @@ const thread = (threadId: string): CreateThreadInput => ({
   principal: "user:a",
 });
 
-async function open(): Promise<SqliteStorage> {
-  const storage = new SqliteStorage({ path: ":memory:" });
-  await storage.open();
-  return storage;
-}
+export function describeNewThreadRuns(factory: StorageFactory): void {
+  const context = useStorage(factory);
 
-describe("SQLite: a new thread with its first run", () => {
   it("writes both in one commit: the thread with its metadata and owner, busy, and the run", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const threadId = id();
     const run = newRun(threadId, { principal: "user:a" });
     const before = storage.writeCounts().commits;
-    const inserted = await storage.insertRunOnNewThread(thread(threadId), run, options);
+    const inserted = await storage.insertRunOnNewThread!(thread(threadId), run, options);
     expect(storage.writeCounts().commits - before).toBe(1);
     expect(inserted).toMatchObject({ run_id: run.run_id, thread_id: threadId, status: "pending" });
+    expect(await storage.getRun(run.run_id)).toEqual(inserted);
     expect(await storage.getThread(threadId)).toMatchObject({
       metadata: { copilotkit: { agent: "echo", user: "user:a" } },
       principal: "user:a",
@@ -41,11 +44,27 @@ describe("SQLite: a new thread with its first run", () => {
         offset: 0,
       }),
     ).toHaveLength(1);
-    await storage.close();
+  });
+
+  it("claims the run with its insert when given a claim: the only run of its new thread", async () => {
+    const storage = context.storage;
+    const threadId = id();
+    const run = newRun(threadId, { principal: "user:a" });
+    const claim = claimFor("replica-1");
+    const inserted = await storage.insertRunOnNewThread!(thread(threadId), run, {
+      ...options,
+      claim,
+    });
+    expect(inserted).toMatchObject({
+      owner: "replica-1",
+      lease_epoch: 1,
+      segments: [claim.segment],
+    });
+    expect(await storage.getRun(run.run_id)).toEqual(inserted);
   });
 
   it("writes nothing and answers null when the thread exists", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const threadId = id();
     await storage.createThread({
       thread_id: threadId,
@@ -54,28 +73,26 @@ describe("SQLite: a new thread with its first run", () => {
       principal: "user:b",
     });
     const run = newRun(threadId);
-    expect(await storage.insertRunOnNewThread(thread(threadId), run, options)).toBeNull();
+    expect(await storage.insertRunOnNewThread!(thread(threadId), run, options)).toBeNull();
     expect(await storage.getRun(run.run_id)).toBeNull();
     expect(await storage.getThread(threadId)).toMatchObject({
       metadata: { mine: 1 },
       principal: "user:b",
       status: "idle",
     });
-    await storage.close();
   });
 
   it("keeps no thread when the run's insert fails", async () => {
-    const storage = await open();
+    const storage = context.storage;
     const threadId = id();
     const run = newRun(threadId);
     const taken = newRun(threadId, { run_id: run.run_id });
     const first = newRun(id(), { run_id: run.run_id });
-    await storage.insertRunOnNewThread(thread(first.thread_id), first, options);
+    await storage.insertRunOnNewThread!(thread(first.thread_id), first, options);
     await expectDomainError(
-      storage.insertRunOnNewThread(thread(threadId), taken, options),
+      storage.insertRunOnNewThread!(thread(threadId), taken, options),
       "conflict",
     );
     expect(await storage.getThread(threadId)).toBeNull();
-    await storage.close();
   });
-});
+}
