@@ -124,8 +124,15 @@ export class RunService {
     threadId?: string,
     /** The metadata of the thread when the run creates it (`ifNotExists: "create"`). */
     newThreadMetadata?: Record<string, unknown>,
+    /**
+     * The thread as the caller just read it (null: none), so that it is not read again. A
+     * thread created meanwhile is still found: the run's insert does not create it twice.
+     */
+    knownThread?: ThreadRecord | null,
   ): Promise<RunRecord> {
-    return (await this.createRun(who, kind, command, threadId, false, newThreadMetadata)).run;
+    return (
+      await this.createRun(who, kind, command, threadId, false, newThreadMetadata, knownThread)
+    ).run;
   }
 
   /**
@@ -150,6 +157,7 @@ export class RunService {
     threadId: string | undefined,
     toWait: boolean,
     newThreadMetadata: Record<string, unknown> = {},
+    knownThread?: ThreadRecord | null,
   ): Promise<CreatedRun> {
     const agent = this.resolveAgent(command.agentId);
     const inputProblem = agent.validateInput(command.input.value);
@@ -182,7 +190,7 @@ export class RunService {
     // A stateless run's hidden thread is created with the run, in one write.
     const target =
       kind === "stateful"
-        ? await this.statefulThread(who, threadId!, command, newThreadMetadata)
+        ? await this.statefulThread(who, threadId!, command, newThreadMetadata, knownThread)
         : { threadId: newId(), principal: ownerOf(who) };
     const targetThread = target.threadId;
     const strategy = command.multitaskStrategy;
@@ -475,8 +483,9 @@ export class RunService {
     threadId: string,
     command: RunCommand,
     metadata: Record<string, unknown>,
+    known: ThreadRecord | null | undefined,
   ): Promise<{ threadId: string; principal: string | null; create?: CreateThreadInput }> {
-    const thread = await this.storage.getThread(threadId);
+    const thread = known !== undefined ? known : await this.storage.getThread(threadId);
     if (thread && !thread.hidden && reaches(who, thread.principal)) {
       return { threadId, principal: thread.principal };
     }

@@ -9,12 +9,14 @@ import type { ThreadService } from "../engine/thread-service.js";
 import { conflict, invalid } from "../errors.js";
 import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
 import type { RunRecord, ThreadRecord } from "../storage/types.js";
-import { runEvents, type ServerEnding, StoredEventJson } from "./run-events.js";
+import { runEventBatches, runEvents, type ServerEnding, StoredEventJson } from "./run-events.js";
 import { openAguiStream } from "./streaming/agui-stream.js";
 import { replayThread } from "./thread-replay.js";
 
 /** AG-UI threadIds that are not UUIDs map to UUID v5 under this namespace (stable everywhere). */
 export const AGUI_THREAD_NAMESPACE = "6a3e7c1d-52f4-4b8e-9d0a-3c2f1e4b5a69";
+/** A batch of events goes out in pieces of about this many characters (the socket buffers 16 KiB). */
+const WRITE_AT_CHARS = 16 * 1024;
 /** The events that name their run (AG-UI 1.0's RUN_ERROR carries no ids). */
 const NAMES_ITS_RUN = new Set(["RUN_STARTED", "RUN_FINISHED"]);
 
@@ -162,7 +164,15 @@ export class AguiFace {
       knownMessageIds: known,
       onDisconnect,
     });
-    return this.runs.create(who, "stateful", command, threadId, options.newThreadMetadata);
+    // Read just now: the run's creation need not read it again (null: none the caller reaches).
+    return this.runs.create(
+      who,
+      "stateful",
+      command,
+      threadId,
+      options.newThreadMetadata,
+      thread ?? null,
+    );
   }
 
   private async resume(who: Principal, threadId: string, input: RunAgentInput) {
@@ -217,33 +227,41 @@ export class AguiFace {
         { once: true },
       );
     }
-    const write = (event: Record<string, unknown>) => {
+    const withClientIds = (event: Record<string, unknown>) => {
       if (NAMES_ITS_RUN.has(event.type as string)) {
         event.threadId = input.threadId;
         event.runId = input.runId;
         if (event.type === "RUN_STARTED") event.protocolVersion = AGUI_PROTOCOL_VERSION;
       }
-      return sink.write(event);
+      return event;
     };
-    const writeJson = sink.writeJson;
+    const { sseText, writeSse } = sink;
+    const events = { afterSeq, signal: sink.closed, ending: options.ending };
     try {
-      if (writeJson) {
-        // SSE: content events go out as the JSON they were stored as, never parsed here.
-        for await (const event of runEvents(this.runs, run, {
-          afterSeq,
-          signal: sink.closed,
-          ending: options.ending,
+      if (sseText && writeSse) {
+        // SSE: each batch of events in one write; content events go out as the JSON they were
+        // stored as, never parsed here.
+        for await (const batch of runEventBatches(this.runs, run, {
+          ...events,
           storedJson: true,
         })) {
-          await (event instanceof StoredEventJson ? writeJson(event.json) : write(event));
+          let text = "";
+          for (const event of batch) {
+            text +=
+              event instanceof StoredEventJson
+                ? `data: ${event.json}\n\n`
+                : sseText(withClientIds(event));
+            // A long page of history goes out in pieces, each waiting for a slow client.
+            if (text.length >= WRITE_AT_CHARS) {
+              await writeSse(text);
+              text = "";
+            }
+          }
+          if (text.length > 0) await writeSse(text);
         }
       } else {
-        for await (const event of runEvents(this.runs, run, {
-          afterSeq,
-          signal: sink.closed,
-          ending: options.ending,
-        })) {
-          await write(event);
+        for await (const event of runEvents(this.runs, run, events)) {
+          await sink.write(withClientIds(event));
         }
       }
     } finally {

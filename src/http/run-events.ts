@@ -73,6 +73,19 @@ export async function* runEvents(
   run: RunRecord,
   options: RunEventsOptions,
 ): AsyncGenerator<Event | StoredEventJson> {
+  for await (const batch of runEventBatches(runs, run, options)) yield* batch;
+}
+
+/**
+ * `runEvents` in the batches the run's frames come in (a page of storage, or what the agent
+ * produced in one turn of the event loop), never empty: a face that writes a whole batch at
+ * once passes each token through no generator step and no socket write of its own.
+ */
+export async function* runEventBatches(
+  runs: RunService,
+  run: RunRecord,
+  options: RunEventsOptions,
+): AsyncGenerator<Array<Event | StoredEventJson>> {
   const spans = new OpenSpans();
   /** Whether the current segment has ended with the agent's own terminal event. */
   let terminal = false;
@@ -83,11 +96,12 @@ export async function* runEvents(
     read: "events",
   });
   for await (const frames of batches) {
+    const out: Array<Event | StoredEventJson> = [];
     for (const frame of frames) {
       if (options.storedJson) {
         const json = storedEventJson(frame, CONTENT_PREFIXES);
         if (json !== undefined && !json.includes("null")) {
-          yield new StoredEventJson(json);
+          out.push(new StoredEventJson(json));
           continue;
         }
       }
@@ -100,14 +114,15 @@ export async function* runEvents(
         }
         if (event.type === "RUN_FINISHED" || event.type === "RUN_ERROR") terminal = true;
         spans.observe(event);
-        yield event;
+        out.push(event);
       } else if (frame.mode === "final" && !terminal) {
         if (!started && options.quietWhenUnstarted) continue;
         const output = readFinal(frame)?.output ?? {};
-        yield* serverEnding(run, output, spans, started, options.ending);
+        out.push(...serverEnding(run, output, spans, started, options.ending));
         terminal = true;
       }
     }
+    if (out.length > 0) yield out;
   }
 }
 

@@ -19,11 +19,14 @@ export function wantsProtobuf(accept: string | undefined): boolean {
 export interface AguiEventStream {
   /** Writes one event; resolves when the client can take more (or is gone). */
   write(event: Record<string, unknown>): Promise<void>;
+  /** On an SSE stream: an event's SSE text, as `write` sends it. Undefined on protobuf. */
+  sseText?: (event: Record<string, unknown>) => string;
   /**
-   * On an SSE stream: writes an event given as the JSON `encodeSSE` would make of it (no null
-   * field: the encoder leaves optional nulls out), without parsing it. Undefined on protobuf.
+   * On an SSE stream: writes SSE text in one write: events from `sseText`, or an event given
+   * as the JSON `encodeSSE` would make of it (no null field: the encoder leaves optional nulls
+   * out) as `data: <json>\n\n`, without parsing it. Undefined on protobuf.
    */
-  writeJson?: (json: string) => Promise<void>;
+  writeSse?: (text: string) => Promise<void>;
   end(): void;
   /** Aborts when the response closes before the stream ended. */
   closed: AbortSignal;
@@ -71,7 +74,8 @@ export async function openAguiStream(
     write: protobuf
       ? (event) => writer.send(encoder.encodeBinary(event as never))
       : (event) => writer.send(encoder.encodeSSE(event as never)),
-    writeJson: protobuf ? undefined : (json) => writer.send(`data: ${json}\n\n`),
+    sseText: protobuf ? undefined : (event) => encoder.encodeSSE(event as never),
+    writeSse: protobuf ? undefined : (text) => writer.send(text),
     end: () => writer.end(),
   };
 }
