@@ -9,10 +9,10 @@
 // Usage: node bench/conversation-run-cost.mjs [--other OTHER/dist/cli.js]... [--rounds 3]
 //          [--runs 1000] [--conc 10] [--tokens 1] [--delay 0] [--routes acp,copilotkit]
 //          [--prof DIR] (a --cpu-prof profile of each timed server, in DIR)
-import { randomUUID } from "node:crypto";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
+import { newThreadRunBody } from "./lib/copilotkit-input.mjs";
 import { cpuTimeMs, installCleanupHooks, pinningPlan, pinSelf } from "./lib/proc.mjs";
 import { makeTempDir, ROOT, startOurs } from "./lib/servers.mjs";
 import { startHelper, writeConfig } from "./workloads/conversations.mjs";
@@ -57,16 +57,6 @@ const acpBody = (agentId) =>
     agent_id: agentId,
     input: { messages: [{ role: "user", content: "hello from the benchmark" }] },
     stream_mode: ["custom"],
-  });
-const copilotkitBody = () =>
-  JSON.stringify({
-    threadId: randomUUID(),
-    runId: randomUUID(),
-    messages: [{ id: randomUUID(), role: "user", content: "hello from the benchmark" }],
-    state: {},
-    tools: [],
-    context: [],
-    forwardedProps: {},
   });
 
 async function remoteAgentId(pool) {
@@ -121,7 +111,7 @@ for (let round = 0; round < ROUNDS; round++) {
         const request =
           route === "acp"
             ? () => ({ path: "/runs/stream", body: acpBody(agentId) })
-            : () => ({ path: "/copilotkit/agent/remote/run", body: copilotkitBody() });
+            : () => ({ path: "/copilotkit/agent/remote/run", body: newThreadRunBody() });
         await load(pool, request, 100);
         const cpu0 = cpuTimeMs(server.proc.pid);
         const t0 = performance.now();

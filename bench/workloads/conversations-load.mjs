@@ -13,8 +13,9 @@
 // Input: one JSON argument {origin, path, body | copilotkit, n, seconds, rampMs, tokens}.
 // `copilotkit: true` sends a fresh RunAgentInput (threadId, runId) per run instead of `body`.
 // Output (stdout): `open K` lines (see below), then one JSON line of results.
-import { randomUUID } from "node:crypto";
+
 import { Agent, request } from "undici";
+import { newThreadRunBody } from "../lib/copilotkit-input.mjs";
 
 const opts = JSON.parse(process.argv[2]);
 const MARKER = Buffer.from("TEXT_MESSAGE_CONTENT");
@@ -42,16 +43,7 @@ const dispatcher = new Agent({
 const headers = { "content-type": "application/json", accept: "text/event-stream" };
 
 function bodyFor() {
-  if (!opts.copilotkit) return opts.body;
-  return JSON.stringify({
-    threadId: randomUUID(),
-    runId: randomUUID(),
-    messages: [{ id: randomUUID(), role: "user", content: "hello from the benchmark" }],
-    state: {},
-    tools: [],
-    context: [],
-    forwardedProps: {},
-  });
+  return opts.copilotkit ? newThreadRunBody() : opts.body;
 }
 
 const ttft = [];

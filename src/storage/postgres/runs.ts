@@ -280,16 +280,22 @@ export class RunRepository {
     ];
     const row = await this.#insertRunWithThread(params);
     if (row === undefined) {
-      // Refused: the queue was full, or the thread exists. Only then is the count read again.
-      if (options.queue_limit !== undefined) {
-        const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit);
-        if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
-      }
+      await this.#throwIfQueueFull(run, options);
       throw conflict(`thread ${run.thread_id} already exists`);
     }
     return this.#remember(
       insertedRun(run, columns, options.claim, { ...row, checkpoint_before: null }),
     );
+  }
+
+  /**
+   * An insert with its thread was refused: the queue was full, or the thread exists. Only then
+   * is the queue counted again, to tell the two apart.
+   */
+  async #throwIfQueueFull(run: NewRun, options: InsertRunOptions): Promise<void> {
+    if (options.queue_limit === undefined) return;
+    const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit);
+    if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
   }
 
   /**
@@ -323,11 +329,7 @@ export class RunRepository {
     ];
     const row = await this.#insertRunWithThread(params, INSERT_RUN_WITH_NEW_THREAD);
     if (row === undefined) {
-      // Refused: the queue was full, or the thread exists. Only then is the count read again.
-      if (options.queue_limit !== undefined) {
-        const pending = await this.pendingOfAgent(run.agent_id, options.queue_limit);
-        if (pending >= options.queue_limit) throw queueFull(run.agent_id, pending);
-      }
+      await this.#throwIfQueueFull(run, options);
       return null;
     }
     return this.#remember(
