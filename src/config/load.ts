@@ -146,6 +146,8 @@ interface RawConfig {
       | "cors"
       | "metrics"
       | "inspector"
+      | "acp"
+      | "agui"
       | "copilotkit"
       | "a2a"
       | "rateLimit"
@@ -159,6 +161,8 @@ interface RawConfig {
     cors?: Partial<ServerSettings["cors"]>;
     metrics?: Partial<ServerSettings["metrics"]>;
     inspector?: Partial<ServerSettings["inspector"]>;
+    acp?: Partial<ServerSettings["acp"]>;
+    agui?: Partial<ServerSettings["agui"]>;
     copilotkit?: Partial<ServerSettings["copilotkit"]>;
     a2a?: Partial<ServerSettings["a2a"]>;
     rateLimit?: Partial<ServerSettings["rateLimit"]>;
@@ -232,6 +236,8 @@ function resolveServer(
     cors: { origins: raw.cors?.origins ?? [...DEFAULT_SETTINGS.cors.origins] },
     metrics: { ...DEFAULT_SETTINGS.metrics, ...raw.metrics },
     inspector: { ...DEFAULT_SETTINGS.inspector, ...raw.inspector },
+    acp: { ...DEFAULT_SETTINGS.acp, ...raw.acp },
+    agui: { ...DEFAULT_SETTINGS.agui, ...raw.agui },
     copilotkit: { ...DEFAULT_SETTINGS.copilotkit, ...raw.copilotkit },
     a2a: { ...DEFAULT_SETTINGS.a2a, ...raw.a2a },
     rateLimit: { ...DEFAULT_SETTINGS.rateLimit, ...raw.rateLimit },

@@ -1,11 +1,9 @@
 import type { Interrupt } from "@ag-ui/core";
 import { ownerFilter, ownerOf, type Principal, reaches, SYSTEM } from "../auth/principal.js";
-import { type ResumeValidators, resumeEntries } from "../bridge/interrupts.js";
-import { acpToAguiMessages } from "../bridge/messages.js";
-import { ERRCODE } from "../bridge/outcomes.js";
-import { configurableOf, type RunCommand } from "../bridge/run-command.js";
-import { conflict, invalid, notFound } from "../errors.js";
-import { newId } from "../ids.js";
+import { type ResumeValidators, resumeEntries } from "../bridge/acp/interrupts.js";
+import { acpToAguiMessages } from "../bridge/acp/messages.js";
+import { ERRCODE } from "../bridge/acp/outcomes.js";
+import { configurableOf, type RunCommand } from "../bridge/acp/run-command.js";
 import type {
   CheckpointRecord,
   CreateThreadInput,
@@ -20,6 +18,8 @@ import type {
   RunStatus,
   ThreadRecord,
 } from "../storage/types.js";
+import { conflict, invalid, notFound } from "../util/errors.js";
+import { newId } from "../util/ids.js";
 import { listenForAbort, StopReason } from "./executor.js";
 import { type ReadFrame, readFinal } from "./frames/codec.js";
 import { followRunBatches, type RunStreamOptions } from "./frames/follow.js";

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Agent } from "undici";
-import { isDomainError } from "../errors.js";
 import type { Storage, WebhookDelivery } from "../storage/types.js";
 import { storedTraceHeaders, tracing } from "../telemetry/index.js";
+import { isDomainError } from "../util/errors.js";
 import {
   checkWebhookTarget,
   createPinnedLookup,

@@ -1,4 +1,4 @@
-import { conflict, notFound, queueFull } from "../../errors.js";
+import { conflict, notFound, queueFull } from "../../util/errors.js";
 import type {
   CreateThreadInput,
   Fence,

@@ -1,4 +1,4 @@
-import { conflict, notFound } from "../../errors.js";
+import { conflict, notFound } from "../../util/errors.js";
 import type { WebhookDelivery } from "../types.js";
 import { type Database, pgCode, type Queryable } from "./connection.js";
 import {

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { claimLost, conflict, notFound, queueFull } from "../../errors.js";
+import { claimLost, conflict, notFound, queueFull } from "../../util/errors.js";
 import type {
   Fence,
   InsertRunOptions,

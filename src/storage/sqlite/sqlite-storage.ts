@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { notFound } from "../../errors.js";
+import { notFound } from "../../util/errors.js";
 import { HeldInserts, planHeldRun } from "../held-inserts.js";
 import type { RetentionStore } from "../retention.js";
 import type {
