@@ -17,7 +17,7 @@ import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
 import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
-import { a2aCardPaths, a2aFace, sendA2aRefusal } from "./http/a2a/index.js";
+import { a2aCardPaths, a2aFace, sendA2aFrameworkError, sendA2aRefusal } from "./http/a2a/index.js";
 import { acpFace } from "./http/acp/index.js";
 import { RunHandlers } from "./http/acp/run-handlers.js";
 import { aguiFace } from "./http/agui/index.js";
@@ -96,8 +96,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       Object.keys(options).length === 0
         ? lazyChild(parent as Logger, bindings)
         : parent.child(bindings, options),
-    // Malformed URLs are refused by the router before any route: still an ACP string error.
-    frameworkErrors: sendFrameworkError,
+    // Malformed URLs are refused by the router before any route: an ACP string error, or under
+    // the A2A face's prefix, that binding's own shape.
+    frameworkErrors: (err, request, reply) => {
+      const { enabled, basePath } = settings.a2a;
+      if (enabled && request.url.startsWith(`${basePath}/`)) {
+        return sendA2aFrameworkError(basePath, request, reply, err.code);
+      }
+      return sendFrameworkError(err, request, reply);
+    },
     // Our own 503 during shutdown (below), an ACP string error like every other.
     return503OnClosing: false,
     schemaErrorFormatter,

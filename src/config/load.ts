@@ -20,10 +20,12 @@ import { issue, type ResolveContext } from "./resolve-context.js";
 import { type RawServer, resolveServer } from "./resolve-server.js";
 import {
   type AdapterConfig,
+  type AgentA2aOptions,
   type AgentConfig,
   type AgentEventOptions,
   type AgentLimits,
   type AgentSpecsOverrides,
+  a2aOptionsOf,
   configFileSchema,
   EVENT_DEFAULTS,
   type KeyPath,
@@ -144,6 +146,7 @@ interface RawAgent {
   limits?: Partial<AgentLimits>;
   retryOnRestart?: boolean;
   events?: Partial<AgentEventOptions>;
+  a2a?: Partial<AgentA2aOptions>;
 }
 
 type RawAdapter =
@@ -173,6 +176,7 @@ async function resolveAgent(
     limits: { ...LIMIT_DEFAULTS, ...raw.limits },
     retryOnRestart: raw.retryOnRestart ?? false,
     events: { ...EVENT_DEFAULTS, ...raw.events },
+    a2a: a2aOptionsOf({ adapter: { type: raw.adapter.type }, a2a: raw.a2a }),
     index,
   };
 }

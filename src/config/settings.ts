@@ -76,6 +76,8 @@ export interface A2aSettings {
   enabled: boolean;
   /** An agent's A2A interface URL is this server's origin, this path, then the agent's name. */
   basePath: string;
+  /** How long clients and caches may keep an agent card (`Cache-Control: max-age`). */
+  cardMaxAgeSeconds: number;
 }
 
 export interface CopilotKitSettings {
@@ -172,7 +174,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   acp: { enabled: true },
   agui: { enabled: true },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
-  a2a: { enabled: true, basePath: "/a2a" },
+  a2a: { enabled: true, basePath: "/a2a", cardMaxAgeSeconds: 300 },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,

@@ -126,6 +126,15 @@ export class ThreadService {
     return thread && reaches(who, thread.principal) ? thread : undefined;
   }
 
+  /**
+   * Whether a thread of that id exists that `who` may not use as its own: another caller's, or
+   * a stateless run's hidden thread. (The faces then name a thread of the caller's own instead.)
+   */
+  async heldByAnother(who: Principal, threadId: string): Promise<boolean> {
+    const thread = await this.storage.getThread(threadId);
+    return thread !== null && (thread.hidden || !reaches(who, thread.principal));
+  }
+
   /** Merges metadata into a thread read through this service (so one its caller may reach). */
   mergeMetadata(thread: ThreadRecord, metadata: Record<string, unknown>): Promise<ThreadRecord> {
     return this.storage.mergeThreadMetadata(thread.thread_id, metadata);

@@ -99,7 +99,7 @@ describe("the A2A face on the wire", () => {
   it.each([
     ["a body that is not JSON", "{oops", -32700],
     ["a request without jsonrpc", { id: 1, method: "GetTask", params: {} }, -32600],
-    ["a batch", [{ jsonrpc: "2.0", id: 1, method: "GetTask" }], -32600],
+    ["an empty batch", [], -32600],
     ["an object id", { jsonrpc: "2.0", id: { x: 1 }, method: "GetTask", params: {} }, -32600],
     ["an unknown method", { jsonrpc: "2.0", id: 1, method: "tasks/explode", params: {} }, -32601],
     ["a missing task id", { jsonrpc: "2.0", id: 1, method: "GetTask", params: {} }, -32602],

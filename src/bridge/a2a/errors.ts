@@ -23,7 +23,9 @@ export type A2aErrorKind =
   | "PermissionDenied"
   | "Unavailable"
   | "AgentNotFound"
-  | "ResourceExhausted";
+  | "ResourceExhausted"
+  | "NotFound"
+  | "MethodNotAllowed";
 
 /** The ErrorInfo domain of the server's own refusals, which A2A does not name. */
 export const SERVER_ERROR_DOMAIN = "acp-agui";
@@ -136,6 +138,24 @@ const MAPPINGS: Record<A2aErrorKind, Mapping> = {
     reason: "RESOURCE_EXHAUSTED",
     domain: SERVER_ERROR_DOMAIN,
   },
+  // A path under the face's prefix that is no A2A operation (HTTP+JSON's 404 for a route).
+  NotFound: {
+    code: -32601,
+    http: 404,
+    rpcHttp: 404,
+    status: "NOT_FOUND",
+    reason: "NOT_FOUND",
+    domain: SERVER_ERROR_DOMAIN,
+  },
+  // A path of an operation asked with another verb: 405, its `Allow` header names the right one.
+  MethodNotAllowed: {
+    code: -32600,
+    http: 405,
+    rpcHttp: 405,
+    status: "UNIMPLEMENTED",
+    reason: "METHOD_NOT_ALLOWED",
+    domain: SERVER_ERROR_DOMAIN,
+  },
 };
 
 /** A fault to report to an A2A client, whichever binding it came by. */
@@ -144,13 +164,21 @@ export class A2aError extends Error {
     readonly kind: A2aErrorKind,
     message: string,
     readonly metadata: Record<string, string> = {},
+    /**
+     * The HTTP status both bindings answer with, where the transport itself refused the request
+     * (a body of a content type the server does not take is ContentTypeNotSupported with 415).
+     */
+    private readonly httpStatus?: number,
   ) {
     super(message);
     this.name = "A2aError";
   }
 
   get mapping(): Mapping {
-    return MAPPINGS[this.kind];
+    const mapping = MAPPINGS[this.kind];
+    return this.httpStatus === undefined
+      ? mapping
+      : { ...mapping, http: this.httpStatus, rpcHttp: this.httpStatus };
   }
 
   /** The `google.rpc.ErrorInfo` detail both bindings carry. */

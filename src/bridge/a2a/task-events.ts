@@ -5,7 +5,8 @@
  * | AG-UI                                   | A2A                                                |
  * | --------------------------------------- | -------------------------------------------------- |
  * | an assistant text message (START…END)   | an artifact `artifactId` = the message id, name `response`, a text part per delta; also an agent message of the history |
- * | TOOL_CALL_RESULT                        | an artifact `tool-<toolCallId>`, name = the tool, one data part `{toolCallId, name, args, result}` |
+ * | TOOL_CALL_RESULT (text)                 | an artifact `tool-<toolCallId>`, name = the tool, one data part `{toolCallId, name, args, result}` |
+ * | TOOL_CALL_RESULT (a list of parts)      | the same artifact: a data part `{toolCallId, name, args}`, then the result's parts (text parts as text, media parts as file parts, see parts.ts) |
  * | the state (STATE_SNAPSHOT / STATE_DELTA)| one artifact `state`, one data part: the state at the end of each segment |
  *
  * A stream sends a text message as it arrives: each TEXT_MESSAGE_CONTENT delta is a chunk of
@@ -17,7 +18,8 @@
  */
 import { applyPatchAtomically } from "../../pipeline/json-patch.js";
 import type { TaskIds } from "./messages.js";
-import type { Artifact, Message, StreamResponse } from "./types.js";
+import { aguiPartToA2a } from "./parts.js";
+import type { Artifact, Message, Part, StreamResponse } from "./types.js";
 
 type Event = Record<string, unknown>;
 
@@ -136,19 +138,19 @@ export class TaskEvents {
   private toolResult(event: Event): StreamResponse[] {
     const toolCallId = String(event.toolCallId);
     const call = this.tools.get(toolCallId);
-    const data = {
-      toolCallId,
-      name: call?.name ?? null,
-      args: parseMaybe(call?.args ?? ""),
-      result: parseMaybe(String(event.content ?? "")),
-    };
-    return [
-      this.emit({
-        artifactId: `tool-${toolCallId}`,
-        name: call?.name ?? "tool",
-        parts: [{ data }],
-      }),
-    ];
+    const about = { toolCallId, name: call?.name ?? null, args: parseMaybe(call?.args ?? "") };
+    const content = event.content;
+    // AG-UI 1.0: what the tool returned is text, or a list of parts (media among them).
+    const parts: Part[] = Array.isArray(content)
+      ? [
+          { data: about },
+          ...content.flatMap((part) => {
+            const a2a = aguiPartToA2a(part);
+            return a2a ? [a2a] : [];
+          }),
+        ]
+      : [{ data: { ...about, result: parseMaybe(typeof content === "string" ? content : "") } }];
+    return [this.emit({ artifactId: `tool-${toolCallId}`, name: call?.name ?? "tool", parts })];
   }
 
   private emit(artifact: Artifact): StreamResponse {

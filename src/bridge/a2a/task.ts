@@ -14,7 +14,7 @@
 import { ERRCODE } from "../acp/outcomes.js";
 import { acpToA2aMessage, interruptMessage, type TaskIds } from "./messages.js";
 import type { TaskEvents } from "./task-events.js";
-import type { Message, Task, TaskState, TaskStatus } from "./types.js";
+import type { Message, Part, Task, TaskState, TaskStatus } from "./types.js";
 
 type Rec = Record<string, unknown>;
 
@@ -23,6 +23,8 @@ export interface TaskRun extends TaskIds {
   status: "pending" | "interrupted" | "success" | "error" | "timeout";
   /** Whether a segment has started (a pending run that has not is only submitted). */
   started: boolean;
+  /** How many segments (turns) the run has had: more than one once it was resumed. */
+  turns: number;
   output: Rec | null;
   interrupts: readonly Rec[];
   /** The messages the run was created with (ACP form). */
@@ -104,4 +106,26 @@ export function toTask(run: TaskRun, events?: TaskEvents, options: TaskViewOptio
   const artifacts = events?.artifactList() ?? [];
   if (options.includeArtifacts !== false && artifacts.length > 0) task.artifacts = artifacts;
   return task;
+}
+
+/**
+ * The Message an agent that replies with messages answers with (its `a2a.reply` setting), when
+ * its run needs no task: it succeeded in one turn (no interrupt, no resume) and said something,
+ * text or data. Its parts: each text message of the agent, then each tool result's parts (the
+ * state is the thread's, not a reply). Undefined when the run needs its task.
+ */
+export function replyMessage(run: TaskRun, events: TaskEvents): Message | undefined {
+  if (run.status !== "success" || run.turns > 1) return undefined;
+  const said = events.messages();
+  const parts: Part[] = said.flatMap((message) => message.parts);
+  for (const artifact of events.artifactList()) {
+    if (artifact.artifactId.startsWith("tool-")) parts.push(...artifact.parts);
+  }
+  if (parts.length === 0) return undefined;
+  return {
+    messageId: said.at(-1)?.messageId ?? `${run.taskId}-reply`,
+    contextId: run.contextId,
+    role: "ROLE_AGENT",
+    parts,
+  };
 }

@@ -116,6 +116,9 @@ export type StreamResponse =
   | { statusUpdate: TaskStatusUpdateEvent }
   | { artifactUpdate: TaskArtifactUpdateEvent };
 
+/** What SendMessage answers: the task, or (an agent that replies with messages) a Message. */
+export type SendMessageResponse = { task: Task } | { message: Message };
+
 export interface SendMessageConfiguration {
   acceptedOutputModes?: string[];
   taskPushNotificationConfig?: TaskPushNotificationConfig;

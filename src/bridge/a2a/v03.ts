@@ -52,9 +52,14 @@ function partFrom03(part: unknown, at: string): Part {
       return { data: part.data, ...metadata };
     case "file": {
       const file = isRecord(part.file) ? part.file : {};
+      const about = {
+        ...(typeof file.mimeType === "string" && file.mimeType ? { mediaType: file.mimeType } : {}),
+        ...(typeof file.name === "string" && file.name ? { filename: file.name } : {}),
+        ...metadata,
+      };
       return typeof file.uri === "string"
-        ? { url: file.uri, ...metadata }
-        : { raw: String(file.bytes ?? ""), ...metadata };
+        ? { url: file.uri, ...about }
+        : { raw: typeof file.bytes === "string" ? file.bytes : "", ...about };
     }
     default:
       throw invalidParams(`${at}.kind must be text, data or file`);
@@ -103,7 +108,11 @@ function partTo03(part: Part): Rec {
   const file = part.url !== undefined ? { uri: part.url } : { bytes: part.raw };
   return {
     kind: "file",
-    file: { ...file, ...(part.mediaType ? { mimeType: part.mediaType } : {}) },
+    file: {
+      ...file,
+      ...(part.mediaType ? { mimeType: part.mediaType } : {}),
+      ...(part.filename ? { name: part.filename } : {}),
+    },
     ...metadata,
   };
 }

@@ -26,15 +26,21 @@ export interface ExtendedCardContext {
   caller: Principal;
 }
 
-const MODES = ["text/plain", "application/json"];
+/** The media types an agent takes and gives (its `a2a` settings, see config/schema.ts). */
+export interface CardModes {
+  inputModes: readonly string[];
+  outputModes: readonly string[];
+}
 
-function skillOf(agent: RegisteredAgent) {
+function skillOf(agent: RegisteredAgent, modes: CardModes) {
   const description = agent.config.description ?? `the ${agent.name} agent`;
   return {
     id: agent.name,
     name: agent.name,
     description,
     tags: [agent.config.adapter.type],
+    inputModes: [...modes.inputModes],
+    outputModes: [...modes.outputModes],
   };
 }
 
@@ -68,7 +74,12 @@ function security(auth: CardAuth) {
 }
 
 /** The A2A 1.0 agent card of an agent whose interface is at `url`. */
-export function agentCard(agent: RegisteredAgent, url: string, auth: CardAuth): AgentCard {
+export function agentCard(
+  agent: RegisteredAgent,
+  url: string,
+  auth: CardAuth,
+  modes: CardModes,
+): AgentCard {
   const { schemes, requirements } = security(auth);
   const card: AgentCard = {
     name: agent.name,
@@ -84,9 +95,9 @@ export function agentCard(agent: RegisteredAgent, url: string, auth: CardAuth): 
       pushNotifications: true,
       extendedAgentCard: authenticates(auth),
     },
-    defaultInputModes: MODES,
-    defaultOutputModes: MODES,
-    skills: [skillOf(agent)],
+    defaultInputModes: [...modes.inputModes],
+    defaultOutputModes: [...modes.outputModes],
+    skills: [skillOf(agent, modes)],
   };
   if (requirements.length > 0) {
     card.securitySchemes = schemes;
@@ -100,6 +111,7 @@ export function legacyAgentCard(
   agent: RegisteredAgent,
   url: string,
   auth: CardAuth,
+  modes: CardModes,
 ): Record<string, unknown> {
   const card: Record<string, unknown> = {
     protocolVersion: "0.3.0",
@@ -111,9 +123,9 @@ export function legacyAgentCard(
     version: agent.version,
     capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
     supportsAuthenticatedExtendedCard: authenticates(auth),
-    defaultInputModes: MODES,
-    defaultOutputModes: MODES,
-    skills: [skillOf(agent)],
+    defaultInputModes: [...modes.inputModes],
+    defaultOutputModes: [...modes.outputModes],
+    skills: [skillOf(agent, modes)],
   };
   const schemes: Record<string, unknown> = {};
   if (auth.apiKeys) schemes.apiKey = { type: "apiKey", in: "header", name: "x-api-key" };
@@ -158,9 +170,10 @@ export function extendedAgentCard(
   agent: RegisteredAgent,
   url: string,
   auth: CardAuth,
+  modes: CardModes,
   context: ExtendedCardContext,
 ): AgentCard {
-  const card = agentCard(agent, url, auth);
+  const card = agentCard(agent, url, auth, modes);
   card.capabilities.extensions = [agentExtension(agent, context)];
   return card;
 }
@@ -170,9 +183,10 @@ export function legacyExtendedAgentCard(
   agent: RegisteredAgent,
   url: string,
   auth: CardAuth,
+  modes: CardModes,
   context: ExtendedCardContext,
 ): Record<string, unknown> {
-  const card = legacyAgentCard(agent, url, auth);
+  const card = legacyAgentCard(agent, url, auth, modes);
   (card.capabilities as Record<string, unknown>).extensions = [agentExtension(agent, context)];
   return card;
 }

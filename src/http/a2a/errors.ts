@@ -37,7 +37,7 @@ export function asA2aError(err: unknown, log?: FastifyBaseLogger): A2aError {
   const status = (err as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {
     const message = (err as Error).message;
-    if (status === 415) return new A2aError("ContentTypeNotSupported", message);
+    if (status === 415) return new A2aError("ContentTypeNotSupported", message, {}, 415);
     if (status === 413) return new A2aError("InvalidRequest", message);
     // The rate limit (its `retry-after` is set already).
     if (status === 429) return new A2aError("ResourceExhausted", message);

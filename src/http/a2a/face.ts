@@ -1,16 +1,24 @@
 import type { Principal } from "../../auth/principal.js";
 import {
   A2aError,
+  checkParts,
   FINAL_STATES,
   type ListTasksResponse,
+  type PartPolicy,
+  replyMessage,
+  type SendMessageRequest,
+  type SendMessageResponse,
   type StreamResponse,
   type Task,
   type TaskViewOptions,
   taskStateOf,
+  taskStatusOf,
   toTask,
 } from "../../bridge/a2a/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
+import type { AgentA2aOptions } from "../../config/schema.js";
 import type { RunService } from "../../engine/run-service.js";
+import type { ThreadService } from "../../engine/thread-service.js";
 import { listTasks } from "./list-tasks.js";
 import { listParams, sendParams, taskIdParams } from "./params.js";
 import { type A2aPush, checkPushConfig } from "./push.js";
@@ -18,43 +26,72 @@ import { A2aTasks, type TaskHandle } from "./tasks.js";
 
 /**
  * One agent's A2A operations, whatever the binding: each takes the operation's params as the
- * specification names them (ProtoJSON) and answers its result, or a stream of StreamResponse.
- * A stream is prepared first (checks, the run created or resumed), so that a refusal is an
- * error response, not a stream.
+ * specification names them (ProtoJSON, either field-name form: see bridge/a2a/protojson.ts) and
+ * answers its result in ProtoJSON (lowerCamelCase), or a stream of StreamResponse. A stream is
+ * prepared first (checks, the run created or resumed), so that a refusal is an error response,
+ * not a stream.
  */
 export class A2aFace {
   readonly tasks: A2aTasks;
+  private readonly parts: PartPolicy;
 
   constructor(
     private readonly runs: RunService,
+    threads: ThreadService,
     readonly agent: RegisteredAgent,
+    /** The agent's `a2a` settings: how it replies, what its messages may carry. */
+    readonly options: AgentA2aOptions,
     /** Push notifications (none: the operations answer PushNotificationNotSupported). */
     readonly push?: A2aPush,
   ) {
-    this.tasks = new A2aTasks(runs, agent);
+    this.tasks = new A2aTasks(runs, threads, agent);
+    this.parts = options;
   }
 
-  /** SendMessage: the task once it finishes or pauses, or at once with `returnImmediately`. */
-  async sendMessage(who: Principal, params: unknown, signal: AbortSignal): Promise<Task> {
-    const request = sendParams(params);
+  /**
+   * SendMessage: the task once it finishes or pauses, or at once with `returnImmediately`; or,
+   * for an agent that replies with messages (`a2a.reply`), the Message its run answered when
+   * the run needs no task.
+   */
+  async sendMessage(
+    who: Principal,
+    params: unknown,
+    signal: AbortSignal,
+  ): Promise<SendMessageResponse> {
+    const request = this.sendRequest(params);
     const { handle, afterSeq } = await this.tasks.send(who, request.message);
     await this.notify(handle, afterSeq, request.configuration?.taskPushNotificationConfig);
     const historyLength = request.configuration?.historyLength;
-    if (request.configuration?.returnImmediately) return toTask(handle.view, undefined);
+    const replies = this.repliesWithMessage(request, afterSeq);
+    // A message reply is the run's answer: it is waited for, as the specification says
+    // `returnImmediately` does not apply to one.
+    if (request.configuration?.returnImmediately && replies !== "message") {
+      return { task: toTask(handle.view, undefined) };
+    }
     const settled = await this.tasks.settle(who, handle, signal);
-    return this.snapshot(settled, { historyLength });
+    const events = await this.tasks.eventsSoFar(settled);
+    const message = replies ? replyMessage(settled.view, events) : undefined;
+    if (message) return { message };
+    return { task: toTask(settled.view, events, { historyLength }) };
   }
 
-  /** SendStreamingMessage: the task, then its events until it finishes or pauses. */
+  /**
+   * SendStreamingMessage: the task, then its events until it finishes or pauses. An agent
+   * that replies with messages (`a2a.reply: message`) streams its one Message once the run
+   * ends, when the run needs no task; else the task as it ended and its final status.
+   */
   async streamMessage(
     who: Principal,
     params: unknown,
     signal: AbortSignal,
   ): Promise<AsyncGenerator<StreamResponse>> {
-    const request = sendParams(params);
+    const request = this.sendRequest(params);
     const { handle, afterSeq } = await this.tasks.send(who, request.message);
     await this.notify(handle, afterSeq, request.configuration?.taskPushNotificationConfig);
     const historyLength = request.configuration?.historyLength;
+    if (this.repliesWithMessage(request, afterSeq) === "message") {
+      return this.messageStream(who, handle, historyLength, signal);
+    }
     const first =
       afterSeq === 0
         ? toTask(handle.view, undefined, { historyLength })
@@ -71,7 +108,7 @@ export class A2aFace {
     params: unknown,
     signal: AbortSignal,
   ): Promise<AsyncGenerator<StreamResponse>> {
-    const { id } = taskIdParams(params, "SubscribeToTask");
+    const { id } = taskIdParams(params, "SubscribeToTask", "SubscribeToTaskRequest");
     const handle = await this.tasks.get(who, id);
     const state = taskStateOf(handle.view);
     if (FINAL_STATES.has(state)) {
@@ -88,18 +125,20 @@ export class A2aFace {
   }
 
   async getTask(who: Principal, params: unknown): Promise<Task> {
-    const { id, historyLength } = taskIdParams(params, "GetTask");
+    const { id, historyLength } = taskIdParams(params, "GetTask", "GetTaskRequest");
     return this.snapshot(await this.tasks.get(who, id), { historyLength });
   }
 
   async cancelTask(who: Principal, params: unknown): Promise<Task> {
-    const { id } = taskIdParams(params, "CancelTask");
+    const { id } = taskIdParams(params, "CancelTask", "CancelTaskRequest");
     return this.snapshot(await this.tasks.cancel(who, id));
   }
 
   /** ListTasks (see list-tasks.ts): history and artifacts as GetTask shows them, when asked. */
   async listTasks(who: Principal, params: unknown): Promise<ListTasksResponse> {
-    return listTasks(this.runs, this.agent.agentId, who, listParams(params), (handle, request) => {
+    const request = listParams(params);
+    const threadOf = (contextId: string) => this.tasks.threadOf(who, contextId);
+    return listTasks(this.runs, this.agent.agentId, who, request, threadOf, (handle) => {
       const options = {
         historyLength: request.historyLength,
         includeArtifacts: request.includeArtifacts ?? false,
@@ -110,6 +149,27 @@ export class A2aFace {
         ? this.snapshot(handle, options)
         : Promise.resolve(toTask(handle.view, undefined, options));
     });
+  }
+
+  /** The request, its message's parts checked against what the agent takes. */
+  private sendRequest(params: unknown): SendMessageRequest {
+    const request = sendParams(params);
+    checkParts(request.message, this.parts);
+    return request;
+  }
+
+  /**
+   * Whether this send may be answered with a Message, and how (`a2a.reply`): never for a
+   * resumed task or one that asked for push notifications (the client follows a task).
+   */
+  private repliesWithMessage(
+    request: SendMessageRequest,
+    afterSeq: number,
+  ): "message" | "auto" | undefined {
+    const { reply } = this.options;
+    if (reply === "task" || afterSeq > 0 || request.message.taskId) return undefined;
+    if (request.configuration?.taskPushNotificationConfig !== undefined) return undefined;
+    return reply;
   }
 
   /** A config sent with the message is set on the task; a resumed task's configs relay again. */
@@ -136,6 +196,27 @@ export class A2aFace {
   ): AsyncGenerator<StreamResponse> {
     yield { task: first };
     yield* this.tasks.follow(handle, afterSeq, signal);
+  }
+
+  /** A message agent's stream: its one Message, or the task it needed and its final status. */
+  private async *messageStream(
+    who: Principal,
+    handle: TaskHandle,
+    historyLength: number | undefined,
+    signal: AbortSignal,
+  ): AsyncGenerator<StreamResponse> {
+    const settled = await this.tasks.settle(who, handle, signal);
+    if (signal.aborted) return;
+    const events = await this.tasks.eventsSoFar(settled);
+    const message = replyMessage(settled.view, events);
+    if (message) {
+      yield { message };
+      return;
+    }
+    const task = toTask(settled.view, events, { historyLength });
+    yield { task };
+    const { id: taskId, contextId } = task;
+    yield { statusUpdate: { taskId, contextId, status: taskStatusOf(settled.view, events) } };
   }
 }
 

@@ -11,6 +11,9 @@ type Rec = Record<string, unknown>;
 const isRecord = (value: unknown): value is Rec =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** The most calls one batch may hold. */
+export const MAX_BATCH = 50;
+
 /** A JSON-RPC id as sent back: a string or number as it came, anything else null. */
 export function idOf(body: unknown): Id {
   const id = isRecord(body) ? body.id : undefined;
@@ -19,20 +22,59 @@ export function idOf(body: unknown): Id {
   return null;
 }
 
+export interface JsonRpcContext {
+  /** The agent's face (throws AgentNotFound or PermissionDenied). */
+  faceOf(): A2aFace;
+  /** The dialect a method belongs to (its name says which); undefined for none. */
+  operations(method: string): A2aOperations | undefined;
+  keepAliveSeconds: number;
+  /** The caller's extended cards (null: the server does not authenticate). */
+  cards(): ExtendedCards;
+}
+
+const response = (id: Id, answer: { result: unknown } | { error: unknown }) => ({
+  jsonrpc: "2.0",
+  id,
+  ...answer,
+});
+
+/** A call of the request, checked: its method's operations, or the JSON-RPC error it is. */
+function callOf(body: unknown, context: JsonRpcContext) {
+  if (!isRecord(body) || body.jsonrpc !== "2.0" || typeof body.method !== "string") {
+    throw new A2aError(
+      "InvalidRequest",
+      'a JSON-RPC 2.0 request is an object with "jsonrpc": "2.0", a "method" and "params"',
+    );
+  }
+  if (body.id !== undefined && body.id !== null && idOf(body) === null) {
+    throw new A2aError("InvalidRequest", "id must be a string (at most 200) or a number");
+  }
+  const method = body.method;
+  const ops = context.operations(method);
+  if (!ops) {
+    throw new A2aError(
+      "MethodNotFound",
+      `method ${JSON.stringify(method.slice(0, 100))} is not an A2A method`,
+    );
+  }
+  // A request without an id is a notification: JSON-RPC answers it with nothing.
+  return { ops, call: ops.methods[method]!, params: body.params, notification: !("id" in body) };
+}
+
 /**
- * A2A's JSON-RPC 2.0 binding: one POST per call. An answer is a JSON-RPC response (errors as
- * an error object with a `google.rpc.ErrorInfo` detail, HTTP 200); a streaming method answers
- * SSE whose every `data:` is a whole JSON-RPC response, its result a StreamResponse.
+ * A2A's JSON-RPC 2.0 binding: one POST per call (or a batch of them). An answer is a JSON-RPC
+ * response (errors as an error object with a `google.rpc.ErrorInfo` detail, HTTP 200); a
+ * streaming method answers SSE whose every `data:` is a whole JSON-RPC response, its result a
+ * StreamResponse. An empty or malformed body is -32700; a notification (no `id`) is answered
+ * with 204 and no body.
  */
 export async function serveJsonRpc(
   request: FastifyRequest,
   reply: FastifyReply,
-  face: A2aFace,
-  operations: (method: string) => A2aOperations | undefined,
-  keepAliveSeconds: number,
-  cards: ExtendedCards,
+  context: JsonRpcContext,
 ): Promise<unknown> {
   const body = request.body;
+  if (Array.isArray(body)) return serveBatch(request, reply, body, context);
   const id = idOf(body);
   const fail = (err: unknown) => {
     const error = asA2aError(err, request.log);
@@ -40,51 +82,73 @@ export async function serveJsonRpc(
     return reply
       .code(error.rpcHttpStatus)
       .type("application/json")
-      .send({ jsonrpc: "2.0", id, error: error.toJsonRpc() });
+      .send(response(id, { error: error.toJsonRpc() }));
   };
   try {
-    if (!isRecord(body) || body.jsonrpc !== "2.0" || typeof body.method !== "string") {
-      throw new A2aError(
-        "InvalidRequest",
-        'a JSON-RPC 2.0 request is an object with "jsonrpc": "2.0", a "method" and "params"',
-      );
+    if (body === undefined) {
+      throw new A2aError("ParseError", "body is empty: a JSON-RPC request is a JSON object");
     }
-    if (body.id !== undefined && body.id !== null && idOf(body) === null) {
-      throw new A2aError("InvalidRequest", "id must be a string (at most 200) or a number");
-    }
-    const method = body.method;
-    const ops = operations(method);
-    if (!ops) {
-      throw new A2aError(
-        "MethodNotFound",
-        `method ${JSON.stringify(method.slice(0, 100))} is not an A2A method`,
-      );
-    }
-    const call = ops.methods[method]!;
+    const { ops, call, params, notification } = callOf(body, context);
+    const face = context.faceOf();
     if (call.stream) {
       const signal = new AbortController();
-      const events = await call.stream(face, request.caller, body.params, signal.signal);
-      return streamJsonRpc(
-        request,
-        reply,
-        id,
-        events,
-        (event) => ops.streamResult(event),
-        signal,
-        keepAliveSeconds,
-      );
+      const events = await call.stream(face, request.caller, params, signal.signal);
+      return streamJsonRpc(request, reply, id, events, ops.streamResult, signal, context);
     }
-    const result = await call.unary!(
-      face,
-      request.caller,
-      body.params,
-      disconnectSignal(reply.raw),
-      cards,
-    );
-    return reply.type("application/json").send({ jsonrpc: "2.0", id, result });
+    const signal = disconnectSignal(reply.raw);
+    const result = await call.unary!(face, request.caller, params, signal, context.cards());
+    if (notification) return reply.code(204).send();
+    return reply.type("application/json").send(response(id, { result }));
   } catch (err) {
     return fail(err);
   }
+}
+
+/**
+ * A batch, as JSON-RPC 2.0 says: an array of responses, one per call that is not a
+ * notification, in order (204 when there is none). Calls run one after another; a streaming
+ * method has no place in a batch (its answer is a stream) and gets -32600.
+ */
+async function serveBatch(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  calls: unknown[],
+  context: JsonRpcContext,
+): Promise<unknown> {
+  const refuse = (message: string) =>
+    reply
+      .type("application/json")
+      .send(response(null, { error: new A2aError("InvalidRequest", message).toJsonRpc() }));
+  if (calls.length === 0) return refuse("an empty batch is not a request");
+  if (calls.length > MAX_BATCH) {
+    return refuse(`a batch holds at most ${MAX_BATCH} calls (it has ${calls.length})`);
+  }
+  const signal = disconnectSignal(reply.raw);
+  const answers: unknown[] = [];
+  for (const body of calls) {
+    const id = idOf(body);
+    try {
+      const { call, params, notification } = callOf(body, context);
+      if (!call.unary) {
+        throw new A2aError(
+          "InvalidRequest",
+          `${(body as Rec).method} answers with a stream: send it on its own, not in a batch`,
+        );
+      }
+      const result = await call.unary(
+        context.faceOf(),
+        request.caller,
+        params,
+        signal,
+        context.cards(),
+      );
+      if (!notification) answers.push(response(id, { result }));
+    } catch (err) {
+      answers.push(response(id, { error: asA2aError(err, request.log).toJsonRpc() }));
+    }
+  }
+  if (answers.length === 0) return reply.code(204).send();
+  return reply.type("application/json").send(answers);
 }
 
 async function streamJsonRpc(
@@ -94,17 +158,17 @@ async function streamJsonRpc(
   events: AsyncGenerator<StreamResponse>,
   toResult: (event: StreamResponse) => unknown,
   controller: AbortController,
-  keepAliveSeconds: number,
+  context: JsonRpcContext,
 ): Promise<void> {
-  const sse = openA2aSse(request, reply, keepAliveSeconds);
+  const sse = openA2aSse(request, reply, context.keepAliveSeconds);
   sse.closed.addEventListener("abort", () => controller.abort(), { once: true });
   try {
     for await (const event of events) {
-      await sse.write({ jsonrpc: "2.0", id, result: toResult(event) });
+      await sse.write(response(id, { result: toResult(event) }));
     }
   } catch (err) {
     if (!sse.closed.aborted) {
-      await sse.write({ jsonrpc: "2.0", id, error: asA2aError(err, request.log).toJsonRpc() });
+      await sse.write(response(id, { error: asA2aError(err, request.log).toJsonRpc() }));
     }
   } finally {
     await events.return(undefined);

@@ -9,7 +9,6 @@ import {
 import { ERRCODE } from "../../bridge/acp/outcomes.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { RunSearch } from "../../storage/types.js";
-import { aclThreadId } from "../agui-runs/agui-runs.js";
 import { type TaskHandle, taskRunOf } from "./tasks.js";
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -70,7 +69,9 @@ export async function listTasks(
   agentId: string,
   who: Principal,
   request: ListTasksRequest,
-  show: (handle: TaskHandle, request: ListTasksRequest) => Promise<Task>,
+  /** The caller's thread behind a context id (see A2aTasks.threadOf). */
+  threadOf: (contextId: string) => Promise<string>,
+  show: (handle: TaskHandle) => Promise<Task>,
 ): Promise<ListTasksResponse> {
   const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
   const after = request.pageToken ? decodeToken(request.pageToken) : undefined;
@@ -79,7 +80,7 @@ export async function listTasks(
   const search: Partial<RunSearch> = {
     agent_id: agentId,
     kind: "stateful",
-    ...(request.contextId ? { thread_id: aclThreadId(request.contextId, who.id) } : {}),
+    ...(request.contextId ? { thread_id: await threadOf(request.contextId) } : {}),
     ...state,
     ...(request.statusTimestampAfter ? { updated_since: request.statusTimestampAfter } : {}),
     order: "updated",
@@ -90,7 +91,7 @@ export async function listTasks(
   ]);
   const shown = page.slice(0, pageSize);
   const tasks: Task[] = [];
-  for (const run of shown) tasks.push(await show({ run, view: taskRunOf(run) }, request));
+  for (const run of shown) tasks.push(await show({ run, view: taskRunOf(run) }));
   const last = shown.at(-1);
   return {
     tasks,

@@ -1,6 +1,7 @@
 import type { Principal } from "../../auth/principal.js";
 import {
   A2aError,
+  messageTo03,
   type StreamResponse,
   sendParamsFrom03,
   streamEventTo03,
@@ -21,7 +22,15 @@ export const noExtendedCard = () =>
     "this agent has no extended card (its card says extendedAgentCard: false): the server does not authenticate callers",
   );
 
-/** One JSON-RPC method: a unary call or a stream. */
+/**
+ * One A2A operation, whatever the binding: a unary call or a stream. `params` is the
+ * operation's request as ProtoJSON (either field-name form); the result is ProtoJSON in
+ * lowerCamelCase (a stream: one StreamResponse per event). Errors are thrown as A2aError (its
+ * `mapping` gives the code of each binding: JSON-RPC code, HTTP status, google.rpc.Code name).
+ * A binding resolves the agent's face and the caller first (agents.ts), then calls
+ * `V1_OPERATIONS.methods[name]` (or `operationsFor(method)` for a method name of either
+ * dialect), as the JSON-RPC binding does (jsonrpc.ts).
+ */
 export interface Call {
   unary?(
     face: A2aFace,
@@ -61,11 +70,7 @@ const push = (operation: "create" | "get" | "list" | "delete"): Call => ({
 /** A2A 1.0's methods (specification §9). */
 export const V1_OPERATIONS: A2aOperations = {
   methods: {
-    SendMessage: {
-      unary: async (face, who, params, signal) => ({
-        task: await face.sendMessage(who, params, signal),
-      }),
-    },
+    SendMessage: { unary: (face, who, params, signal) => face.sendMessage(who, params, signal) },
     SendStreamingMessage: {
       stream: (face, who, params, signal) => face.streamMessage(who, params, signal),
     },
@@ -91,13 +96,15 @@ const v1 = V1_OPERATIONS.methods;
 
 /**
  * A2A 0.3's methods, for its clients: the same operations, their params and results in 0.3's
- * shapes (see bridge/a2a/v03.ts). `message/send` answers the Task itself.
+ * shapes (see bridge/a2a/v03.ts). `message/send` answers the Task (or Message) itself.
  */
 export const V03_OPERATIONS: A2aOperations = {
   methods: {
     "message/send": {
-      unary: async (face, who, params, signal) =>
-        taskTo03(await face.sendMessage(who, sendParamsFrom03(params), signal)),
+      unary: async (face, who, params, signal) => {
+        const answer = await face.sendMessage(who, sendParamsFrom03(params), signal);
+        return "task" in answer ? taskTo03(answer.task) : messageTo03(answer.message);
+      },
     },
     "message/stream": {
       stream: (face, who, params, signal) =>

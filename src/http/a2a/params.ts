@@ -1,7 +1,9 @@
 import {
   checkMessage,
+  fromProtoJson,
   invalidParams,
   type ListTasksRequest,
+  type ProtoMessage,
   type SendMessageRequest,
   TASK_STATES,
   type TaskPushNotificationConfig,
@@ -9,16 +11,18 @@ import {
 } from "../../bridge/a2a/index.js";
 
 /**
- * The parameters of each A2A operation, checked: a request that is not what the specification
- * says gets InvalidParams naming the field, before anything runs.
+ * The parameters of each A2A operation, read as ProtoJSON (either field-name form, enums by name
+ * or number, unknown fields ignored: bridge/a2a/protojson.ts) and checked: a request that is not
+ * what the specification says gets InvalidParams naming the field, before anything runs.
  */
 type Rec = Record<string, unknown>;
 const isRecord = (value: unknown): value is Rec =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-function object(params: unknown, what: string): Rec {
+/** The params as the message `type`, or InvalidParams when they are not an object. */
+export function protoParams(params: unknown, type: ProtoMessage, what: string): Rec {
   if (!isRecord(params)) throw invalidParams(`params of ${what} must be an object`);
-  return params;
+  return fromProtoJson(type, params) as Rec;
 }
 
 function id(params: Rec, key: string): string {
@@ -49,26 +53,20 @@ function optionalBool(params: Rec, key: string): boolean | undefined {
   return value;
 }
 
-/** ProtoJSON enums may come as their number: the name it stands for (`names[n - 1]`). */
-export function enumName(value: unknown, names: readonly string[]): unknown {
-  if (value === "" || value === 0 || value === "0") return undefined;
-  if (typeof value === "number" && Number.isInteger(value)) return names[value - 1] ?? value;
-  if (typeof value === "string" && /^[0-9]{1,3}$/.test(value))
-    return names[Number(value) - 1] ?? value;
-  return value;
-}
-
 export function sendParams(params: unknown): SendMessageRequest {
-  const p = object(params, "SendMessage");
+  const p = protoParams(params, "SendMessageRequest", "SendMessage");
   const message = checkMessage(p.message, "message");
   const request: SendMessageRequest = { message };
-  if (p.configuration !== undefined && p.configuration !== null) {
-    const c = object(p.configuration, "SendMessage.configuration");
+  if (p.configuration !== undefined) {
+    if (!isRecord(p.configuration)) {
+      throw invalidParams("params of SendMessage.configuration must be an object");
+    }
+    const c = p.configuration;
     request.configuration = {
       historyLength: optionalInt(c, "historyLength", 0, 1_000_000),
       returnImmediately: optionalBool(c, "returnImmediately"),
     };
-    if (c.taskPushNotificationConfig !== undefined && c.taskPushNotificationConfig !== null) {
+    if (c.taskPushNotificationConfig !== undefined) {
       // Checked with the task in hand (push.ts).
       request.configuration.taskPushNotificationConfig =
         c.taskPushNotificationConfig as TaskPushNotificationConfig;
@@ -77,23 +75,24 @@ export function sendParams(params: unknown): SendMessageRequest {
   return request;
 }
 
-export function taskIdParams(params: unknown, what: string) {
-  const p = object(params, what);
+/** An operation on one task (`id`), as GetTask, CancelTask and SubscribeToTask take it. */
+export function taskIdParams(params: unknown, what: string, type: ProtoMessage) {
+  const p = protoParams(params, type, what);
   return { id: id(p, "id"), historyLength: optionalInt(p, "historyLength", 0, 1_000_000) };
 }
 
 export const MAX_PAGE_SIZE = 100;
 
 export function listParams(params: unknown): ListTasksRequest {
-  const p = object(params ?? {}, "ListTasks");
+  const p = protoParams(params ?? {}, "ListTasksRequest", "ListTasks");
   const request: ListTasksRequest = {};
   if (p.contextId !== undefined && p.contextId !== "") request.contextId = id(p, "contextId");
-  const status = enumName(p.status, TASK_STATES);
-  if (status !== undefined && status !== "TASK_STATE_UNSPECIFIED") {
-    if (!TASK_STATES.includes(status as TaskState)) {
+  // An unset or UNRECOGNIZED status (protojson.ts) is no filter.
+  if (p.status !== undefined) {
+    if (!TASK_STATES.includes(p.status as TaskState)) {
       throw invalidParams(`status must be one of ${TASK_STATES.join(", ")}`);
     }
-    request.status = status as TaskState;
+    request.status = p.status as TaskState;
   }
   request.pageSize = optionalInt(p, "pageSize", 1, MAX_PAGE_SIZE);
   if (p.pageToken !== undefined && p.pageToken !== "") {
@@ -105,7 +104,7 @@ export function listParams(params: unknown): ListTasksRequest {
   }
   request.historyLength = optionalInt(p, "historyLength", 0, 1_000_000);
   request.includeArtifacts = optionalBool(p, "includeArtifacts");
-  if (p.statusTimestampAfter !== undefined && p.statusTimestampAfter !== null) {
+  if (p.statusTimestampAfter !== undefined) {
     if (
       typeof p.statusTimestampAfter !== "string" ||
       Number.isNaN(Date.parse(p.statusTimestampAfter))

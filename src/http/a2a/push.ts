@@ -2,6 +2,7 @@ import { type Principal, SYSTEM } from "../../auth/principal.js";
 import {
   A2aError,
   FINAL_STATES,
+  fromProtoJson,
   invalidParams,
   type TaskPushNotificationConfig,
   taskStateOf,
@@ -19,7 +20,18 @@ const isRecord = (value: unknown): value is Rec =>
 /** The event name a push notification's `x-acp-event` header carries. */
 export const PUSH_EVENT = "a2a.stream_response";
 
-function text(params: Rec, key: string, max: number, required: boolean): string | undefined {
+/** Text storage and HTTP headers cannot hold: NUL, or a lone UTF-16 surrogate. */
+const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** What an HTTP header value may hold (tab, visible ASCII and space, obs-text). */
+const HEADER_SAFE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+function text(
+  params: Rec,
+  key: string,
+  max: number,
+  required: boolean,
+  header = false,
+): string | undefined {
   const value = params[key];
   if (value === undefined || value === null || value === "") {
     if (required) throw invalidParams(`${key} is required`);
@@ -28,11 +40,20 @@ function text(params: Rec, key: string, max: number, required: boolean): string 
   if (typeof value !== "string" || value.length > max) {
     throw invalidParams(`${key} must be a string of at most ${max} characters`);
   }
+  if (UNSTORABLE.test(value)) {
+    throw invalidParams(`${key} must not hold NUL or a lone UTF-16 surrogate`);
+  }
+  // It goes out as a notification's header: what a header cannot carry is refused now.
+  if (header && !HEADER_SAFE.test(value)) {
+    throw invalidParams(`${key} must be usable as an HTTP header value (no control characters)`);
+  }
   return value;
 }
 
 /** A client's TaskPushNotificationConfig, checked (the target itself is checked at delivery). */
-export function checkPushConfig(params: unknown, taskId?: string): TaskPushNotificationConfig {
+export function checkPushConfig(sent: unknown, taskId?: string): TaskPushNotificationConfig {
+  // ProtoJSON: `task_id` as well as `taskId`, unknown fields ignored.
+  const params = fromProtoJson("TaskPushNotificationConfig", sent);
   if (!isRecord(params)) throw invalidParams("the push notification config must be an object");
   const url = text(params, "url", 2048, true)!;
   let parsed: URL;
@@ -49,7 +70,7 @@ export function checkPushConfig(params: unknown, taskId?: string): TaskPushNotif
   if (id) config.id = id;
   const task = taskId ?? text(params, "taskId", 1000, false);
   if (task) config.taskId = task;
-  const token = text(params, "token", 4096, false);
+  const token = text(params, "token", 4096, false, true);
   if (token) config.token = token;
   if (params.authentication !== undefined && params.authentication !== null) {
     if (!isRecord(params.authentication)) throw invalidParams("authentication must be an object");
@@ -57,7 +78,7 @@ export function checkPushConfig(params: unknown, taskId?: string): TaskPushNotif
     if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(scheme)) {
       throw invalidParams("authentication.scheme must be an HTTP authentication scheme name");
     }
-    const credentials = text(params.authentication, "credentials", 4096, false);
+    const credentials = text(params.authentication, "credentials", 4096, false, true);
     if (credentials && /[\r\n]/.test(credentials)) {
       throw invalidParams("authentication.credentials must be one line");
     }
@@ -196,14 +217,19 @@ export class A2aPush {
     return { configs: (await this.configs.ofRun(taskId)).map(toWire), nextPageToken: "" };
   }
 
+  /** Idempotent: a config already gone (or never set) on the caller's task is deleted too. */
   async delete(tasks: A2aTasks, who: Principal, params: unknown) {
     const { taskId, id } = this.ids(params, true);
     await tasks.get(who, taskId);
-    if (!(await this.configs.delete(taskId, id!))) throw this.missing(taskId, id!);
+    await this.configs.delete(taskId, id!);
     return {};
   }
 
-  private ids(params: unknown, withId: boolean) {
+  private ids(raw: unknown, withId: boolean) {
+    const type = withId
+      ? "GetTaskPushNotificationConfigRequest"
+      : "ListTaskPushNotificationConfigsRequest";
+    const params = fromProtoJson(type, raw);
     if (!isRecord(params)) throw invalidParams("params must be an object");
     const taskId = text(params, "taskId", 1000, true)!;
     const id = withId ? text(params, "id", 200, true) : undefined;

@@ -19,7 +19,7 @@ export function sendA2aRefusal(
     status === 401 ? "Unauthenticated" : status === 403 ? "PermissionDenied" : "Unavailable";
   const error = new A2aError(kind, message);
   reply.type("application/json");
-  if (isJsonRpcCall(basePath, request)) {
+  if (request.method === "POST" && isJsonRpcPath(basePath, request)) {
     return reply
       .code(error.rpcHttpStatus)
       .send({ jsonrpc: "2.0", id: null, error: error.toJsonRpc() });
@@ -27,9 +27,37 @@ export function sendA2aRefusal(
   return reply.code(error.mapping.http).send(error.toHttpStatus());
 }
 
-/** Whether the request is a JSON-RPC call: a POST to `{basePath}/{agent}` exactly. */
-function isJsonRpcCall(basePath: string, request: FastifyRequest): boolean {
-  if (request.method !== "POST") return false;
+/**
+ * Whether the request is for the JSON-RPC binding: `{basePath}/{agent}` itself (with or without
+ * a trailing slash), where a POST is a call and any other verb is refused in JSON-RPC's shape.
+ */
+function isJsonRpcPath(basePath: string, request: FastifyRequest): boolean {
   const path = request.url.split("?")[0]!;
-  return !path.slice(basePath.length + 1).includes("/");
+  const rest = path.slice(basePath.length + 1);
+  const slash = rest.indexOf("/");
+  return rest !== "" && (slash === -1 || slash === rest.length - 1);
+}
+
+/**
+ * The router's own refusals under the face's prefix, before any route (a malformed
+ * percent-encoding: 400; a path segment over the router's length limit: 414), in the binding's
+ * shape as every other refusal there.
+ */
+export function sendA2aFrameworkError(
+  basePath: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  code: string | undefined,
+): FastifyReply {
+  const error =
+    code === "FST_ERR_MAX_PARAM_LENGTH"
+      ? new A2aError("InvalidRequest", "a path segment of the URL is too long", {}, 414)
+      : new A2aError("InvalidRequest", "the URL is malformed (bad percent-encoding)", {}, 400);
+  reply.type("application/json");
+  if (isJsonRpcPath(basePath, request)) {
+    return reply
+      .code(error.rpcHttpStatus)
+      .send({ jsonrpc: "2.0", id: null, error: error.toJsonRpc() });
+  }
+  return reply.code(error.mapping.http).send(error.toHttpStatus());
 }

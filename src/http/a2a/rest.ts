@@ -1,13 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
+import type { StreamResponse } from "../../bridge/a2a/index.js";
 import { disconnectSignal } from "../streaming/client-gone.js";
 import { asA2aError, retryAfterOverload } from "./errors.js";
 import { type A2aFace, pushNotSupported } from "./face.js";
 import { type ExtendedCards, noExtendedCard } from "./operations.js";
 import { openA2aSse } from "./sse.js";
+import type { Unrouted } from "./unrouted.js";
 
-type FaceOf = (request: FastifyRequest) => A2aFace;
-type CardsOf = (request: FastifyRequest) => ExtendedCards;
+export interface RestBinding {
+  /** The face of the agent the path names (AgentNotFound, PermissionDenied). */
+  faceOf(request: FastifyRequest): A2aFace;
+  /** The caller's extended cards (null: the server does not authenticate). */
+  cardsOf(request: FastifyRequest): ExtendedCards;
+  keepAliveSeconds: number;
+  /** The refusal of a request whose path and verb name no operation (unrouted.ts). */
+  refuse(request: FastifyRequest): Unrouted;
+}
 
 /** An A2A error as HTTP+JSON answers it: its status code and a google.rpc.Status body. */
 export function sendRestError(request: FastifyRequest, reply: FastifyReply, err: unknown) {
@@ -22,12 +30,14 @@ export function sendRestError(request: FastifyRequest, reply: FastifyReply, err:
  * `tasks/{id}:subscribe` (GET as the specification says, POST as some clients send it). A
  * stream's every `data:` is a bare StreamResponse.
  */
-export function registerRestBinding(
-  app: FastifyInstance,
-  faceOf: FaceOf,
-  cardsOf: CardsOf,
-  keepAliveSeconds: number,
-) {
+export function registerRestBinding(app: FastifyInstance, binding: RestBinding) {
+  const { faceOf, cardsOf, keepAliveSeconds } = binding;
+  /** A path and verb that name no operation: 404, or 405 with the verbs the path takes. */
+  const refuse = (request: FastifyRequest, reply: FastifyReply): never => {
+    const refused = binding.refuse(request);
+    if (refused.allow) reply.header("allow", refused.allow);
+    throw refused.error;
+  };
   const ref = { type: "string", minLength: 1, maxLength: 1100 } as const;
   const params = (...keys: string[]) => ({
     type: "object",
@@ -61,19 +71,14 @@ export function registerRestBinding(
     async (request, reply) => {
       const face = faceOf(request);
       if (request.params.op === "message:send") {
-        const task = await face.sendMessage(
-          request.caller,
-          request.body,
-          disconnectSignal(reply.raw),
-        );
-        return { task };
+        return face.sendMessage(request.caller, request.body, disconnectSignal(reply.raw));
       }
       if (request.params.op === "message:stream") {
         return stream(request, reply, (signal) =>
           face.streamMessage(request.caller, request.body, signal),
         );
       }
-      throw new A2aError("MethodNotFound", `POST ${request.params.op} is not an A2A operation`);
+      return refuse(request, reply);
     },
   );
   app.get<{ Params: { agent: string }; Querystring: Record<string, unknown> }>(
@@ -97,10 +102,7 @@ export function registerRestBinding(
     if (request.method === "POST" && action === "cancel" && extra === undefined) {
       return face.cancelTask(request.caller, { id });
     }
-    throw new A2aError(
-      "MethodNotFound",
-      `${request.method} tasks/${request.params.ref.slice(0, 100)} is not an A2A operation`,
-    );
+    return refuse(request, reply);
   };
   const taskOptions = {
     schema: { params: params("agent", "ref") },

@@ -3,6 +3,8 @@ import { type Principal, SYSTEM } from "../../auth/principal.js";
 import {
   A2aError,
   a2aToAcpMessage,
+  describeExpected,
+  type ExpectedAnswer,
   FINAL_STATES,
   invalidParams,
   type Message,
@@ -14,15 +16,20 @@ import {
   taskStateOf,
   taskStatusOf,
 } from "../../bridge/a2a/index.js";
+import { interruptType } from "../../bridge/acp/interrupts.js";
 import { parseRunCommand, withAguiOrigin } from "../../bridge/acp/run-command.js";
 import { clientIds } from "../../bridge/agui/run-command.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import { readUpdate } from "../../engine/frames/codec.js";
 import type { RunService } from "../../engine/run-service.js";
+import type { ThreadService } from "../../engine/thread-service.js";
 import type { RunRecord } from "../../storage/types.js";
 import { isDomainError } from "../../util/errors.js";
 import { newId } from "../../util/ids.js";
-import { aclThreadId } from "../agui-runs/agui-runs.js";
+import { callerThreadId } from "../agui-runs/agui-runs.js";
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A task as the face works on it: the run behind it and its plain view. */
 export interface TaskHandle {
@@ -46,6 +53,7 @@ export function taskRunOf(run: RunRecord): TaskRun {
     contextId: clientIds(command)?.threadId ?? run.thread_id ?? run.run_id,
     status: run.status,
     started: run.segments.length > 0,
+    turns: run.segments.length,
     output: run.output,
     interrupts: run.interrupts,
     inputMessages: command.input.messages ?? [],
@@ -62,8 +70,17 @@ export function taskRunOf(run: RunRecord): TaskRun {
 export class A2aTasks {
   constructor(
     private readonly runs: RunService,
+    private readonly threads: ThreadService,
     private readonly agent: RegisteredAgent,
   ) {}
+
+  /**
+   * The thread a client's context id names for the caller (see callerThreadId): another
+   * caller's context is answered exactly as one nobody used.
+   */
+  threadOf(who: Principal, contextId: string): Promise<string> {
+    return callerThreadId(this.threads, who, contextId);
+  }
 
   /** The caller's task of this agent, or TaskNotFound. */
   async get(who: Principal, taskId: string): Promise<TaskHandle> {
@@ -98,9 +115,8 @@ export class A2aTasks {
       }),
       { threadId: contextId, runId: newId() },
     );
-    const run = await this.acpCall(() =>
-      this.runs.create(who, "stateful", command, aclThreadId(contextId, who.id)),
-    );
+    const threadId = await this.threadOf(who, contextId);
+    const run = await this.acpCall(() => this.runs.create(who, "stateful", command, threadId));
     return { handle: { run, view: taskRunOf(run) }, afterSeq: 0 };
   }
 
@@ -126,11 +142,37 @@ export class A2aTasks {
         { taskId },
       );
     }
-    const body = resumeBodyOf(message, run.interrupts as unknown as Interrupt[]);
+    const interrupts = run.interrupts as unknown as Interrupt[];
+    const expected = interrupts.length === 1 ? this.expectedAnswer(interrupts[0]!) : undefined;
+    const body = resumeBodyOf(message, interrupts, expected);
     const resumed = await this.acpCall(() =>
       this.runs.resume(who, run.run_id, "stateful", body, run.thread_id ?? undefined),
-    );
+    ).catch((err: unknown) => {
+      // A refused answer says what the task waits for, in A2A's terms.
+      if (expected === undefined || !(err instanceof A2aError) || err.kind !== "InvalidParams") {
+        throw err;
+      }
+      throw invalidParams(`task ${taskId} waits for ${describeExpected(expected)}: ${err.message}`);
+    });
     return { handle: { run: resumed, view: taskRunOf(resumed) }, afterSeq: run.last_seq };
+  }
+
+  /**
+   * What an interrupt's answer must be: the interrupt's own `responseSchema`, else the agent's
+   * `resume_payload` for its type (or `"*"`); the default open object declares nothing.
+   */
+  private expectedAnswer(interrupt: Interrupt): ExpectedAnswer {
+    const own = interrupt.responseSchema;
+    if (isRecord(own)) return { schema: own };
+    const entries = this.agent.descriptor.specs.interrupts ?? [];
+    const type = interruptType(interrupt);
+    const entry =
+      entries.find((e) => e.interrupt_type === type) ??
+      entries.find((e) => e.interrupt_type === "*");
+    const declared = entry?.resume_payload as Record<string, unknown> | undefined;
+    const open =
+      declared === undefined || (Object.keys(declared).length === 1 && declared.type === "object");
+    return open ? "undeclared" : { schema: declared };
   }
 
   /** Cancels the task as ACP's cancel does (the agent is stopped), then reads it back. */

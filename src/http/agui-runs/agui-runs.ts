@@ -1,6 +1,5 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { validate as isUuid, v5 as uuidv5 } from "uuid";
 import { type Principal, SYSTEM } from "../../auth/principal.js";
 import { aguiRunCommand } from "../../bridge/agui/run-command.js";
 import type { RegisteredAgent } from "../../config/registry.js";
@@ -11,25 +10,15 @@ import type { RunRecord, ThreadRecord } from "../../storage/types.js";
 import { conflict, invalid } from "../../util/errors.js";
 import { openAguiStream } from "../streaming/agui-stream.js";
 import { runEventBatches, runEvents, type ServerEnding, StoredEventJson } from "./run-events.js";
+import { callerThreadId } from "./thread-ids.js";
 import { replayThread } from "./thread-replay.js";
 
-/** AG-UI threadIds that are not UUIDs map to UUID v5 under this namespace (stable everywhere). */
-export const AGUI_THREAD_NAMESPACE = "6a3e7c1d-52f4-4b8e-9d0a-3c2f1e4b5a69";
+export { AGUI_THREAD_NAMESPACE, aclThreadId, callerThreadId } from "./thread-ids.js";
+
 /** A batch of events goes out in pieces of about this many characters (the socket buffers 16 KiB). */
 const WRITE_AT_CHARS = 16 * 1024;
 /** The events that name their run (AG-UI 1.0's RUN_ERROR carries no ids). */
 const NAMES_ITS_RUN = new Set(["RUN_STARTED", "RUN_FINISHED"]);
-
-/**
- * The ACP thread behind an AG-UI threadId. A threadId that is not a UUID ("main", "chat-1") is
- * one every user may pick, so for a principal it maps within that principal's own namespace:
- * two users' "main" are two threads.
- */
-export function aclThreadId(aguiThreadId: string, principalId: string | null = null): string {
-  if (isUuid(aguiThreadId)) return aguiThreadId.toLowerCase();
-  const name = principalId === null ? aguiThreadId : `${principalId}\n${aguiThreadId}`;
-  return uuidv5(name, AGUI_THREAD_NAMESPACE);
-}
 
 /**
  * Refuses a client of another major AG-UI version before the stream opens. A client that
@@ -98,7 +87,7 @@ export class AguiRuns {
     options: ServeOptions = {},
   ) {
     checkClientVersion(input.protocolVersion);
-    const threadId = aclThreadId(input.threadId, request.caller.id);
+    const threadId = await callerThreadId(this.threads, request.caller, input.threadId);
     const onDisconnect = options.onDisconnect ?? "cancel";
     const { run, afterSeq } =
       input.resume && input.resume.length > 0
@@ -130,7 +119,7 @@ export class AguiRuns {
       for await (const event of replayThread(this.runs, {
         clientThreadId: input.threadId,
         who: request.caller,
-        threadId: aclThreadId(input.threadId, request.caller.id),
+        threadId: await callerThreadId(this.threads, request.caller, input.threadId),
         signal: sink.closed,
         ending,
       })) {

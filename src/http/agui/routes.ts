@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from "fastify";
 import type { Principal } from "../../auth/principal.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import { invalid, notFound } from "../../util/errors.js";
-import { AguiRuns, aclThreadId } from "../agui-runs/agui-runs.js";
+import { AguiRuns, callerThreadId } from "../agui-runs/agui-runs.js";
 import { stopRuns } from "../agui-runs/stop-runs.js";
 import { agentIdParams } from "../params.js";
 
@@ -126,7 +126,7 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
     const stopped = await stopRuns(
       runs,
       who,
-      aclThreadId(threadId, who.id),
+      await callerThreadId(threads, who, threadId),
       runId as string | undefined,
     );
     return { stopped: stopped.length > 0, runs: stopped.map((run) => run.run_id) };

@@ -4,7 +4,7 @@ import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
 import type { ThreadRecord } from "../../storage/types.js";
 import { notFound } from "../../util/errors.js";
-import { aclThreadId } from "../agui-runs/agui-runs.js";
+import { callerThreadId } from "../agui-runs/agui-runs.js";
 import { replayThread } from "../agui-runs/thread-replay.js";
 import { OWNER_KEY, type Owner } from "./threads.js";
 
@@ -19,7 +19,10 @@ async function readableThread(
   clientThreadId: string,
 ): Promise<ThreadRecord> {
   const caller = request.caller;
-  const thread = await threads.findReachable(caller, aclThreadId(clientThreadId, caller.id));
+  const thread = await threads.findReachable(
+    caller,
+    await callerThreadId(threads, caller, clientThreadId),
+  );
   const owner = thread?.metadata[OWNER_KEY] as Partial<Owner> | undefined;
   // Another principal's thread, or one of an agent the caller may not use, does not exist here.
   const hiddenFromCaller =

@@ -3,7 +3,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyRequest } from "fastify";
 import { isDomainError } from "../../util/errors.js";
 import { packageVersion } from "../../util/paths.js";
 import { aguiValidator, describeErrors } from "../../validation/index.js";
-import { AguiRuns, aclThreadId } from "../agui-runs/agui-runs.js";
+import { AguiRuns, callerThreadId } from "../agui-runs/agui-runs.js";
 import { stopRuns } from "../agui-runs/stop-runs.js";
 import { sendError } from "../errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
@@ -116,7 +116,7 @@ export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
       const stopped = await stopRuns(
         runs,
         request.caller,
-        aclThreadId(request.params.thread, request.caller.id),
+        await callerThreadId(threads, request.caller, request.params.thread),
         stopRunId(request.body),
       );
       return stopped.length > 0

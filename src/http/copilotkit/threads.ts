@@ -2,7 +2,7 @@ import { ownerOf, type Principal } from "../../auth/principal.js";
 import type { ThreadService } from "../../engine/thread-service.js";
 import type { ThreadRecord } from "../../storage/types.js";
 import { conflict, notFound } from "../../util/errors.js";
-import { aclThreadId } from "../agui-runs/agui-runs.js";
+import { callerThreadId } from "../agui-runs/agui-runs.js";
 
 /**
  * CopilotKit's thread views (the threads drawer, `useThreads`) on ACP threads. A thread a
@@ -70,7 +70,7 @@ export async function tagThread(
   agent: string,
 ): Promise<TaggedThread> {
   const owner = ownerTag(who, agent);
-  const threadId = aclThreadId(clientThreadId, who.id);
+  const threadId = await callerThreadId(threads, who, clientThreadId);
   const tags = {
     [OWNER_KEY]: owner,
     [THREAD_KEY]: { id: clientThreadId, name: null },
@@ -112,7 +112,10 @@ export async function ownedThread(
   clientThreadId: string,
   agent: string,
 ): Promise<ThreadRecord> {
-  const thread = await threads.findReachable(who, aclThreadId(clientThreadId, who.id));
+  const thread = await threads.findReachable(
+    who,
+    await callerThreadId(threads, who, clientThreadId),
+  );
   const tag = thread?.metadata[OWNER_KEY] as Partial<Owner> | undefined;
   if (!thread || thread.hidden || tag?.agent !== agent) {
     throw notFound("thread", clientThreadId);
