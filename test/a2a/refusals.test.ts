@@ -167,4 +167,86 @@ describe("A2A refusals in the binding's shape", () => {
     });
     expect(listed.body.result.tasks).toHaveLength(1);
   });
+
+  it.each([
+    ["GET", "/a2a/echo/message:send", "POST"],
+    ["GET", "/a2a/echo/message:stream", "POST"],
+    ["POST", "/a2a/echo/tasks", "GET, HEAD"],
+    ["PUT", `/a2a/echo/tasks/${randomUUID()}`, "GET, HEAD"],
+    ["GET", `/a2a/echo/tasks/${randomUUID()}:cancel`, "POST"],
+    ["DELETE", `/a2a/echo/tasks/${randomUUID()}:subscribe`, "GET, HEAD, POST"],
+    ["DELETE", `/a2a/echo/tasks/${randomUUID()}/pushNotificationConfigs`, "GET, HEAD, POST"],
+    ["POST", `/a2a/echo/tasks/${randomUUID()}/pushNotificationConfigs/c1`, "GET, HEAD, DELETE"],
+    ["POST", "/a2a/echo/extendedAgentCard", "GET, HEAD"],
+    ["POST", "/a2a/echo/.well-known/agent-card.json", "GET, HEAD"],
+  ])("a wrong verb on an HTTP+JSON path: 405 with Allow, a google.rpc.Status (%s %s)", async (method, path, allow) => {
+    const base = await serve();
+    const response = await call(`${base}${path}`, { method, headers: V1, body: method === "GET" ? undefined : "{}" });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe(allow);
+    expect(response.body).toMatchObject({
+      error: {
+        code: 405,
+        status: "UNIMPLEMENTED",
+        message: `${method} ${path} is not allowed: this path takes ${allow}`,
+        details: [{ reason: "METHOD_NOT_ALLOWED", domain: "acp-agui" }],
+      },
+    });
+  });
+
+  it.each(["GET", "PUT", "DELETE", "PATCH"])("%s on the JSON-RPC URL: a JSON-RPC error, 405 with Allow: POST", async (method) => {
+    const base = await serve();
+    for (const path of ["/a2a/echo", "/a2a/echo/"]) {
+      const response = await call(`${base}${path}`, {
+        method,
+        headers: V1,
+        body: method === "GET" ? undefined : "{}",
+      });
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toBe("POST");
+      expect(response.body).toMatchObject({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, data: [{ reason: "METHOD_NOT_ALLOWED" }] },
+      });
+    }
+  });
+
+  it("an unknown path: 404 as a google.rpc.Status naming the operations", async () => {
+    const base = await serve();
+    for (const [method, path] of [
+      ["GET", "/a2a/echo/nope"],
+      ["POST", "/a2a/echo/message:explode"],
+      ["POST", `/a2a/echo/tasks/${randomUUID()}:explode`],
+      ["GET", "/a2a/echo/tasks/x/y/z/w"],
+    ] as const) {
+      const response = await call(`${base}${path}`, { method, headers: V1, body: method === "POST" ? "{}" : undefined });
+      expect(response.status).toBe(404);
+      expect(response.body.error).toMatchObject({
+        code: 404,
+        status: "NOT_FOUND",
+        message: expect.stringContaining(`${method} ${path} is not an A2A operation`),
+      });
+    }
+    const noAgent = await call(`${base}/a2a/nobody/nope`, { headers: V1 });
+    expect(noAgent.status).toBe(404);
+    expect(noAgent.body.error.details[0].reason).toBe("AGENT_NOT_FOUND");
+  });
+
+  it("a malformed URL (400) and an over-long segment (414) in the binding's shape", async () => {
+    const base = await serve();
+    const bad = await call(`${base}/a2a/echo/tasks/%E0%A4%A`, { headers: V1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 400, status: "INVALID_ARGUMENT" });
+    const long = await call(`${base}/a2a/echo/tasks/${"x".repeat(300)}`, { headers: V1 });
+    expect(long.status).toBe(414);
+    expect(long.body.error).toMatchObject({ code: 414, message: "a path segment of the URL is too long" });
+    const rpcLong = await call(`${base}/a2a/${"x".repeat(300)}`, {
+      method: "POST",
+      headers: V1,
+      body: JSON.stringify(getTask(1)),
+    });
+    expect(rpcLong.status).toBe(414);
+    expect(rpcLong.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
+  });
 });
