@@ -179,38 +179,48 @@ describe("A2A refusals in the binding's shape", () => {
     ["POST", `/a2a/echo/tasks/${randomUUID()}/pushNotificationConfigs/c1`, "GET, HEAD, DELETE"],
     ["POST", "/a2a/echo/extendedAgentCard", "GET, HEAD"],
     ["POST", "/a2a/echo/.well-known/agent-card.json", "GET, HEAD"],
-  ])("a wrong verb on an HTTP+JSON path: 405 with Allow, a google.rpc.Status (%s %s)", async (method, path, allow) => {
-    const base = await serve();
-    const response = await call(`${base}${path}`, { method, headers: V1, body: method === "GET" ? undefined : "{}" });
-    expect(response.status).toBe(405);
-    expect(response.headers.get("allow")).toBe(allow);
-    expect(response.body).toMatchObject({
-      error: {
-        code: 405,
-        status: "UNIMPLEMENTED",
-        message: `${method} ${path} is not allowed: this path takes ${allow}`,
-        details: [{ reason: "METHOD_NOT_ALLOWED", domain: "acp-agui" }],
-      },
-    });
-  });
-
-  it.each(["GET", "PUT", "DELETE", "PATCH"])("%s on the JSON-RPC URL: a JSON-RPC error, 405 with Allow: POST", async (method) => {
-    const base = await serve();
-    for (const path of ["/a2a/echo", "/a2a/echo/"]) {
+  ])(
+    "a wrong verb on an HTTP+JSON path: 405 with Allow, a google.rpc.Status (%s %s)",
+    async (method, path, allow) => {
+      const base = await serve();
       const response = await call(`${base}${path}`, {
         method,
         headers: V1,
         body: method === "GET" ? undefined : "{}",
       });
       expect(response.status).toBe(405);
-      expect(response.headers.get("allow")).toBe("POST");
+      expect(response.headers.get("allow")).toBe(allow);
       expect(response.body).toMatchObject({
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: -32600, data: [{ reason: "METHOD_NOT_ALLOWED" }] },
+        error: {
+          code: 405,
+          status: "UNIMPLEMENTED",
+          message: `${method} ${path} is not allowed: this path takes ${allow}`,
+          details: [{ reason: "METHOD_NOT_ALLOWED", domain: "acp-agui" }],
+        },
       });
-    }
-  });
+    },
+  );
+
+  it.each(["GET", "PUT", "DELETE", "PATCH"])(
+    "%s on the JSON-RPC URL: a JSON-RPC error, 405 with Allow: POST",
+    async (method) => {
+      const base = await serve();
+      for (const path of ["/a2a/echo", "/a2a/echo/"]) {
+        const response = await call(`${base}${path}`, {
+          method,
+          headers: V1,
+          body: method === "GET" ? undefined : "{}",
+        });
+        expect(response.status).toBe(405);
+        expect(response.headers.get("allow")).toBe("POST");
+        expect(response.body).toMatchObject({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32600, data: [{ reason: "METHOD_NOT_ALLOWED" }] },
+        });
+      }
+    },
+  );
 
   it("an unknown path: 404 as a google.rpc.Status naming the operations", async () => {
     const base = await serve();
@@ -220,7 +230,11 @@ describe("A2A refusals in the binding's shape", () => {
       ["POST", `/a2a/echo/tasks/${randomUUID()}:explode`],
       ["GET", "/a2a/echo/tasks/x/y/z/w"],
     ] as const) {
-      const response = await call(`${base}${path}`, { method, headers: V1, body: method === "POST" ? "{}" : undefined });
+      const response = await call(`${base}${path}`, {
+        method,
+        headers: V1,
+        body: method === "POST" ? "{}" : undefined,
+      });
       expect(response.status).toBe(404);
       expect(response.body.error).toMatchObject({
         code: 404,
@@ -240,7 +254,10 @@ describe("A2A refusals in the binding's shape", () => {
     expect(bad.body.error).toMatchObject({ code: 400, status: "INVALID_ARGUMENT" });
     const long = await call(`${base}/a2a/echo/tasks/${"x".repeat(300)}`, { headers: V1 });
     expect(long.status).toBe(414);
-    expect(long.body.error).toMatchObject({ code: 414, message: "a path segment of the URL is too long" });
+    expect(long.body.error).toMatchObject({
+      code: 414,
+      message: "a path segment of the URL is too long",
+    });
     const rpcLong = await call(`${base}/a2a/${"x".repeat(300)}`, {
       method: "POST",
       headers: V1,

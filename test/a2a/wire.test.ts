@@ -6,8 +6,8 @@
  * URL, ListTasks without a status filter over JSON-RPC, and an idempotent config delete.
  */
 import { randomUUID } from "node:crypto";
-import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
 import { ListTasksRequest, TaskPushNotificationConfig } from "@a2a-js/sdk";
+import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
@@ -149,7 +149,8 @@ describe("the A2A face with plain fetch", () => {
       jsonrpc: "2.0",
       error: {
         code: -32005,
-        message: 'content-type "text/plain" is not accepted: send JSON with content-type application/json or application/a2a+json',
+        message:
+          'content-type "text/plain" is not accepted: send JSON with content-type application/json or application/a2a+json',
         data: [{ reason: "CONTENT_TYPE_NOT_SUPPORTED" }],
       },
     });
@@ -168,7 +169,10 @@ describe("the A2A face with plain fetch", () => {
     const empty = await post("/a2a/echo", "", V1);
     expect(empty.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
     // No body and no content type at all.
-    const none = await fetch(`${base}/a2a/echo`, { method: "POST", headers: { "a2a-version": "1.0" } });
+    const none = await fetch(`${base}/a2a/echo`, {
+      method: "POST",
+      headers: { "a2a-version": "1.0" },
+    });
     expect(await none.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
   });
 

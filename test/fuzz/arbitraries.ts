@@ -16,7 +16,24 @@ export interface HostileRequest {
   label: string;
 }
 
+/**
+ * Text at the edges of Unicode and JSON: lone surrogates (no UTF-8 form), the line and paragraph
+ * separators (JavaScript line ends JSON allows raw), NUL, emoji (surrogate pairs, joiners), a
+ * byte order mark, a noncharacter and a direction override. Anything a client puts in a string.
+ */
+export const EDGE_TEXT = [
+  "\ud800",
+  "a\udc00b",
+  "\udbff\udfff",
+  "\u2028\u2029",
+  "\u0000",
+  "x\u0000y",
+  "😀 👩‍👩‍👧",
+  "\ufeff\uffff\u202e",
+] as const;
+
 const weird = [
+  ...EDGE_TEXT,
   "",
   " ",
   "..",
@@ -48,6 +65,25 @@ const weird = [
   "x".repeat(101),
   "x".repeat(5000),
 ];
+
+/**
+ * encodeURIComponent, except that a lone surrogate (which it refuses) is written as the three
+ * bytes WTF-8 gives it: a percent-encoding that is no UTF-8, as a hostile client may send.
+ */
+export function encodeAny(text: string): string {
+  return text.replace(
+    /[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]|[^\ud800-\udfff]+/g,
+    (piece) => {
+      if (piece.length !== 1 || piece < "\ud800" || piece > "\udfff") {
+        return encodeURIComponent(piece);
+      }
+      const unit = piece.charCodeAt(0);
+      return [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]
+        .map((byte) => `%${byte.toString(16).toUpperCase()}`)
+        .join("");
+    },
+  );
+}
 
 /** A path parameter: a known id, an unknown UUID, or something that is no id at all. */
 export function pathParam(known: readonly string[]): fc.Arbitrary<string> {
@@ -87,12 +123,11 @@ export function queryString(knownKeys: readonly string[]): fc.Arbitrary<string> 
     ),
     fc.string({ maxLength: 20 }),
     fc.uuid(),
+    fc.constantFrom(...EDGE_TEXT),
   );
   const pair = fc
     .tuple(key, value, fc.boolean())
-    .map(([k, v, encode]) =>
-      encode ? `${encodeURIComponent(k)}=${encodeURIComponent(v)}` : `${k}=${v}`,
-    );
+    .map(([k, v, encode]) => (encode ? `${encodeAny(k)}=${encodeAny(v)}` : `${k}=${v}`));
   return fc.oneof(
     { weight: 2, arbitrary: fc.constant("") },
     {
@@ -134,6 +169,7 @@ function mutate(template: Record<string, unknown>, keys: readonly string[]) {
         { "": "" },
       ),
     },
+    { weight: 1, arbitrary: fc.constantFrom<unknown>(...EDGE_TEXT) },
   );
   const edit = fc.oneof(
     fc.tuple(fc.constant("set" as const), fc.constantFrom(...keys), anyValue),
@@ -153,6 +189,45 @@ function mutate(template: Record<string, unknown>, keys: readonly string[]) {
         });
     }
     return copy;
+  });
+}
+
+/** Every path to a string (a value or an object key) inside `value`. */
+function stringPaths(value: unknown, at: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === "string") return [at];
+  if (Array.isArray(value)) return value.flatMap((item, i) => stringPaths(item, [...at, i]));
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).flatMap(([key, item]) => [
+      [...at, { key } as unknown as string],
+      ...stringPaths(item, [...at, key]),
+    ]);
+  }
+  return [];
+}
+
+/** `template` with one string (or one key) anywhere inside it replaced by edge text. */
+function edgeTextIn(template: Record<string, unknown>): fc.Arbitrary<string> {
+  const paths = stringPaths(template);
+  if (paths.length === 0) return fc.constant(json(template));
+  return fc.tuple(fc.constantFrom(...paths), fc.constantFrom(...EDGE_TEXT)).map(([path, edge]) => {
+    const copy = structuredClone(template) as Record<string, unknown>;
+    let parent: Record<string | number, unknown> = copy;
+    for (const step of path.slice(0, -1)) parent = parent[step as string] as typeof parent;
+    const last = path.at(-1)!;
+    if (typeof last === "object") {
+      const { key } = last as { key: string };
+      const value = parent[key];
+      delete parent[key];
+      Object.defineProperty(parent, edge, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      parent[last] = typeof parent[last] === "string" ? `${parent[last]}${edge}` : edge;
+    }
+    return json(copy);
   });
 }
 
@@ -177,6 +252,7 @@ export function body(options: BodyOptions): fc.Arbitrary<string | Buffer | undef
   const valid = json(template);
   return fc.oneof(
     { weight: 6, arbitrary: mutate(template, keys).map(json) },
+    { weight: 2, arbitrary: edgeTextIn(template) },
     { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 4 }).map(json) },
     { weight: 1, arbitrary: fc.object({ maxDepth: 3 }).map(json) },
     {

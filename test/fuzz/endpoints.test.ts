@@ -10,6 +10,7 @@ import { buildServing, echoAgent } from "../security/helpers.js";
 import {
   body,
   contentType,
+  encodeAny,
   type HostileRequest,
   headers,
   POLLUTION_KEY,
@@ -391,7 +392,7 @@ function requestArbitrary(endpoint: Endpoint, fixtures: Fixtures): fc.Arbitrary<
 function urlOf(endpoint: Endpoint, request: HostileRequest): string {
   const path = endpoint.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
     const value = request.params[name] ?? "";
-    return request.encode ? encodeURIComponent(value) : value;
+    return request.encode ? encodeAny(value) : value;
   });
   return path + request.query;
 }
@@ -421,23 +422,34 @@ function checkResponse(
     // Every refusal is the spec's ErrorResponse: a JSON string (the A2A face: its error object).
     expect(type, where).toContain("application/json");
     const refusal = JSON.parse(res.body) as unknown;
-    if (endpoint.a2a && typeof refusal !== "string") {
-      expect(typeof (refusal as { error?: { message?: unknown } }).error?.message, where).toBe(
-        "string",
-      );
+    // A path that left the prefix (`/a2a/../threads`) is another face's.
+    if (endpoint.a2a && url.startsWith("/a2a/")) {
+      expectA2aRefusal(refusal, where);
     } else {
       expect(typeof refusal, where).toBe("string");
     }
   } else if (endpoint.id === "a2a_jsonrpc" && type.includes("application/json")) {
     // A JSON-RPC answer is a response object: a result or an error, never anything else.
-    const answer = JSON.parse(res.body) as Record<string, unknown>;
-    expect(answer.jsonrpc, where).toBe("2.0");
-    expect("result" in answer || "error" in answer, where).toBe(true);
+    // A JSON-RPC answer is a response object (a batch: an array of them): a result or an error,
+    // never anything else, and never an internal error (client input cannot cause one).
+    const parsed = JSON.parse(res.body) as unknown;
+    for (const answer of (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[]) {
+      expect(answer.jsonrpc, where).toBe("2.0");
+      expect("result" in answer || "error" in answer, where).toBe(true);
+      expect((answer.error as { code?: number } | undefined)?.code, where).not.toBe(-32603);
+    }
   } else if (endpoint.acp && findOperation(method, url)) {
     assertSpecResponse(method, url, res.statusCode, type, res.body);
   }
   expect(({} as Record<string, unknown>)[POLLUTION_KEY], where).toBeUndefined();
   expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain(POLLUTION_KEY);
+}
+
+/** A refusal under the A2A prefix: a google.rpc.Status or a JSON-RPC error, never a bare string. */
+function expectA2aRefusal(refusal: unknown, where: string): void {
+  const error = (refusal as { error?: { message?: unknown; code?: unknown } }).error;
+  expect(typeof error?.message, where).toBe("string");
+  expect(typeof error?.code, where).toBe("number");
 }
 
 async function stillServes(): Promise<void> {
@@ -549,7 +561,7 @@ describe("hostile requests", () => {
         "%2e%2e",
         "",
       ),
-      fc.string({ maxLength: 8 }).map(encodeURIComponent),
+      fc.string({ maxLength: 8 }).map(encodeAny),
     );
     const path = fc.array(segment, { minLength: 1, maxLength: 6 }).map((s) => `/${s.join("/")}`);
     let tried = 0;
@@ -566,6 +578,13 @@ describe("hostile requests", () => {
             url,
           );
           expect(res.statusCode, `${method} ${url} → ${res.body}`).toBeLessThan(500);
+          // Under the A2A prefix, every refusal is in the binding's shape (OPTIONS is CORS's:
+          // a preflight is the browser's business, answered as the CORS plugin does everywhere).
+          const received = (res.raw.req as { url?: string }).url ?? url;
+          const a2aRefusal = received.startsWith("/a2a/") && res.statusCode >= 400;
+          if (a2aRefusal && method !== "HEAD" && method !== "OPTIONS") {
+            expectA2aRefusal(JSON.parse(res.body), `${method} ${url} → ${res.body}`);
+          }
           tally("(unknown routes and methods)", res.statusCode);
           expect(({} as Record<string, unknown>)[POLLUTION_KEY]).toBeUndefined();
         },

@@ -44,7 +44,12 @@ describe("another caller's ids are answered as ids nobody used", () => {
     );
     base = await listen(t);
     const sent = await rpc(KEY_A, "SendMessage", {
-      message: { messageId: randomUUID(), contextId: a.contextId, role: "ROLE_USER", parts: [{ text: "mine" }] },
+      message: {
+        messageId: randomUUID(),
+        contextId: a.contextId,
+        role: "ROLE_USER",
+        parts: [{ text: "mine" }],
+      },
     });
     a.taskId = sent.body.result.task.id;
     const config = await rpc(KEY_A, "CreateTaskPushNotificationConfig", {
@@ -72,7 +77,10 @@ describe("another caller's ids are answered as ids nobody used", () => {
     send(key, "POST", "/a2a/echo", { jsonrpc: "2.0", id: 1, method, params });
 
   /** B's answer for A's id and for a fresh one, the id replaced by <ID> in both. */
-  async function pair(ask: (id: string) => Promise<{ status: number; text: string }>, theirs: string) {
+  async function pair(
+    ask: (id: string) => Promise<{ status: number; text: string }>,
+    theirs: string,
+  ) {
     const fresh = randomUUID();
     const strip = (answer: { status: number; text: string }, id: string) => ({
       status: answer.status,
@@ -96,7 +104,9 @@ describe("another caller's ids are answered as ids nobody used", () => {
     ],
     [
       "SendMessage",
-      (id: string) => ({ message: { messageId: "m", role: "ROLE_USER", taskId: id, parts: [{ text: "x" }] } }),
+      (id: string) => ({
+        message: { messageId: "m", role: "ROLE_USER", taskId: id, parts: [{ text: "x" }] },
+      }),
     ],
   ] as const)("JSON-RPC %s on a task", async (method, params) => {
     const answer = await pair((id) => rpc(KEY_B, method, params(id)), a.taskId);
