@@ -8,23 +8,15 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStorage } from "../../src/storage/index.js";
 import type { Storage } from "../../src/storage/types.js";
+import { EDGE_TEXT as FUZZ_EDGE_TEXT } from "../fuzz/arbitraries.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { openDisposable, requirePostgres } from "../storage/pg-helpers.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the wire's JSON, read freely by the assertions
 type Wire = any;
 
-export const EDGE_TEXT = [
-  "\ud800",
-  "a\udc00b",
-  "\udbff\udfff",
-  "\u2028\u2029",
-  "\u0000",
-  "x\u0000y",
-  "😀 👩‍👩‍👧",
-  "\ufeff\uffff\u202e",
-  "\r\n\t",
-];
+/** The fuzz tests' edge text, and line ends. */
+const EDGE_TEXT = [...FUZZ_EDGE_TEXT, "\r\n\t"];
 
 const V1 = { "content-type": "application/json", "a2a-version": "1.0" };
 
