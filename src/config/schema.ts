@@ -176,6 +176,10 @@ export const configFileSchema = {
           properties: {
             allowPrivateTargets: { type: "boolean" },
             maxAttempts: positiveInteger,
+            timeoutSeconds: { type: "number", exclusiveMinimum: 0, maximum: 300 },
+            connectTimeoutSeconds: { type: "number", exclusiveMinimum: 0, maximum: 300 },
+            concurrency: { type: "integer", minimum: 1, maximum: 10000 },
+            perTargetConcurrency: { type: "integer", minimum: 1, maximum: 10000 },
           },
         },
         logLevel: { enum: LOG_LEVELS },
@@ -278,6 +282,7 @@ export const configFileSchema = {
               "x-expected":
                 "a path such as /a2a (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)",
             },
+            maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
           },
         },
         rateLimit: {

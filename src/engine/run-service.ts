@@ -53,8 +53,8 @@ export interface RunServiceOptions {
   validateResumeEntry(entry: unknown): string | null;
   /** A payload against an interrupt's own `responseSchema` (see response-schemas.ts). */
   validateResponse?(interrupt: Interrupt, payload: unknown, at: string): string | null;
-  /** Throws a 422 domain error when a webhook URL may not be used. */
-  checkWebhook(url: string): void;
+  /** Throws (or rejects with) a 422 domain error when a webhook URL may not be used. */
+  checkWebhook(url: string): void | Promise<void>;
 }
 
 /** A run just created, and for a `wait`, its end as recorded when it executes here. */
@@ -170,7 +170,7 @@ export class RunService {
       if (configProblem) throw invalid(configProblem);
     }
     checkStreamModes(agent, command.streamMode);
-    if (command.webhook !== undefined) this.options.checkWebhook(command.webhook);
+    if (command.webhook !== undefined) await this.options.checkWebhook(command.webhook);
     // A stateless run's queue check can go with its insert (one step, one round trip): it has
     // no thread to look up or runs to stop first, which a full queue would otherwise precede.
     // Not for a run whose insert may be held (`wait`): a held insert is written without a read,

@@ -9,6 +9,7 @@ export class PushConfigRepository {
   readonly #put: Database.Statement;
   readonly #ofRun: Database.Statement<[string], PushConfigRow>;
   readonly #delete: Database.Statement<[string, string]>;
+  readonly #others: Database.Statement<[string, string], { n: number }>;
 
   constructor(db: Database.Database) {
     this.#put = db.prepare(
@@ -21,9 +22,19 @@ export class PushConfigRepository {
       "SELECT * FROM a2a_push_configs WHERE run_id = ? ORDER BY created_at, config_id",
     );
     this.#delete = db.prepare("DELETE FROM a2a_push_configs WHERE run_id = ? AND config_id = ?");
+    this.#others = db.prepare(
+      "SELECT count(*) AS n FROM a2a_push_configs WHERE run_id = ? AND config_id <> ?",
+    );
   }
 
-  put(config: PushConfigRecord): void {
+  /** Counted and stored in one write (SQLite writes one at a time). */
+  put(config: PushConfigRecord, maxPerRun?: number): boolean {
+    if (
+      maxPerRun !== undefined &&
+      this.#others.get(config.run_id, config.config_id)!.n >= maxPerRun
+    ) {
+      return false;
+    }
     try {
       this.#put.run({
         ...config,
@@ -34,6 +45,7 @@ export class PushConfigRepository {
       if (sqliteCode(err) === "SQLITE_CONSTRAINT_FOREIGNKEY") throw notFound("run", config.run_id);
       throw err;
     }
+    return true;
   }
 
   ofRun(runId: string): PushConfigRecord[] {
