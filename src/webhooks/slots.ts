@@ -12,6 +12,11 @@
  *   (`scheme://host:port`). A target at its limit is busy: its deliveries are not claimed
  *   (`busyTargets`) until one of its attempts ends.
  *
+ * A target whose attempt went slow is remembered as slow (for `SLOW_MEMORY_MS`, or until one
+ * of its attempts is answered in time): its next attempts start slow, without a slot, so
+ * receivers that keep hanging cost the slots nothing on their retries either. While the slow
+ * attempts are at `maxSlow`, the slow targets are busy.
+ *
  * Retries wait in storage (their next attempt time), never here.
  */
 export interface SlotLimits {
@@ -26,6 +31,11 @@ export interface Slot {
   release(): void;
 }
 
+/** How long a target stays known as slow after its last attempt went slow. */
+const SLOW_MEMORY_MS = 10 * 60_000;
+/** Targets remembered as slow at most (the oldest forgotten first). */
+const SLOW_MEMORY_TARGETS = 10_000;
+
 export class DeliverySlots {
   readonly #limits: SlotLimits;
   /** Called whenever room opens (a slot given back, a target no longer busy). */
@@ -33,6 +43,8 @@ export class DeliverySlots {
   #fast = 0;
   #slow = 0;
   readonly #perTarget = new Map<string, number>();
+  /** Targets known as slow, with when that is forgotten, oldest first. */
+  readonly #slowTargets = new Map<string, number>();
 
   constructor(limits: SlotLimits, onRoom: () => void) {
     this.#limits = limits;
@@ -46,11 +58,16 @@ export class DeliverySlots {
 
   /** Targets at their limit: deliveries to them are left in storage for now. */
   busyTargets(): string[] {
-    const busy: string[] = [];
+    const busy = new Set<string>();
     for (const [target, open] of this.#perTarget) {
-      if (open >= this.#limits.perTarget) busy.push(target);
+      if (open >= this.#limits.perTarget) busy.add(target);
     }
-    return busy;
+    if (this.#slow >= this.#limits.maxSlow) {
+      for (const target of this.#slowTargets.keys()) {
+        if (this.#isSlow(target)) busy.add(target);
+      }
+    }
+    return [...busy];
   }
 
   /** Attempts open now: those in a slot, and slow ones. */
@@ -58,17 +75,27 @@ export class DeliverySlots {
     return { fast: this.#fast, slow: this.#slow };
   }
 
-  /** A slot for an attempt to `target`, or null when the target is busy (or no slot is free). */
+  /**
+   * A hold for an attempt to `target`: a slot, or a slow place for a target known as slow;
+   * null when the target is busy or there is no room.
+   */
   take(target: string): Slot | null {
     const open = this.#perTarget.get(target) ?? 0;
-    if (open >= this.#limits.perTarget || this.room() === 0) return null;
+    if (open >= this.#limits.perTarget) return null;
+    let slow = this.#isSlow(target);
+    if (slow ? this.#slow >= this.#limits.maxSlow : this.room() === 0) return null;
     this.#perTarget.set(target, open + 1);
-    this.#fast++;
-    let slow = false;
+    if (slow) this.#slow++;
+    else this.#fast++;
     let released = false;
-    // A timer the slot holds: it moves the attempt out of its slot however long it then lasts.
+    let unanswered = false;
+    // A timer the hold keeps: it moves an unanswered attempt out of its slot, however long it
+    // then lasts, and marks its target slow.
     const timer = setTimeout(() => {
-      if (released || this.#slow >= this.#limits.maxSlow) return;
+      if (released) return;
+      unanswered = true;
+      this.#markSlow(target);
+      if (slow || this.#slow >= this.#limits.maxSlow) return;
       slow = true;
       this.#fast--;
       this.#slow++;
@@ -80,6 +107,8 @@ export class DeliverySlots {
         if (released) return;
         released = true;
         clearTimeout(timer);
+        // Answered in time: the target is not slow (any more).
+        if (!unanswered) this.#slowTargets.delete(target);
         if (slow) this.#slow--;
         else this.#fast--;
         const left = (this.#perTarget.get(target) ?? 1) - 1;
@@ -88,6 +117,23 @@ export class DeliverySlots {
         this.#onRoom();
       },
     };
+  }
+
+  #isSlow(target: string): boolean {
+    const until = this.#slowTargets.get(target);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.#slowTargets.delete(target);
+    return false;
+  }
+
+  #markSlow(target: string): void {
+    this.#slowTargets.delete(target);
+    this.#slowTargets.set(target, Date.now() + SLOW_MEMORY_MS);
+    if (this.#slowTargets.size > SLOW_MEMORY_TARGETS) {
+      const oldest = this.#slowTargets.keys().next().value;
+      if (oldest !== undefined) this.#slowTargets.delete(oldest);
+    }
   }
 }
 
