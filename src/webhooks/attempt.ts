@@ -23,6 +23,15 @@ export interface AttemptOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * Receivers (origins) one HTTP agent serves before it is replaced: undici's agent keeps a
+ * connection pool (16 KB at least) for every origin it ever reached, so a server sending to
+ * ever new receivers would grow without end. The old agent is closed once its requests end.
+ */
+const ORIGINS_PER_AGENT = 256;
+
+const loadUndici = () => import("undici");
+
 /** The reason an attempt's own timer aborts it with. */
 class AttemptTimeout extends Error {
   constructor(readonly ms: number) {
@@ -38,8 +47,13 @@ class AttemptTimeout extends Error {
  */
 export class WebhookClient {
   readonly #options: AttemptOptions;
-  /** The default client, made at the first attempt (see `#client`). */
-  #http: Promise<{ agent: Agent; fetch: typeof fetch }> | null = null;
+  /** undici, imported at the first attempt (see `#send`). */
+  #undici: ReturnType<typeof loadUndici> | null = null;
+  #agent: Agent | null = null;
+  /** The origins `#agent` has served. */
+  #origins = new Set<string>();
+  /** Agents replaced, closing once their requests end. */
+  readonly #retired = new Set<Agent>();
 
   constructor(options: AttemptOptions) {
     this.#options = options;
@@ -67,8 +81,7 @@ export class WebhookClient {
         }),
         signal,
       );
-      const send = await this.#client();
-      const response = await send(url, {
+      const response = await this.#send(url, {
         method: "POST",
         headers,
         body,
@@ -104,33 +117,51 @@ export class WebhookClient {
   }
 
   async close(): Promise<void> {
-    const http = this.#http;
-    this.#http = null;
-    if (http !== null) await http.then(({ agent }) => agent.destroy()).catch(() => {});
+    const agents = [...this.#retired, ...(this.#agent ? [this.#agent] : [])];
+    this.#agent = null;
+    this.#origins = new Set();
+    this.#retired.clear();
+    await Promise.all(agents.map((agent) => agent.destroy().catch(() => {})));
   }
 
   /**
-   * The HTTP client: the injected one, or undici's fetch over an agent whose connections resolve
+   * Sends with the injected client, or undici's fetch over an agent whose connections resolve
    * host names through the SSRF guard. undici (about 2 MB of heap) is imported at the first
    * attempt, not at start-up: most servers never send a webhook.
    */
-  async #client(): Promise<typeof fetch> {
-    if (this.#options.fetch !== undefined) return this.#options.fetch;
+  async #send(url: string, init: RequestInit): Promise<Response> {
+    if (this.#options.fetch !== undefined) return this.#options.fetch(url, init);
+    this.#undici ??= loadUndici();
+    const undici = await this.#undici;
+    const origin = new URL(url).origin;
+    if (this.#agent === null || !this.#origins.has(origin)) {
+      if (this.#agent === null || this.#origins.size >= ORIGINS_PER_AGENT)
+        this.#replaceAgent(undici);
+      this.#origins.add(origin);
+    }
+    const dispatcher = this.#agent!;
+    return undici.fetch(url, { ...(init as object), dispatcher }) as unknown as Promise<Response>;
+  }
+
+  #replaceAgent(undici: Awaited<ReturnType<typeof loadUndici>>): void {
+    const old = this.#agent;
+    if (old !== null) {
+      this.#retired.add(old);
+      void old.close().then(
+        () => this.#retired.delete(old),
+        () => this.#retired.delete(old),
+      );
+    }
     const { allowPrivateTargets, resolve, timeoutMs, connectTimeoutMs } = this.#options;
-    this.#http ??= import("undici").then(({ Agent, fetch: undiciFetch }) => {
-      const agent = new Agent({
-        connect: {
-          lookup: createPinnedLookup({ allowPrivateTargets, resolve }),
-          timeout: Math.min(connectTimeoutMs, timeoutMs),
-        },
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const send = ((input: string, init: RequestInit) =>
-        undiciFetch(input, { ...(init as object), dispatcher: agent })) as unknown as typeof fetch;
-      return { agent, fetch: send };
+    this.#agent = new undici.Agent({
+      connect: {
+        lookup: createPinnedLookup({ allowPrivateTargets, resolve }),
+        timeout: Math.min(connectTimeoutMs, timeoutMs),
+      },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
     });
-    return (await this.#http).fetch;
+    this.#origins = new Set();
   }
 }
 

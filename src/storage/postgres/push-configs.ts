@@ -27,8 +27,8 @@ export class PushConfigRepository {
               [config.run_id],
             );
             const others = await db.query<{ full: boolean }>(
-              `SELECT count(*) >= $3 AS full FROM a2a_push_configs
-               WHERE run_id = $1 AND config_id <> $2`,
+              `SELECT count(*) >= $3 AS full FROM (SELECT 1 FROM a2a_push_configs
+                 WHERE run_id = $1 AND config_id <> $2 LIMIT $3) AS others`,
               [config.run_id, config.config_id, maxPerRun],
             );
             if (others.rows[0]?.full) return false;

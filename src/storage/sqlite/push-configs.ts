@@ -9,7 +9,8 @@ export class PushConfigRepository {
   readonly #put: Database.Statement;
   readonly #ofRun: Database.Statement<[string], PushConfigRow>;
   readonly #delete: Database.Statement<[string, string]>;
-  readonly #others: Database.Statement<[string, string], { n: number }>;
+  /** The run's other configs, counted up to a limit (so a count costs at most the limit). */
+  readonly #others: Database.Statement<[string, string, number], { n: number }>;
 
   constructor(db: Database.Database) {
     this.#put = db.prepare(
@@ -23,7 +24,8 @@ export class PushConfigRepository {
     );
     this.#delete = db.prepare("DELETE FROM a2a_push_configs WHERE run_id = ? AND config_id = ?");
     this.#others = db.prepare(
-      "SELECT count(*) AS n FROM a2a_push_configs WHERE run_id = ? AND config_id <> ?",
+      `SELECT count(*) AS n FROM (SELECT 1 FROM a2a_push_configs
+         WHERE run_id = ? AND config_id <> ? LIMIT ?)`,
     );
   }
 
@@ -31,7 +33,7 @@ export class PushConfigRepository {
   put(config: PushConfigRecord, maxPerRun?: number): boolean {
     if (
       maxPerRun !== undefined &&
-      this.#others.get(config.run_id, config.config_id)!.n >= maxPerRun
+      this.#others.get(config.run_id, config.config_id, maxPerRun)!.n >= maxPerRun
     ) {
       return false;
     }

@@ -15,3 +15,7 @@ WHERE state = 'pending' AND EXISTS (
   SELECT 1 FROM webhook_deliveries AS earlier
   WHERE earlier.stream = webhook_deliveries.stream AND earlier.state = 'pending'
     AND earlier.seq < webhook_deliveries.seq);
+
+-- A task's push configs are read in order for each of its events (the relay fans each event
+-- out to every config): in index order, without a sort.
+CREATE INDEX a2a_push_configs_in_order ON a2a_push_configs (run_id, created_at, config_id);
