@@ -7,10 +7,16 @@
  */
 
 /** Composition roots: they wire everything together, so nothing imports them. */
-const ROOTS = "^src/(app|server|cli|cli-args|assign-owner)\\.ts$";
+const ROOTS = "^src/(app|server|cli)\\.ts$|^src/cli/";
 /** Everything below the engine: pure processing, storage, settings, agents, shared helpers. */
 const BELOW_ENGINE =
-  "^src/(storage|pipeline|validation|config|adapters|auth|webhooks|metrics|bridge|retention|telemetry)/|^src/(errors|ids|paths|logging)\\.ts$";
+  "^src/(storage|pipeline|validation|config|adapters|auth|webhooks|metrics|bridge|retention|telemetry|util)/";
+/**
+ * The folders of src/http/ that every face shares (plugins, streams, serving AG-UI events of
+ * runs); every other folder of src/http/ is a face (or the inspector), and a new folder is one too.
+ */
+const HTTP_SHARED = "plugins|streaming|agui-runs";
+const FACE = `^src/http/(?!(?:${HTTP_SHARED})/)([^/]+)/`;
 
 module.exports = {
   forbidden: [
@@ -88,19 +94,50 @@ module.exports = {
       from: { path: "^src/retention/" },
       to: {
         path: "^src/",
-        pathNot: "^src/retention/|^src/storage/(types|retention)\\.ts$|^src/(errors|ids|logging)\\.ts$",
+        pathNot: "^src/retention/|^src/storage/(types|retention)\\.ts$|^src/util/(errors|ids|logging)\\.ts$",
       },
     },
     {
       name: "bridge-is-pure-mapping",
       severity: "error",
       comment:
-        "The ACP ⇄ AG-UI mapping: pure functions over typed values. Besides its own files it may import pipeline types, validation, ids and errors only.",
+        "The protocol mappings: pure functions over typed values. Besides its own files it may import pipeline types, validation, ids and errors only.",
       from: { path: "^src/bridge/" },
       to: {
         path: "^src/",
-        pathNot: "^src/(bridge|pipeline|validation)/|^src/(ids|errors)\\.ts$",
+        pathNot: "^src/(bridge|pipeline|validation)/|^src/util/(ids|errors)\\.ts$",
       },
+    },
+    {
+      name: "bridge-not-to-http-frameworks",
+      severity: "error",
+      comment: "The bridge knows no HTTP: no Fastify, no request or reply.",
+      from: { path: "^src/bridge/" },
+      to: { path: "node_modules/(fastify|fastify-plugin|@fastify)/" },
+    },
+    {
+      name: "faces-apart",
+      severity: "error",
+      comment:
+        "A face (a folder of src/http/ other than the shared ones) never imports another face: what two faces need lives in the shared files of src/http/ or in the bridge.",
+      from: { path: FACE },
+      to: { path: FACE, pathNot: "^src/http/$1/" },
+    },
+    {
+      name: "http-shared-names-no-face",
+      severity: "error",
+      comment:
+        "The plumbing every face shares (src/http/*.ts and its shared folders) imports no face: a face is added or switched off without touching it.",
+      from: { path: `^src/http/([^/]+\\.ts$|(${HTTP_SHARED})/)` },
+      to: { path: FACE },
+    },
+    {
+      name: "bridge-protocols-apart",
+      severity: "error",
+      comment:
+        "Each protocol's mapping is its own folder of src/bridge/; one protocol's mapping does not import another's (ACP's is the run command every face builds, so it is the exception).",
+      from: { path: "^src/bridge/([^/]+)/" },
+      to: { path: "^src/bridge/[^/]+/", pathNot: "^src/bridge/($1|acp)/" },
     },
     {
       name: "http-not-to-storage-implementations",

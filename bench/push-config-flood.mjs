@@ -67,8 +67,22 @@ async function startServer(tmp) {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const proc = spawn(
     process.execPath,
-    [...(process.env.FLOOD_NODE_FLAGS?.split(" ").filter(Boolean) ?? []), CLI, "serve", "--config", config, "--db", join(tmp, "db.sqlite"), "--port", String(port)],
-    { stdio: ["ignore", "ignore", "inherit"], cwd: tmp, env: { ...process.env, LOG_LEVEL: "error" } },
+    [
+      ...(process.env.FLOOD_NODE_FLAGS?.split(" ").filter(Boolean) ?? []),
+      CLI,
+      "serve",
+      "--config",
+      config,
+      "--db",
+      join(tmp, "db.sqlite"),
+      "--port",
+      String(port),
+    ],
+    {
+      stdio: ["ignore", "ignore", "inherit"],
+      cwd: tmp,
+      env: { ...process.env, LOG_LEVEL: "error" },
+    },
   );
   const origin = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
@@ -104,13 +118,22 @@ async function rpc(origin, agent, method, params) {
   return body.result;
 }
 
-const message = (text) => ({ messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] });
+const message = (text) => ({
+  messageId: crypto.randomUUID(),
+  role: "ROLE_USER",
+  parts: [{ text }],
+});
 
 /** The server's V8 heap and external memory now (MB), from its metrics. */
 async function heapMb(origin) {
   const text = await (await fetch(`${origin}/metrics`)).text();
   const value = (name) =>
-    Number(text.split("\n").find((line) => line.startsWith(`${name} `))?.split(" ")[1] ?? 0) /
+    Number(
+      text
+        .split("\n")
+        .find((line) => line.startsWith(`${name} `))
+        ?.split(" ")[1] ?? 0,
+    ) /
     2 ** 20;
   return {
     heapUsed: value("nodejs_heap_size_used_bytes"),
@@ -188,7 +211,7 @@ try {
     Array.from({ length: 8 }, async () => {
       while (next < CONFIGS) {
         const i = next++;
-        const url = `http://127.${(i >> 16) & 255}.${(i >> 8) & 255}.${(i & 255) || 1}:${port}/c${i}`;
+        const url = `http://127.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255 || 1}:${port}/c${i}`;
         await rpc(server.origin, "long", "CreateTaskPushNotificationConfig", { taskId, url });
         if ((i + 1) % 1000 === 0) {
           const seconds = ((performance.now() - created) / 1000).toFixed(1);

@@ -10,9 +10,9 @@
  * `concurrency` replays run at once, as concurrent requests do (their writes share commits).
  */
 import { rmSync, statSync } from "node:fs";
-import { newId } from "../src/ids.js";
 import { SqliteStorage } from "../src/storage/sqlite/sqlite-storage.js";
 import type { RunFrame } from "../src/storage/types.js";
+import { newId } from "../src/util/ids.js";
 
 const concurrency = Math.max(1, Number(process.argv[2] ?? 1));
 const runs = Math.max(1, Number(process.argv[3] ?? 3000));

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import pino from "pino";
 import { type AgentAdapter, createAdapter } from "./adapters/index.js";
-import { parseRunCommand } from "./bridge/run-command.js";
+import { parseRunCommand } from "./bridge/acp/run-command.js";
 import { agentBounds } from "./config/agent-bounds.js";
 import type { AgentRegistry } from "./config/registry.js";
 import type { ServerSettings } from "./config/settings.js";
@@ -17,10 +17,14 @@ import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
 import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
-import { sendA2aRefusal } from "./http/a2a/refusals.js";
-import { a2aCardPaths } from "./http/a2a/routes.js";
+import { a2aCardPaths, a2aFace, sendA2aRefusal } from "./http/a2a/index.js";
+import { acpFace } from "./http/acp/index.js";
+import { RunHandlers } from "./http/acp/run-handlers.js";
+import { aguiFace } from "./http/agui/index.js";
+import { copilotkitFace } from "./http/copilotkit/index.js";
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
+import { metaRoutes } from "./http/meta.js";
 import { authPlugin } from "./http/plugins/auth.js";
 import { corsPlugin } from "./http/plugins/cors.js";
 import { httpConventions } from "./http/plugins/http-conventions.js";
@@ -29,8 +33,6 @@ import { pagingBoundsPlugin } from "./http/plugins/paging.js";
 import { rateLimitPlugin } from "./http/plugins/rate-limit.js";
 import { shutdown } from "./http/plugins/shutdown.js";
 import { LongRequests, longRequestsPlugin } from "./http/plugins/streams.js";
-import { a2aFace, acpApi, aguiFace, copilotkit } from "./http/routes/groups.js";
-import { RunHandlers } from "./http/run-handlers.js";
 import { schemaErrorFormatter } from "./http/validator-compiler.js";
 import { Metrics } from "./metrics/metrics.js";
 import { RetentionMetrics } from "./retention/metrics.js";
@@ -246,13 +248,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(longRequestsPlugin, { tracker: longRequests });
   await app.register(pagingBoundsPlugin);
   if (metrics) await app.register(metricsPlugin, { metrics });
-  await app.register(acpApi);
-  await app.register(aguiFace);
+  await app.register(metaRoutes);
   if (inspector) await app.register(inspectorPlugin, { inspector, metrics });
-  if (settings.copilotkit.enabled) {
-    await app.register(copilotkit, { basePath: settings.copilotkit.basePath });
-  }
-  if (settings.a2a.enabled) await app.register(a2aFace, { basePath: settings.a2a.basePath });
+  // The faces: one line each, each switched by its settings section (docs/config.md).
+  const { acp, agui, copilotkit, a2a } = settings;
+  if (acp.enabled) await app.register(acpFace);
+  if (agui.enabled) await app.register(aguiFace);
+  if (copilotkit.enabled) await app.register(copilotkitFace, { basePath: copilotkit.basePath });
+  if (a2a.enabled) await app.register(a2aFace, { basePath: a2a.basePath });
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();

@@ -2,16 +2,16 @@
 // First: holds V8's compilers of hot code while the server loads (see the module). The
 // server's modules are imported in main(), not here: a static import is parsed before any
 // module of the program runs, this one included.
-import "./startup-v8.js";
+import "./cli/startup-v8.js";
 import { parsePrincipalId } from "./auth/principal.js";
-import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli-args.js";
+import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli/args.js";
+import { releaseAfterStartUp } from "./cli/startup-v8.js";
 import { ConfigFileUnreadable } from "./config/errors.js";
 import type { ApiKey, ServerSettings } from "./config/settings.js";
 import { MIN_API_KEY_LENGTH } from "./config/settings.js";
-import { createLogger } from "./logging.js";
 import type { RunningServer } from "./server.js";
-import { releaseAfterStartUp } from "./startup-v8.js";
 import { redactStorageUrl } from "./storage/redact-url.js";
+import { createLogger } from "./util/logging.js";
 
 const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db PATH]
        acp-agui assign-owner --db PATH|URL --owner key:NAME|user:ID
@@ -82,13 +82,13 @@ async function main(): Promise<void> {
     return;
   }
   if (commandLine === "version") {
-    const { packageVersion } = await import("./paths.js");
+    const { packageVersion } = await import("./util/paths.js");
     process.stdout.write(`${packageVersion()}\n`);
     return;
   }
   if ("assign" in commandLine) {
     const { database, owner } = commandLine;
-    const { assignOwner } = await import("./assign-owner.js");
+    const { assignOwner } = await import("./cli/assign-owner.js");
     const done = await assignOwner(database, owner).catch((err: Error) => fail(err.message));
     process.stdout.write(
       `assigned ${done.threads} threads and ${done.runs} runs without an owner to ${owner}\n`,

@@ -1,6 +1,6 @@
 import { validate, version } from "uuid";
 import { describe, expect, it } from "vitest";
-import { newId } from "../src/ids.js";
+import { newId } from "../src/util/ids.js";
 
 describe("newId", () => {
   it("makes UUID v7s that sort by creation time across milliseconds", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { jsonAtLeast, jsonByteLength, jsonPieces } from "../src/json-pieces.js";
-import { LongText } from "../src/long-text.js";
+import { jsonAtLeast, jsonByteLength, jsonPieces } from "../src/util/json-pieces.js";
+import { LongText } from "../src/util/long-text.js";
 
 /** A small deterministic PRNG, so a failure can be replayed. */
 function prng(seed: number) {

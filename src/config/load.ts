@@ -1,4 +1,4 @@
-import { createHash, createPublicKey } from "node:crypto";
+import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -13,10 +13,11 @@ import {
   type ScriptSource,
   type ScriptSourceInput,
 } from "../adapters/scripted-options.js";
-import { type RetentionConfigInput, resolveRetention } from "../retention/settings.js";
 import { configSchemaDigest, validateConfigFile } from "../validation/config-file.js";
 import { ajvIssues } from "./ajv-issues.js";
-import { ConfigError, ConfigFileUnreadable, type ConfigIssue } from "./errors.js";
+import { ConfigError, ConfigFileUnreadable } from "./errors.js";
+import { issue, type ResolveContext } from "./resolve-context.js";
+import { type RawServer, resolveServer } from "./resolve-server.js";
 import {
   type AdapterConfig,
   type AgentConfig,
@@ -29,14 +30,6 @@ import {
   LIMIT_DEFAULTS,
   type LoadedConfig,
 } from "./schema.js";
-import {
-  type ApiKey,
-  type AuthSettings,
-  DEFAULT_SETTINGS,
-  type JwtSettings,
-  MIN_API_KEY_LENGTH,
-  type ServerSettings,
-} from "./settings.js";
 import { type ConfigFormat, formatFromFilename, parseSource } from "./source.js";
 
 export interface LoadOptions {
@@ -138,46 +131,9 @@ function configValidator() {
 
 // The file's shape once the schema has passed (only what resolving reads).
 interface RawConfig {
-  server?: Partial<
-    Omit<
-      ServerSettings,
-      | "webhooks"
-      | "auth"
-      | "cors"
-      | "metrics"
-      | "inspector"
-      | "copilotkit"
-      | "a2a"
-      | "rateLimit"
-      | "limits"
-      | "retention"
-      | "telemetry"
-    >
-  > & {
-    webhooks?: Partial<ServerSettings["webhooks"]>;
-    auth?: { keys?: RawApiKey[]; jwt?: RawJwt };
-    cors?: Partial<ServerSettings["cors"]>;
-    metrics?: Partial<ServerSettings["metrics"]>;
-    inspector?: Partial<ServerSettings["inspector"]>;
-    copilotkit?: Partial<ServerSettings["copilotkit"]>;
-    a2a?: Partial<ServerSettings["a2a"]>;
-    rateLimit?: Partial<ServerSettings["rateLimit"]>;
-    limits?: Partial<ServerSettings["limits"]>;
-    retention?: RetentionConfigInput;
-    telemetry?: Partial<ServerSettings["telemetry"]>;
-  };
+  server?: RawServer;
   agents: RawAgent[];
 }
-
-interface RawApiKey {
-  key?: string;
-  keyEnv?: string;
-  name: string;
-  agents?: string[];
-  admin?: boolean;
-}
-
-type RawJwt = Omit<JwtSettings, "userClaim"> & { userClaim?: string };
 
 interface RawAgent {
   name: string;
@@ -202,131 +158,6 @@ type RawAdapter =
   | OpenAiAdapterConfig
   | { type: "module"; path: string; export?: string }
   | (Partial<Omit<A2aAdapterConfig, "url">> & { type: "a2a"; url: string });
-
-interface ResolveContext {
-  baseDir: string;
-  env: Record<string, string | undefined>;
-  issues: ConfigIssue[];
-  locate: LoadedConfig["locate"];
-}
-
-function issue(context: ResolveContext, path: KeyPath, message: string): void {
-  context.issues.push({ path, message, position: context.locate(path) });
-}
-
-function resolveServer(
-  raw: RawConfig["server"] = {},
-  agents: AgentConfig[],
-  context: ResolveContext,
-): ServerSettings {
-  return {
-    port: raw.port ?? DEFAULT_SETTINGS.port,
-    host: raw.host ?? DEFAULT_SETTINGS.host,
-    database: raw.database ?? DEFAULT_SETTINGS.database,
-    keepAliveSeconds: raw.keepAliveSeconds ?? DEFAULT_SETTINGS.keepAliveSeconds,
-    maxConcurrentRuns: raw.maxConcurrentRuns ?? DEFAULT_SETTINGS.maxConcurrentRuns,
-    leaseSeconds: raw.leaseSeconds ?? DEFAULT_SETTINGS.leaseSeconds,
-    webhooks: { ...DEFAULT_SETTINGS.webhooks, ...raw.webhooks },
-    logLevel: raw.logLevel ?? DEFAULT_SETTINGS.logLevel,
-    auth: resolveAuth(raw.auth, agents, context),
-    cors: { origins: raw.cors?.origins ?? [...DEFAULT_SETTINGS.cors.origins] },
-    metrics: { ...DEFAULT_SETTINGS.metrics, ...raw.metrics },
-    inspector: { ...DEFAULT_SETTINGS.inspector, ...raw.inspector },
-    copilotkit: { ...DEFAULT_SETTINGS.copilotkit, ...raw.copilotkit },
-    a2a: { ...DEFAULT_SETTINGS.a2a, ...raw.a2a },
-    rateLimit: { ...DEFAULT_SETTINGS.rateLimit, ...raw.rateLimit },
-    limits: { ...DEFAULT_SETTINGS.limits, ...raw.limits },
-    retention: resolveRetention(raw.retention, (key, message) =>
-      issue(context, ["server", "retention", key], message),
-    ),
-    telemetry: { ...DEFAULT_SETTINGS.telemetry, ...raw.telemetry },
-  };
-}
-
-/**
- * Each key comes from `key` or from the environment variable `keyEnv` (exactly one). Names and
- * keys must be unique, and `agents` must name configured agents. The key itself never appears
- * in a message.
- */
-function resolveApiKeys(
-  raw: RawApiKey[],
-  agents: AgentConfig[],
-  context: ResolveContext,
-): ApiKey[] {
-  const known = new Set(agents.map((agent) => agent.name));
-  const names = new Map<string, number>();
-  const keys = new Map<string, number>();
-  const out: ApiKey[] = [];
-  for (const [index, entry] of raw.entries()) {
-    const at: KeyPath = ["server", "auth", "keys", index];
-    let key = entry.key;
-    if ((entry.key === undefined) === (entry.keyEnv === undefined)) {
-      issue(context, at, "needs exactly one of `key` and `keyEnv`");
-      continue;
-    }
-    if (entry.keyEnv !== undefined) {
-      key = context.env[entry.keyEnv];
-      if (key === undefined || key === "") {
-        issue(context, [...at, "keyEnv"], `names ${entry.keyEnv}, which is not set`);
-        continue;
-      }
-    }
-    if (key!.length < MIN_API_KEY_LENGTH) {
-      const source = entry.keyEnv === undefined ? "" : ` (from ${entry.keyEnv})`;
-      issue(
-        context,
-        [...at, entry.keyEnv === undefined ? "key" : "keyEnv"],
-        `is shorter than ${MIN_API_KEY_LENGTH} characters${source}: use a long random key`,
-      );
-      continue;
-    }
-    const earlierName = names.get(entry.name);
-    if (earlierName !== undefined) {
-      issue(context, [...at, "name"], `repeats the name of keys[${earlierName}]`);
-    }
-    names.set(entry.name, index);
-    const earlierKey = keys.get(key!);
-    if (earlierKey !== undefined) {
-      issue(context, at, `has the same key as keys[${earlierKey}]`);
-    }
-    keys.set(key!, index);
-    for (const [i, name] of (entry.agents ?? []).entries()) {
-      if (!known.has(name)) {
-        issue(context, [...at, "agents", i], `names agent "${name}", which is not configured`);
-      }
-    }
-    const resolved: ApiKey = { key: key!, name: entry.name };
-    if (entry.agents !== undefined) resolved.agents = [...entry.agents];
-    if (entry.admin === true) resolved.admin = true;
-    out.push(resolved);
-  }
-  return out;
-}
-
-function resolveAuth(
-  raw: { keys?: RawApiKey[]; jwt?: RawJwt } | undefined,
-  agents: AgentConfig[],
-  context: ResolveContext,
-): AuthSettings {
-  const auth: AuthSettings = { keys: resolveApiKeys(raw?.keys ?? [], agents, context) };
-  const jwt = raw?.jwt;
-  if (jwt === undefined) return auth;
-  const at: KeyPath = ["server", "auth", "jwt"];
-  if ((jwt.jwksUrl === undefined) === (jwt.publicKey === undefined)) {
-    issue(context, at, "needs exactly one of `jwksUrl` and `publicKey`");
-    return auth;
-  }
-  if (jwt.publicKey !== undefined) {
-    try {
-      createPublicKey(jwt.publicKey);
-    } catch {
-      issue(context, [...at, "publicKey"], "is not a PEM public key node can read");
-      return auth;
-    }
-  }
-  auth.jwt = { ...jwt, userClaim: jwt.userClaim ?? "sub" };
-  return auth;
-}
 
 async function resolveAgent(
   raw: RawAgent,

@@ -32,16 +32,31 @@ export const ADAPTER_TYPES = ["echo", "scripted", "agui-http", "openai", "module
 export type AdapterType = (typeof ADAPTER_TYPES)[number];
 
 /**
- * Where the inspector is served: one or more path segments, no trailing slash, and not under a
- * path of the API itself (the inspector's routes would shadow or clash with it).
+ * A path the server serves something under (the inspector, a face): one or more segments, no
+ * trailing slash, and not under a path of the ACP face or the probes (it would shadow or clash).
  */
-const inspectorPath = {
-  type: "string",
-  pattern:
-    "^/(?!(agents|threads|runs|ag-ui|schemas|healthz|readyz|metrics|openapi\\.json)(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$",
-  "x-expected":
-    "a path such as /ui (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)",
-} as const;
+function servedPath(example: string) {
+  return {
+    type: "string",
+    pattern:
+      "^/(?!(agents|threads|runs|ag-ui|schemas|healthz|readyz|metrics|openapi\\.json)(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$",
+    "x-expected": `a path such as ${example} (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)`,
+  } as const;
+}
+
+/** A face's settings section: on or off, and where it is served when it has a path of its own. */
+function faceSection(exampleBasePath?: string, more: Record<string, object> = {}) {
+  return {
+    type: "object",
+    additionalProperties: false,
+    properties: {
+      enabled: { type: "boolean" },
+      ...(exampleBasePath ? { basePath: servedPath(exampleBasePath) } : {}),
+      ...more,
+    },
+  };
+}
+
 /** A user JSON Schema (OpenAPI 3.1 schema object): any object, checked later by the registry. */
 const userSchema = { type: "object", "x-expected": "a JSON Schema object" } as const;
 
@@ -252,39 +267,14 @@ export const configFileSchema = {
         inspector: {
           type: "object",
           additionalProperties: false,
-          properties: { enabled: { type: "boolean" }, path: inspectorPath },
+          properties: { enabled: { type: "boolean" }, path: servedPath("/ui") },
         },
-        copilotkit: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            enabled: { type: "boolean" },
-            basePath: {
-              type: "string",
-              // Not under a path the server's own routes use.
-              pattern:
-                "^/(?!(agents|threads|runs|ag-ui|schemas|healthz|readyz|metrics|openapi\\.json)(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$",
-              "x-expected":
-                "a path such as /copilotkit (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)",
-            },
-          },
-        },
-        a2a: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            enabled: { type: "boolean" },
-            basePath: {
-              type: "string",
-              // Not under a path the server's own routes use.
-              pattern:
-                "^/(?!(agents|threads|runs|ag-ui|schemas|healthz|readyz|metrics|openapi\\.json)(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$",
-              "x-expected":
-                "a path such as /a2a (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)",
-            },
-            maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
-          },
-        },
+        acp: faceSection(),
+        agui: faceSection(),
+        copilotkit: faceSection("/copilotkit"),
+        a2a: faceSection("/a2a", {
+          maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
+        }),
         rateLimit: {
           type: "object",
           additionalProperties: false,

@@ -55,6 +55,10 @@ export interface ServerSettings {
   };
   /** The browser inspector (static files plus a small JSON API), served under `path`. */
   inspector: { enabled: boolean; path: string };
+  /** The ACP face: every ACP 0.2.1 path at the root. */
+  acp: { enabled: boolean };
+  /** The AG-UI face: `/ag-ui/{agent}` and `/agents/{id}/ag-ui`; see docs/ag-ui.md. */
+  agui: { enabled: boolean };
   /** CopilotKit's runtime protocol (REST mode) under `basePath`; see docs/copilotkit.md. */
   copilotkit: CopilotKitSettings;
   /** Every agent as an A2A agent under `{basePath}/{agent}`; see docs/a2a.md. */
@@ -190,6 +194,8 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   cors: { origins: [] },
   metrics: { enabled: true, public: false },
   inspector: { enabled: true, path: "/ui" },
+  acp: { enabled: true },
+  agui: { enabled: true },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
   a2a: { enabled: true, basePath: "/a2a", maxPushConfigsPerTask: 10 },
   rateLimit: { max: 0, windowSeconds: 60 },
@@ -213,6 +219,8 @@ const SECTIONS = [
   "cors",
   "metrics",
   "inspector",
+  "acp",
+  "agui",
   "copilotkit",
   "a2a",
   "rateLimit",

@@ -1,4 +1,4 @@
-import { storedValues } from "../bridge/values.js";
+import { storedValues } from "../bridge/acp/values.js";
 import type { CheckpointRecord, RunRecord, ThreadRecord } from "../storage/types.js";
 import type { AcpRun, AcpThread, AcpThreadState } from "../validation/acp-types.js";
 

@@ -1,18 +1,23 @@
 import type { Message } from "@ag-ui/core";
 import type { Logger } from "pino";
 import type { AgentAdapter } from "../adapters/types.js";
-import { aguiToAcpMessages as toAcpMessages } from "../bridge/messages.js";
-import { ERRCODE, type SegmentEnd, storageFailureEnd, terminalEnd } from "../bridge/outcomes.js";
-import type { RunCommand } from "../bridge/run-command.js";
-import { buildRunInput } from "../bridge/run-input.js";
-import { asValues } from "../bridge/values.js";
+import { aguiToAcpMessages as toAcpMessages } from "../bridge/acp/messages.js";
+import {
+  ERRCODE,
+  type SegmentEnd,
+  storageFailureEnd,
+  terminalEnd,
+} from "../bridge/acp/outcomes.js";
+import type { RunCommand } from "../bridge/acp/run-command.js";
+import { buildRunInput } from "../bridge/acp/run-input.js";
+import { asValues } from "../bridge/acp/values.js";
 import type { AgentBounds } from "../config/agent-bounds.js";
-import { isClaimLost } from "../errors.js";
-import { newId } from "../ids.js";
 import { SegmentPipeline } from "../pipeline/index.js";
 import type { TerminalInfo } from "../pipeline/types.js";
 import type { Fence, RunRecord, Storage, ThreadRecord } from "../storage/types.js";
 import type { SegmentSpan } from "../telemetry/index.js";
+import { isClaimLost } from "../util/errors.js";
+import { newId } from "../util/ids.js";
 import { type AbortGate, abortGate, stopsAt } from "./abortable.js";
 import type { FrameBus } from "./frame-bus.js";
 import { customFrameData, VALUES_DELTA_DATA, valuesKeyframeData } from "./frames/codec.js";

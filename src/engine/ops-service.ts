@@ -1,6 +1,6 @@
 import { type Principal, reaches } from "../auth/principal.js";
-import { notFound } from "../errors.js";
 import type { RunFrame, RunRecord, Storage } from "../storage/types.js";
+import { notFound } from "../util/errors.js";
 import { readFullFrames } from "./frames/follow.js";
 import type { LiveTails } from "./frames/live-tails.js";
 

@@ -1,5 +1,5 @@
-import { queueFull } from "../errors.js";
 import type { Storage } from "../storage/types.js";
+import { queueFull } from "../util/errors.js";
 
 /**
  * Each agent's bounded queue: past its limit, a new run is refused (429) rather than piled up.

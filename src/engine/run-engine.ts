@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
-import type { SegmentEnd } from "../bridge/outcomes.js";
-import { newId } from "../ids.js";
+import type { SegmentEnd } from "../bridge/acp/outcomes.js";
 import type { Fence, InsertClaim, RunRecord, Storage } from "../storage/types.js";
+import { newId } from "../util/ids.js";
 import { AgentDeviations } from "./agent-deviations.js";
 import { type EventRejection, StopReason } from "./executor.js";
 import type { FrameBus } from "./frame-bus.js";

@@ -1,10 +1,13 @@
 import type { Logger } from "pino";
-import { aguiToAcpMessages as toAcpMessages } from "../bridge/messages.js";
-import { runOutput, type SegmentEnd, statusesFor, storageFailureEnd } from "../bridge/outcomes.js";
-import { parseRunCommand } from "../bridge/run-command.js";
-import { asValues, storedValues } from "../bridge/values.js";
-import { isClaimLost, notFound } from "../errors.js";
-import { newId } from "../ids.js";
+import { aguiToAcpMessages as toAcpMessages } from "../bridge/acp/messages.js";
+import {
+  runOutput,
+  type SegmentEnd,
+  statusesFor,
+  storageFailureEnd,
+} from "../bridge/acp/outcomes.js";
+import { parseRunCommand } from "../bridge/acp/run-command.js";
+import { asValues, storedValues } from "../bridge/acp/values.js";
 import type {
   Fence,
   NewCheckpoint,
@@ -13,6 +16,8 @@ import type {
   Storage,
   ThreadOnFinish,
 } from "../storage/types.js";
+import { isClaimLost, notFound } from "../util/errors.js";
+import { newId } from "../util/ids.js";
 import type { FrameBus } from "./frame-bus.js";
 import { finalFrameData } from "./frames/codec.js";
 import { FrameWriter } from "./frames/writer.js";

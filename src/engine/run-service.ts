@@ -1,18 +1,10 @@
 import type { Interrupt } from "@ag-ui/core";
-import { ownerFilter, ownerOf, type Principal, reaches, SYSTEM } from "../auth/principal.js";
-import { type ResumeValidators, resumeEntries } from "../bridge/interrupts.js";
-import { acpToAguiMessages } from "../bridge/messages.js";
-import { ERRCODE } from "../bridge/outcomes.js";
-import { configurableOf, type RunCommand } from "../bridge/run-command.js";
-import { conflict, invalid, notFound } from "../errors.js";
-import { newId } from "../ids.js";
+import { ownerFilter, type Principal, reaches, SYSTEM } from "../auth/principal.js";
+import { type ResumeValidators, resumeEntries } from "../bridge/acp/interrupts.js";
+import { ERRCODE } from "../bridge/acp/outcomes.js";
+import type { RunCommand } from "../bridge/acp/run-command.js";
 import type {
   CheckpointRecord,
-  CreateThreadInput,
-  HeldInsert,
-  InsertClaim,
-  InsertRunOptions,
-  NewRun,
   RunFrame,
   RunKind,
   RunRecord,
@@ -20,54 +12,20 @@ import type {
   RunStatus,
   ThreadRecord,
 } from "../storage/types.js";
+import { conflict, notFound } from "../util/errors.js";
 import { listenForAbort, StopReason } from "./executor.js";
 import { type ReadFrame, readFinal } from "./frames/codec.js";
 import { followRunBatches, type RunStreamOptions } from "./frames/follow.js";
 import { QueueRoom } from "./queue-room.js";
+import { RunCreation } from "./run-creation.js";
 import { LazyAbortController } from "./run-engine/lazy-abort.js";
-import type { RunEngine } from "./run-engine.js";
-import { rememberResumer, traceContextForNewRun } from "./segment-tracing.js";
+import type { CreatedRun, RunServiceOptions } from "./run-types.js";
+import { rememberResumer } from "./segment-tracing.js";
 
-/** What run creation needs to know of an agent: its id and its descriptor's validators. */
-export interface RunnableAgent {
-  agentId: string;
-  /** Each returns null when valid, else a message naming the failing path. */
-  validateInput(data: unknown): string | null;
-  validateConfig(data: unknown): string | null;
-  validateResume(interruptType: string, data: unknown): string | null;
-  /** Pending runs (executing or queued) beyond which new runs are refused with 429. */
-  maxPendingRuns?: number;
-  /** Stream modes the descriptor declares (`specs.capabilities.streaming`). */
-  streamModes?: ReadonlySet<string>;
-}
-
-export interface AgentCatalog {
-  get(agentId: string): RunnableAgent | undefined;
-  /** The only agent, when exactly one is configured. */
-  defaultAgent(): RunnableAgent | null;
-}
-
-export interface RunServiceOptions {
-  engine: RunEngine;
-  catalog: AgentCatalog;
-  validateResumeEntry(entry: unknown): string | null;
-  /** A payload against an interrupt's own `responseSchema` (see response-schemas.ts). */
-  validateResponse?(interrupt: Interrupt, payload: unknown, at: string): string | null;
-  /** Throws (or rejects with) a 422 domain error when a webhook URL may not be used. */
-  checkWebhook(url: string): void | Promise<void>;
-}
-
-/** A run just created, and for a `wait`, its end as recorded when it executes here. */
-export interface CreatedRun {
-  run: RunRecord;
-  ended?: Promise<RunRecord | undefined>;
-}
+export type { AgentCatalog, CreatedRun, RunnableAgent, RunServiceOptions } from "./run-types.js";
 
 /** How a run deleted by a rollback ended, as its final frame says. */
 const ROLLED_BACK = StopReason.cancel("rollback").message;
-
-/** 9999-12-31T23:59:59.999Z: the latest start a 4-digit ISO year can express. */
-const LATEST_START_MS = 253_402_300_799_999;
 
 /**
  * The ACP run operations, HTTP-free: create (with multitask strategies), resume, cancel,
@@ -79,9 +37,14 @@ const LATEST_START_MS = 253_402_300_799_999;
 export class RunService {
   /** Each agent's bounded queue. */
   private readonly queueRoom: QueueRoom;
+  /** Validating, placing and inserting new runs (run-creation.ts). */
+  private readonly creation: RunCreation;
 
   constructor(private readonly options: RunServiceOptions) {
     this.queueRoom = new QueueRoom(options.engine.storage);
+    this.creation = new RunCreation(options, this.queueRoom, (threadId, kind) =>
+      this.stopPendingRuns(threadId, kind),
+    );
   }
 
   /** The storage behind the runs; HTTP reaches it only through this service's methods. */
@@ -131,7 +94,15 @@ export class RunService {
     knownThread?: ThreadRecord | null,
   ): Promise<RunRecord> {
     return (
-      await this.createRun(who, kind, command, threadId, false, newThreadMetadata, knownThread)
+      await this.creation.create(
+        who,
+        kind,
+        command,
+        threadId,
+        false,
+        newThreadMetadata,
+        knownThread,
+      )
     ).run;
   }
 
@@ -147,147 +118,7 @@ export class RunService {
     command: RunCommand,
     threadId?: string,
   ): Promise<CreatedRun> {
-    return this.createRun(who, kind, command, threadId, true);
-  }
-
-  private async createRun(
-    who: Principal,
-    kind: RunKind,
-    command: RunCommand,
-    threadId: string | undefined,
-    toWait: boolean,
-    newThreadMetadata: Record<string, unknown> = {},
-    knownThread?: ThreadRecord | null,
-  ): Promise<CreatedRun> {
-    const agent = this.resolveAgent(command.agentId);
-    const inputProblem = agent.validateInput(command.input.value);
-    if (inputProblem) throw invalid(inputProblem);
-    // Refuse now (422) what could not become AG-UI messages, rather than fail the run later.
-    if (command.input.messages) acpToAguiMessages(command.input.messages);
-    const configurable = configurableOf(command);
-    if (configurable !== undefined) {
-      const configProblem = agent.validateConfig(configurable);
-      if (configProblem) throw invalid(configProblem);
-    }
-    checkStreamModes(agent, command.streamMode);
-    if (command.webhook !== undefined) await this.options.checkWebhook(command.webhook);
-    // A stateless run's queue check can go with its insert (one step, one round trip): it has
-    // no thread to look up or runs to stop first, which a full queue would otherwise precede.
-    // Not for a run whose insert may be held (`wait`): a held insert is written without a read,
-    // so its queue is counted first, as a stateful run's is.
-    const mayHold = toWait && kind === "stateless" && this.storage.insertRunHeld !== undefined;
-    const queueLimit = await this.queueRoom.check(agent, kind === "stateless" && !mayHold);
-    const afterSeconds = command.afterSeconds !== undefined ? Math.max(0, command.afterSeconds) : 0;
-    const startAfter = Date.now() + afterSeconds * 1000;
-    // Beyond year 9999 the ISO timestamp gets a sign and 6 digits, which sorts before any
-    // 4-digit year (the run would start at once), and far beyond it Date throws.
-    if (!(startAfter <= LATEST_START_MS)) {
-      throw invalid(
-        `after_seconds ${command.afterSeconds} is too large: the start would be after the year 9999`,
-      );
-    }
-
-    // A stateless run's hidden thread is created with the run, in one write.
-    const target =
-      kind === "stateful"
-        ? await this.statefulThread(who, threadId!, command, newThreadMetadata, knownThread)
-        : { threadId: newId(), principal: ownerOf(who) };
-    const targetThread = target.threadId;
-    const strategy = command.multitaskStrategy;
-    // A thread still to be created has no runs to stop.
-    if (
-      kind === "stateful" &&
-      !target.create &&
-      (strategy === "interrupt" || strategy === "rollback")
-    ) {
-      await this.stopPendingRuns(targetThread, strategy === "rollback" ? "rollback" : "cancel");
-    }
-
-    const { engine } = this.options;
-    // A run that can start at once is claimed by its own insert when this replica has room
-    // for it: its creation is then the only write before it executes.
-    const claim = engine.offerClaim(agent.agentId);
-    const newRun: NewRun = {
-      run_id: newId(),
-      thread_id: targetThread,
-      agent_id: agent.agentId,
-      kind,
-      creation: command.creation,
-      metadata: command.metadata,
-      start_after: new Date(startAfter).toISOString(),
-      principal: target.principal,
-      trace_context: traceContextForNewRun(),
-    };
-    const insertOptions: InsertRunOptions = {
-      reject_if_busy: kind === "stateful" && strategy === "reject",
-      create_hidden_thread: kind === "stateless",
-      // A hidden thread is created busy already (it exists for this run only).
-      mark_thread_busy: kind === "stateful",
-      claim,
-      queue_limit: queueLimit,
-    };
-    if (target.create) {
-      let inserted: RunRecord | null;
-      try {
-        inserted = await this.storage.insertRunOnNewThread!(target.create, newRun, insertOptions);
-      } catch (err) {
-        if (claim) engine.releaseClaim(agent.agentId);
-        throw err;
-      }
-      if (inserted === null) {
-        // Created meanwhile: the run goes on it as on any thread that exists (or is refused).
-        if (claim) engine.releaseClaim(agent.agentId);
-        return this.createRun(who, kind, command, threadId, toWait, newThreadMetadata);
-      }
-      return this.launched(inserted, claim);
-    }
-    let held: HeldInsert | undefined;
-    try {
-      held = toWait && claim ? this.storage.insertRunHeld?.(newRun, insertOptions) : undefined;
-    } catch (err) {
-      if (claim) engine.releaseClaim(agent.agentId);
-      throw err;
-    }
-    // From here the slot is the execution's.
-    if (held && claim) return this.launchHeld(held, claim);
-    let run: RunRecord;
-    try {
-      run = await this.storage.insertRun(newRun, insertOptions);
-    } catch (err) {
-      if (claim) engine.releaseClaim(agent.agentId);
-      throw err;
-    }
-    return this.launched(run, claim);
-  }
-
-  private launched(run: RunRecord, claim: InsertClaim | undefined): CreatedRun {
-    const { engine } = this.options;
-    engine.notify(run);
-    // Claimed here: no replica needs to look for it.
-    if (!(claim && engine.launchInserted(run, claim))) engine.workAvailable();
-    return { run };
-  }
-
-  /**
-   * Executes a run whose insert is held, at once: its end, if it comes before the insert is
-   * written, is written with it. Resolves once the insert is committed.
-   */
-  private async launchHeld(held: HeldInsert, claim: InsertClaim): Promise<CreatedRun> {
-    const { engine } = this.options;
-    const { run } = held;
-    engine.launchInserted(run, claim);
-    // Asked now: a short run's end is recorded as soon as its insert commits.
-    const ended = engine.endOf(run.run_id);
-    try {
-      await held.committed;
-    } catch (err) {
-      // Nothing was written (the insert failed as `insertRun` would): the execution stops, and
-      // its own writes are refused (there is no such run).
-      void engine.abortLocal(run.run_id, new StopReason("cancel", "the run could not be created"));
-      throw err;
-    }
-    engine.notify(run);
-    return { run, ended };
+    return this.creation.create(who, kind, command, threadId, true);
   }
 
   async get(who: Principal, runId: string, kind: RunKind, threadId?: string): Promise<RunRecord> {
@@ -461,51 +292,6 @@ export class RunService {
     return { ...run, status: "error", output };
   }
 
-  private resolveAgent(agentId: string | undefined) {
-    const { catalog } = this.options;
-    if (typeof agentId === "string") {
-      const agent = catalog.get(agentId);
-      if (!agent) throw notFound("agent", agentId);
-      return agent;
-    }
-    const agent = catalog.defaultAgent();
-    if (!agent) throw invalid("agent_id is required: this server has more than one agent");
-    return agent;
-  }
-
-  /**
-   * The thread a stateful run goes on, and so the run's owner: the thread's. A missing thread
-   * the run creates is left to the run's insert (`create`) when the storage can write both at
-   * once (`insertRunOnNewThread`): the run's first event then waits for one commit, not two.
-   */
-  private async statefulThread(
-    who: Principal,
-    threadId: string,
-    command: RunCommand,
-    metadata: Record<string, unknown>,
-    known: ThreadRecord | null | undefined,
-  ): Promise<{ threadId: string; principal: string | null; create?: CreateThreadInput }> {
-    const thread = known !== undefined ? known : await this.storage.getThread(threadId);
-    if (thread && !thread.hidden && reaches(who, thread.principal)) {
-      return { threadId, principal: thread.principal };
-    }
-    // Hidden, someone else's, or missing without if_not_exists: no such thread for the caller.
-    if (thread || command.ifNotExists !== "create") throw notFound("thread", threadId);
-    const input: CreateThreadInput = {
-      thread_id: threadId,
-      metadata,
-      if_exists: "do_nothing",
-      principal: ownerOf(who),
-    };
-    if (this.storage.insertRunOnNewThread) {
-      return { threadId, principal: input.principal ?? null, create: input };
-    }
-    const { thread: created } = await this.storage.createThread(input);
-    // Created meanwhile by someone else (a race on the same id): still not the caller's.
-    if (created.hidden || !reaches(who, created.principal)) throw notFound("thread", threadId);
-    return { threadId, principal: created.principal };
-  }
-
   private async stopPendingRuns(threadId: string, kind: "cancel" | "rollback"): Promise<void> {
     const pending = await this.storage.pendingRunsOfThread(threadId);
     await Promise.all(pending.map((run) => this.stop(run, kind)));
@@ -603,18 +389,6 @@ export interface ReplaySource {
   current: RunRecord | undefined;
   /** The checkpoint `current` began from, when it started and has one. */
   checkpointBefore: CheckpointRecord | null;
-}
-
-/** ACP: a requested stream mode must be one the agent's descriptor declares. */
-function checkStreamModes(agent: RunnableAgent, requested: string[] | undefined): void {
-  if (!agent.streamModes || requested === undefined) return;
-  for (const mode of requested) {
-    if (!agent.streamModes.has(mode)) {
-      throw invalid(
-        `stream_mode "${mode}" is not supported by agent ${agent.agentId} (its descriptor's specs.capabilities.streaming)`,
-      );
-    }
-  }
 }
 
 /** `promise`'s value, or undefined as soon as `signal` aborts. */

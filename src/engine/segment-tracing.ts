@@ -3,7 +3,7 @@
  * is the trace context stored with the run, not whatever is active here: a resume, a replica
  * that claimed the run, a restart's recovery all continue the run's own trace.
  */
-import type { SegmentEnd } from "../bridge/outcomes.js";
+import type { SegmentEnd } from "../bridge/acp/outcomes.js";
 import type { RunRecord } from "../storage/types.js";
 import {
   type SegmentResult,

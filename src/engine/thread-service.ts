@@ -1,6 +1,4 @@
 import { ownerFilter, ownerOf, type Principal, reaches } from "../auth/principal.js";
-import { conflict, notFound } from "../errors.js";
-import { newId } from "../ids.js";
 import type {
   AcpMessage,
   Storage,
@@ -8,6 +6,8 @@ import type {
   ThreadSearch,
   ThreadStatus,
 } from "../storage/types.js";
+import { conflict, notFound } from "../util/errors.js";
+import { newId } from "../util/ids.js";
 
 export interface ThreadPatchInput {
   metadata?: Record<string, unknown>;

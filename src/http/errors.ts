@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type DomainErrorCode, isDomainError } from "../errors.js";
+import { type DomainErrorCode, isDomainError } from "../util/errors.js";
 
 /** HTTP status for each domain error code; the only place codes meet statuses. */
 const STATUS_BY_CODE: Record<DomainErrorCode, number> = {

@@ -1,5 +1,5 @@
 import { Readable } from "node:stream";
-import { jsonAtLeast, jsonByteLength, jsonPieces } from "../json-pieces.js";
+import { jsonAtLeast, jsonByteLength, jsonPieces } from "../util/json-pieces.js";
 
 /**
  * Strings at least this long go to the socket as their UTF-8 bytes instead.

@@ -17,7 +17,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { ErrorObject } from "ajv";
-import { schemaPath } from "../paths.js";
+import { schemaPath } from "../util/paths.js";
 import { LEGACY_EVENT_TYPES, type LegacyTranslator, normalizeLegacyEvent } from "./compat.js";
 import { DROP, type PlanNode, StripPlanner, stripAgainst } from "./strip.js";
 import { type EventRecord, PipelineFault } from "./types.js";

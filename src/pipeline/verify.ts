@@ -17,62 +17,19 @@
  *   owner its entity was opened under (attribution without SUBAGENT_STARTED is legal);
  * - interrupts: the ids of an interrupt outcome are unique.
  */
-import type { EventRecord, FaultRule } from "./types.js";
+import type { EventRecord } from "./types.js";
+import {
+  checkAttribution,
+  OpenEntities,
+  type Owner,
+  ownerLabel,
+  ownerOf,
+  PARENT,
+  str,
+  VerifyError,
+} from "./verify-state.js";
 
-/** Thrown for an ordering violation; the pipeline turns it into a PipelineFault. */
-export class VerifyError extends Error {
-  constructor(
-    readonly rule: FaultRule,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Owner of an entity: a subagentRunId, or PARENT for the parent agent. */
-const PARENT: unique symbol = Symbol("parent agent");
-type Owner = string | typeof PARENT;
-
-const ownerOf = (tag: string | undefined): Owner => (tag === undefined ? PARENT : tag);
-const ownerLabel = (owner: Owner | undefined): string =>
-  owner === PARENT || owner === undefined ? "(the parent agent)" : owner;
-
-const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
-
-/** Nothing open (a collection never made). */
-const NONE_OPEN: readonly never[] = [];
-
-/** Who opened each entity, by kind; each map made on first use (see OrderVerifier). */
-class OwnerMaps {
-  #message?: Map<string, Owner>;
-  #toolCall?: Map<string, Owner>;
-  #activity?: Map<string, Owner>;
-  #reasoning?: Map<string, Owner>;
-
-  get message(): Map<string, Owner> {
-    this.#message ??= new Map();
-    return this.#message;
-  }
-  get toolCall(): Map<string, Owner> {
-    this.#toolCall ??= new Map();
-    return this.#toolCall;
-  }
-  get activity(): Map<string, Owner> {
-    this.#activity ??= new Map();
-    return this.#activity;
-  }
-  get reasoning(): Map<string, Owner> {
-    this.#reasoning ??= new Map();
-    return this.#reasoning;
-  }
-
-  clear(): void {
-    this.#message = undefined;
-    this.#toolCall = undefined;
-    this.#activity = undefined;
-    this.#reasoning = undefined;
-  }
-}
+export { VerifyError } from "./verify-state.js";
 
 export class OrderVerifier {
   private seenFirst = false;
@@ -81,46 +38,8 @@ export class OrderVerifier {
   private hasErrored = false;
   private currentRunId: string | undefined;
 
-  // The sets and maps below are made on first use and dropped when a run starts: a verifier
-  // lives as long as its run, and most runs only ever open a text message or a tool call, so
-  // twelve empty collections made up front were 2 KB held per open run for nothing.
-  #activeMessages?: Set<string>;
-  #activeToolCalls?: Set<string>;
-  #activeSpans?: Set<string>;
-  #activeReasoning?: Set<string>;
-  private readonly owners = new OwnerMaps();
-  #steps?: Map<Owner, Set<string>>;
-  #activeSubagents?: Set<string>;
-  #closedSubagents?: Set<string>;
-
-  private get activeMessages(): Set<string> {
-    this.#activeMessages ??= new Set();
-    return this.#activeMessages;
-  }
-  private get activeToolCalls(): Set<string> {
-    this.#activeToolCalls ??= new Set();
-    return this.#activeToolCalls;
-  }
-  private get activeSpans(): Set<string> {
-    this.#activeSpans ??= new Set();
-    return this.#activeSpans;
-  }
-  private get activeReasoning(): Set<string> {
-    this.#activeReasoning ??= new Set();
-    return this.#activeReasoning;
-  }
-  private get steps(): Map<Owner, Set<string>> {
-    this.#steps ??= new Map();
-    return this.#steps;
-  }
-  private get activeSubagents(): Set<string> {
-    this.#activeSubagents ??= new Set();
-    return this.#activeSubagents;
-  }
-  private get closedSubagents(): Set<string> {
-    this.#closedSubagents ??= new Set();
-    return this.#closedSubagents;
-  }
+  /** What the run has open, and who opened it (verify-state.ts). */
+  private readonly entities = new OpenEntities();
 
   /** The runId of the run in progress (or last run), if any. */
   get runId(): string | undefined {
@@ -169,13 +88,19 @@ export class OrderVerifier {
 
     switch (type) {
       case "TEXT_MESSAGE_START":
-        this.open("message", this.activeMessages, event, "text message", "TEXT_MESSAGE_END");
+        this.entities.open(
+          "message",
+          this.entities.activeMessages,
+          event,
+          "text message",
+          "TEXT_MESSAGE_END",
+        );
         return;
       case "TEXT_MESSAGE_CONTENT":
       case "TEXT_MESSAGE_END":
-        this.continue(
+        this.entities.continue(
           "message",
-          this.activeMessages,
+          this.entities.activeMessages,
           event,
           `No active text message found with ID '${str(event.messageId)}'. Start a text message with 'TEXT_MESSAGE_START' first.`,
           type === "TEXT_MESSAGE_END",
@@ -188,26 +113,35 @@ export class OrderVerifier {
       case "TOOL_CALL_ARGS":
       case "TOOL_CALL_END": {
         const id = event.toolCallId as string;
-        if (!this.activeToolCalls.has(id)) {
+        if (!this.entities.activeToolCalls.has(id)) {
           throw new VerifyError(
             "tool-call",
             `Cannot send '${type}' event: No active tool call found with ID '${id}'. Start a tool call with 'TOOL_CALL_START' first.`,
           );
         }
-        this.checkTag(type, event, this.owners.toolCall.get(id), "tool call", id);
-        if (type === "TOOL_CALL_END") this.activeToolCalls.delete(id);
+        checkAttribution(type, event, this.entities.owners.toolCall.get(id), "tool call", id);
+        if (type === "TOOL_CALL_END") this.entities.activeToolCalls.delete(id);
         return;
       }
       case "TOOL_CALL_RESULT":
-        this.owners.message.set(event.messageId as string, ownerOf(str(event.subagentRunId)));
+        this.entities.owners.message.set(
+          event.messageId as string,
+          ownerOf(str(event.subagentRunId)),
+        );
         return;
       case "REASONING_START":
-        this.open("reasoning", this.activeSpans, event, "reasoning span", "REASONING_END");
+        this.entities.open(
+          "reasoning",
+          this.entities.activeSpans,
+          event,
+          "reasoning span",
+          "REASONING_END",
+        );
         return;
       case "REASONING_MESSAGE_START":
-        this.open(
+        this.entities.open(
           "reasoning",
-          this.activeReasoning,
+          this.entities.activeReasoning,
           event,
           "reasoning message",
           "REASONING_MESSAGE_END",
@@ -215,9 +149,9 @@ export class OrderVerifier {
         return;
       case "REASONING_MESSAGE_CONTENT":
       case "REASONING_MESSAGE_END":
-        this.continue(
+        this.entities.continue(
           "reasoning",
-          this.activeReasoning,
+          this.entities.activeReasoning,
           event,
           `No active reasoning message found with ID '${str(event.messageId)}'. Start a reasoning message with 'REASONING_MESSAGE_START' first.`,
           type === "REASONING_MESSAGE_END",
@@ -225,9 +159,9 @@ export class OrderVerifier {
         );
         return;
       case "REASONING_END":
-        this.continue(
+        this.entities.continue(
           "reasoning",
-          this.activeSpans,
+          this.entities.activeSpans,
           event,
           `No active reasoning span found with ID '${str(event.messageId)}'. A 'REASONING_START' event must be sent first.`,
           true,
@@ -238,9 +172,9 @@ export class OrderVerifier {
         const id = event.entityId as string;
         const owner =
           event.subtype === "tool-call"
-            ? this.owners.toolCall.get(id)
-            : (this.owners.message.get(id) ?? this.owners.reasoning.get(id));
-        this.checkTag(
+            ? this.entities.owners.toolCall.get(id)
+            : (this.entities.owners.message.get(id) ?? this.entities.owners.reasoning.get(id));
+        checkAttribution(
           type,
           event,
           owner,
@@ -251,14 +185,14 @@ export class OrderVerifier {
       }
       case "ACTIVITY_SNAPSHOT": {
         const id = event.messageId as string;
-        if (!this.owners.activity.has(id) || event.replace !== false) {
-          this.owners.activity.set(id, ownerOf(str(event.subagentRunId)));
+        if (!this.entities.owners.activity.has(id) || event.replace !== false) {
+          this.entities.owners.activity.set(id, ownerOf(str(event.subagentRunId)));
         }
         return;
       }
       case "ACTIVITY_DELTA": {
         const id = event.messageId as string;
-        this.checkTag(type, event, this.owners.activity.get(id), "activity", id);
+        checkAttribution(type, event, this.entities.owners.activity.get(id), "activity", id);
         return;
       }
       case "STEP_STARTED":
@@ -273,14 +207,14 @@ export class OrderVerifier {
       case "SUBAGENT_FINISHED":
       case "SUBAGENT_ERROR": {
         const id = event.subagentRunId as string;
-        if (!this.activeSubagents.has(id)) {
+        if (!this.entities.activeSubagents.has(id)) {
           throw new VerifyError(
             "subagent",
             `Cannot send '${type}': no active subagent found with ID '${id}'. A 'SUBAGENT_STARTED' event must be sent first.`,
           );
         }
-        this.activeSubagents.delete(id);
-        this.closedSubagents.add(id);
+        this.entities.activeSubagents.delete(id);
+        this.entities.closedSubagents.add(id);
         return;
       }
       case "MESSAGES_SNAPSHOT":
@@ -302,67 +236,9 @@ export class OrderVerifier {
     }
   }
 
-  private checkTag(
-    type: string,
-    event: EventRecord,
-    owner: Owner | undefined,
-    kind: string,
-    id: string,
-  ): void {
-    const tag = event.subagentRunId;
-    if (tag === undefined || owner === undefined || owner === tag) return;
-    throw new VerifyError(
-      "attribution",
-      `Cannot send '${type}': subagentRunId '${String(tag)}' does not match the ${kind} '${id}' opener's subagent '${ownerLabel(owner)}'.`,
-    );
-  }
-
-  private open(
-    bucket: "message" | "reasoning",
-    active: Set<string>,
-    event: EventRecord,
-    kind: string,
-    closer: string,
-  ): void {
-    const id = event.messageId as string;
-    if (active.has(id)) {
-      throw new VerifyError(
-        bucket === "message" ? "text-message" : "reasoning",
-        `Cannot send '${event.type}' event: A ${kind} with ID '${id}' is already in progress. Complete it with '${closer}' first.`,
-      );
-    }
-    const owners = this.owners[bucket];
-    const existing = owners.get(id);
-    if (existing !== undefined) {
-      this.checkTag(event.type, event, existing, bucket === "message" ? "message" : kind, id);
-    } else {
-      owners.set(id, ownerOf(str(event.subagentRunId)));
-    }
-    active.add(id);
-  }
-
-  private continue(
-    bucket: "message" | "reasoning",
-    active: Set<string>,
-    event: EventRecord,
-    missing: string,
-    closes: boolean,
-    rule: FaultRule,
-  ): void {
-    const id = event.messageId as string;
-    if (!active.has(id)) {
-      throw new VerifyError(rule, `Cannot send '${event.type}' event: ${missing}`);
-    }
-    if (event.subagentRunId !== undefined) {
-      const kind = bucket === "message" ? "message" : "reasoning message";
-      this.checkTag(event.type, event, this.owners[bucket].get(id), kind, id);
-    }
-    if (closes) active.delete(id);
-  }
-
   private toolCallStart(event: EventRecord): void {
     const id = event.toolCallId as string;
-    if (this.activeToolCalls.has(id)) {
+    if (this.entities.activeToolCalls.has(id)) {
       throw new VerifyError(
         "tool-call",
         `Cannot send 'TOOL_CALL_START' event: A tool call with ID '${id}' is already in progress. Complete it with 'TOOL_CALL_END' first.`,
@@ -372,7 +248,7 @@ export class OrderVerifier {
     const parentId = str(event.parentMessageId);
     let inherited: Owner | undefined;
     if (parentId !== undefined) {
-      const parentOwner = this.owners.message.get(parentId);
+      const parentOwner = this.entities.owners.message.get(parentId);
       if (parentOwner !== undefined) {
         if (tag !== undefined && tag !== parentOwner) {
           throw new VerifyError(
@@ -383,9 +259,9 @@ export class OrderVerifier {
         inherited = parentOwner;
       }
     }
-    const existing = this.owners.toolCall.get(id);
+    const existing = this.entities.owners.toolCall.get(id);
     if (existing !== undefined) {
-      this.checkTag("TOOL_CALL_START", event, existing, "tool call", id);
+      checkAttribution("TOOL_CALL_START", event, existing, "tool call", id);
       if (tag === undefined && inherited !== undefined && inherited !== existing) {
         throw new VerifyError(
           "attribution",
@@ -393,16 +269,16 @@ export class OrderVerifier {
         );
       }
     } else {
-      this.owners.toolCall.set(id, tag !== undefined ? tag : (inherited ?? PARENT));
+      this.entities.owners.toolCall.set(id, tag !== undefined ? tag : (inherited ?? PARENT));
     }
-    this.activeToolCalls.add(id);
+    this.entities.activeToolCalls.add(id);
   }
 
   private stepsOf(owner: Owner): Set<string> {
-    let set = this.steps.get(owner);
+    let set = this.entities.steps.get(owner);
     if (!set) {
       set = new Set();
-      this.steps.set(owner, set);
+      this.entities.steps.set(owner, set);
     }
     return set;
   }
@@ -425,7 +301,7 @@ export class OrderVerifier {
     const owner = ownerOf(str(event.subagentRunId));
     const steps = this.stepsOf(owner);
     if (steps.delete(name)) return;
-    for (const [other, names] of this.steps) {
+    for (const [other, names] of this.entities.steps) {
       if (other !== owner && names.has(name)) {
         throw new VerifyError(
           "step",
@@ -441,13 +317,13 @@ export class OrderVerifier {
 
   private subagentStarted(event: EventRecord): void {
     const id = event.subagentRunId as string;
-    if (this.activeSubagents.has(id)) {
+    if (this.entities.activeSubagents.has(id)) {
       throw new VerifyError(
         "subagent",
         `Cannot send 'SUBAGENT_STARTED': subagent '${id}' is already active. Finish it with 'SUBAGENT_FINISHED' first.`,
       );
     }
-    if (this.closedSubagents.has(id)) {
+    if (this.entities.closedSubagents.has(id)) {
       throw new VerifyError(
         "subagent",
         `Cannot send 'SUBAGENT_STARTED': subagent '${id}' has already finished in this run. Subagent IDs are per-invocation and cannot be reused.`,
@@ -456,15 +332,15 @@ export class OrderVerifier {
     const parent = str(event.parentSubagentRunId);
     if (
       parent !== undefined &&
-      !this.activeSubagents.has(parent) &&
-      !this.closedSubagents.has(parent)
+      !this.entities.activeSubagents.has(parent) &&
+      !this.entities.closedSubagents.has(parent)
     ) {
       throw new VerifyError(
         "subagent",
         `Cannot send 'SUBAGENT_STARTED': parentSubagentRunId '${parent}' has not been started in this run.`,
       );
     }
-    this.activeSubagents.add(id);
+    this.entities.activeSubagents.add(id);
   }
 
   /** Records the owners of replayed messages (snapshot: authoritative; input echo: not). */
@@ -476,16 +352,16 @@ export class OrderVerifier {
       const owner = ownerOf(str(m.subagentRunId));
       const bucket =
         m.role === "reasoning"
-          ? this.owners.reasoning
+          ? this.entities.owners.reasoning
           : m.role === "activity"
-            ? this.owners.activity
-            : this.owners.message;
+            ? this.entities.owners.activity
+            : this.entities.owners.message;
       if (authoritative || !bucket.has(id)) bucket.set(id, owner);
       if (!Array.isArray(m.toolCalls)) continue;
       for (const tc of m.toolCalls as Array<{ id?: unknown }>) {
         const tcId = str(tc.id);
-        if (tcId !== undefined && (authoritative || !this.owners.toolCall.has(tcId))) {
-          this.owners.toolCall.set(tcId, owner);
+        if (tcId !== undefined && (authoritative || !this.entities.owners.toolCall.has(tcId))) {
+          this.entities.owners.toolCall.set(tcId, owner);
         }
       }
     }
@@ -506,33 +382,13 @@ export class OrderVerifier {
   }
 
   private reset(): void {
-    this.#activeMessages = undefined;
-    this.#activeToolCalls = undefined;
-    this.#activeSpans = undefined;
-    this.#activeReasoning = undefined;
-    this.owners.clear();
-    this.#steps = undefined;
-    this.#activeSubagents = undefined;
-    this.#closedSubagents = undefined;
+    this.entities.clear();
     this.finished = false;
     this.hasErrored = false;
   }
 
   private runFinished(event: EventRecord): void {
-    const openSteps: string[] = [];
-    for (const [owner, names] of this.#steps ?? NONE_OPEN) {
-      for (const name of names) {
-        openSteps.push(owner === PARENT ? name : `${name} (subagent '${owner}')`);
-      }
-    }
-    const stillOpen: Array<[string, Iterable<string>]> = [
-      ["steps", openSteps],
-      ["text messages", this.#activeMessages ?? NONE_OPEN],
-      ["reasoning messages", this.#activeReasoning ?? NONE_OPEN],
-      ["reasoning spans", this.#activeSpans ?? NONE_OPEN],
-      ["tool calls", this.#activeToolCalls ?? NONE_OPEN],
-      ["subagents", this.#activeSubagents ?? NONE_OPEN],
-    ];
+    const stillOpen = this.entities.stillOpen();
     for (const [what, ids] of stillOpen) {
       const list = [...ids];
       if (list.length > 0) {

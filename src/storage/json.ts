@@ -2,7 +2,7 @@
  * JSON helpers both storage backends share: exact round-trip text for JSON columns, and one
  * canonical form (object keys sorted) so that both call the same values deep-equal.
  */
-import { invalid } from "../errors.js";
+import { invalid } from "../util/errors.js";
 
 export function assertObject(
   value: unknown,

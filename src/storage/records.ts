@@ -2,7 +2,7 @@
  * Row ↔ record helpers both storage backends share: frames and webhook deliveries map the same
  * way, and timestamps are the contract's `toISOString()` text in both.
  */
-import { invalid } from "../errors.js";
+import { invalid } from "../util/errors.js";
 import type { PushConfigRecord, RunFrame, WebhookDelivery } from "./types.js";
 
 /** A webhook delivery row as both backends select it (SQLite adds an insertion counter). */

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { isDomainError } from "../errors.js";
 import type { Storage } from "../storage/types.js";
+import { isDomainError } from "../util/errors.js";
 
 /**
  * The deliveries this deliverer has claimed and not yet settled, each with its renewal in

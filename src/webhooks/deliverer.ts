@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { isDomainError } from "../errors.js";
 import type { Storage, WebhookDelivery } from "../storage/types.js";
 import { storedTraceHeaders, tracing } from "../telemetry/index.js";
+import { isDomainError } from "../util/errors.js";
 import { type Outcome, WebhookClient } from "./attempt.js";
 import { HeldClaims } from "./claims.js";
 import { DeliverySlots, targetOf } from "./slots.js";

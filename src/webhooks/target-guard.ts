@@ -1,7 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import { lookup as dnsLookup } from "node:dns/promises";
 import { BlockList, isIP, type LookupFunction } from "node:net";
-import { DomainError, invalid } from "../errors.js";
+import { DomainError, invalid } from "../util/errors.js";
 
 /**
  * The SSRF guard for webhook targets. A webhook URL comes from whoever creates a run, and the

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { HttpAgent } from "@ag-ui/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { aclThreadId } from "../../src/http/agui-face.js";
+import { aclThreadId } from "../../src/http/agui-runs/agui-runs.js";
 import { type A2aTestAgent, startA2aAgent } from "../helpers/a2a-agents.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { copilotClient, transcript, until } from "../helpers/copilotkit.js";

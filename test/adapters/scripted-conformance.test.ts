@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aguiToAcpMessage } from "../../src/bridge/messages.js";
+import { aguiToAcpMessage } from "../../src/bridge/acp/messages.js";
 import { build, type TestApp } from "../helpers/app.js";
 import {
   corpusDir,

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { HttpAgent } from "@ag-ui/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aclThreadId } from "../../src/http/agui-face.js";
+import { aclThreadId } from "../../src/http/agui-runs/agui-runs.js";
 import { ReconnectingAgent } from "../helpers/agui-reconnect.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";

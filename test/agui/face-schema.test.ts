@@ -2,7 +2,7 @@ import { HttpAgent } from "@ag-ui/client";
 import { decode } from "@ag-ui/proto";
 import { createParser } from "eventsource-parser";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { aclThreadId } from "../../src/http/agui-face.js";
+import { aclThreadId } from "../../src/http/agui-runs/agui-runs.js";
 import { aguiValidator, describeErrors } from "../../src/validation/index.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";

@@ -1,6 +1,6 @@
 import { HttpAgent } from "@ag-ui/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aclThreadId } from "../../src/http/agui-face.js";
+import { aclThreadId } from "../../src/http/agui-runs/agui-runs.js";
 import { aguiValidator } from "../../src/validation/index.js";
 import { ProtoAgent } from "../helpers/agui-client.js";
 import { build, type TestApp } from "../helpers/app.js";

@@ -1,12 +1,12 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import { describe, expect, it } from "vitest";
+import { parseRunCommand } from "../../src/bridge/acp/run-command.js";
 import {
   aguiRunCommand,
   clientIds,
   knownMessages,
   startedInput,
-} from "../../src/bridge/agui-command.js";
-import { parseRunCommand } from "../../src/bridge/run-command.js";
+} from "../../src/bridge/agui/run-command.js";
 
 const input = (extra: Partial<RunAgentInput> = {}): RunAgentInput => ({
   threadId: "main",

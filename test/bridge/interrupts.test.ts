@@ -5,8 +5,8 @@ import {
   type ResumeValidators,
   resumeEntries,
   toAcpInterrupt,
-} from "../../src/bridge/interrupts.js";
-import { isDomainError } from "../../src/errors.js";
+} from "../../src/bridge/acp/interrupts.js";
+import { isDomainError } from "../../src/util/errors.js";
 
 const open = (...interrupts: Array<Partial<Interrupt> & { id: string }>) =>
   interrupts as Interrupt[];

@@ -3,9 +3,9 @@ import {
   acpToAguiMessage,
   acpToAguiMessages,
   aguiToAcpMessages,
-} from "../../src/bridge/messages.js";
-import { isDomainError } from "../../src/errors.js";
+} from "../../src/bridge/acp/messages.js";
 import type { AgUiMessage } from "../../src/pipeline/index.js";
+import { isDomainError } from "../../src/util/errors.js";
 
 const agui = (messages: unknown[]) => messages as AgUiMessage[];
 

@@ -7,7 +7,7 @@ import {
   statusesFor,
   storageFailureEnd,
   terminalEnd,
-} from "../../src/bridge/outcomes.js";
+} from "../../src/bridge/acp/outcomes.js";
 
 describe("outcomes", () => {
   it("passes numeric AG-UI codes through and gives every other fault 500", () => {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { deliveredModes, parseRunCommand, withAguiOrigin } from "../../src/bridge/run-command.js";
+import {
+  deliveredModes,
+  parseRunCommand,
+  withAguiOrigin,
+} from "../../src/bridge/acp/run-command.js";
 
 describe("the run command", () => {
   it("reads every field of a run-creation body", () => {

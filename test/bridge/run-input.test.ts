@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseRunCommand, withAguiOrigin } from "../../src/bridge/run-command.js";
-import { buildRunInput, ownsState } from "../../src/bridge/run-input.js";
+import { parseRunCommand, withAguiOrigin } from "../../src/bridge/acp/run-command.js";
+import { buildRunInput, ownsState } from "../../src/bridge/acp/run-input.js";
 import { AGUI_PROTOCOL_VERSION } from "../../src/pipeline/index.js";
 
 const thread = (values: unknown, messages: Record<string, unknown>[] | null = null) => ({

@@ -4,7 +4,7 @@ import {
   stateForClient,
   storedValues,
   threadStateForAgent,
-} from "../../src/bridge/values.js";
+} from "../../src/bridge/acp/values.js";
 
 describe("AG-UI state ⇄ ACP values", () => {
   it("wraps state that is not an object, and gives no state as {}", () => {

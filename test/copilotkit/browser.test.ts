@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aclThreadId } from "../../src/http/agui-face.js";
+import { aclThreadId } from "../../src/http/agui-runs/agui-runs.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 import {

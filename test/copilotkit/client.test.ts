@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aclThreadId } from "../../src/http/agui-face.js";
+import { aclThreadId } from "../../src/http/agui-runs/agui-runs.js";
 import { aguiValidator } from "../../src/validation/index.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { copilotClient, dropRunConnections, transcript, until } from "../helpers/copilotkit.js";

@@ -12,9 +12,9 @@ import {
   ValuesRebuilder,
   valuesKeyframeData,
 } from "../../src/engine/frames/codec.js";
-import { jsonPieces } from "../../src/json-pieces.js";
 import { Accumulator } from "../../src/pipeline/index.js";
 import type { RunFrame } from "../../src/storage/types.js";
+import { jsonPieces } from "../../src/util/json-pieces.js";
 
 const frame = (mode: RunFrame["mode"], data: string): RunFrame => ({
   run_id: "r1",

@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { AgentDeviations } from "../../src/engine/agent-deviations.js";
 import { lazyChild } from "../../src/engine/run-engine/lazy-logger.js";
-import { createLogger } from "../../src/logging.js";
+import { createLogger } from "../../src/util/logging.js";
 
 function memoryLogger(level: string) {
   const lines: Array<Record<string, unknown>> = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { aguiToAcpMessages } from "../../src/bridge/messages.js";
+import { aguiToAcpMessages } from "../../src/bridge/acp/messages.js";
 import { LocalFrameBus } from "../../src/engine/frame-bus.js";
 import {
   customFrameData,

@@ -5,9 +5,9 @@
  */
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { acpFace as acpApi } from "../../src/http/acp/index.js";
 import { PLUGIN } from "../../src/http/plugins/names.js";
 import { rateLimitPlugin } from "../../src/http/plugins/rate-limit.js";
-import { acpApi } from "../../src/http/routes/groups.js";
 import { build, type TestApp } from "../helpers/app.js";
 
 describe("the app's plugins", () => {

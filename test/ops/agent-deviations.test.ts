@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { AgentDeviations } from "../../src/engine/agent-deviations.js";
-import { createLogger } from "../../src/logging.js";
+import { createLogger } from "../../src/util/logging.js";
 import { until } from "../runs/helpers.js";
 
 function memoryLogger() {

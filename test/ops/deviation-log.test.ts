@@ -5,8 +5,8 @@ import { buildApp } from "../../src/app.js";
 import { parseConfig } from "../../src/config/load.js";
 import { AgentRegistry, agentIdFor } from "../../src/config/registry.js";
 import { DEFAULT_SETTINGS, mergeSettings } from "../../src/config/settings.js";
-import { createLogger } from "../../src/logging.js";
 import { createStorage } from "../../src/storage/index.js";
+import { createLogger } from "../../src/util/logging.js";
 
 /** CopilotKit's BuiltInAgent's quirk: `finishReason` on RUN_FINISHED, which AG-UI does not describe. */
 const withFinishReason = [

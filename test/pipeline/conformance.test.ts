@@ -21,7 +21,7 @@
  * none today (only "dotnet"), so the base `expect` is what every fixture is held to.
  */
 import { describe, expect, it } from "vitest";
-import { acpToAguiMessages } from "../../src/bridge/messages.js";
+import { acpToAguiMessages } from "../../src/bridge/acp/messages.js";
 import { AGUI_PROTOCOL_VERSION } from "../../src/pipeline/index.js";
 import {
   CEILING_IGNORED,

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { isClaimLost } from "../../src/errors.js";
 import type { PostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import type { RunPatch } from "../../src/storage/types.js";
+import { isClaimLost } from "../../src/util/errors.js";
 import {
   claimFor,
   expectDomainError,

@@ -1,6 +1,6 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it, vi } from "vitest";
-import { DomainError } from "../../src/errors.js";
+import { DomainError } from "../../src/util/errors.js";
 import {
   checkWebhookTarget,
   checkWebhookUrlSyntax,

@@ -13,7 +13,7 @@
  * results are artifacts, see task-events.ts).
  */
 import type { Interrupt } from "@ag-ui/core";
-import type { AcpMessage } from "../messages.js";
+import type { AcpMessage } from "../acp/messages.js";
 import { A2aError, invalidParams } from "./errors.js";
 import type { Message, Part, Role } from "./types.js";
 

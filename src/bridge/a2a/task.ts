@@ -11,7 +11,7 @@
  * | error (cancelled)     | TASK_STATE_CANCELED                                          |
  * | error, timeout        | TASK_STATE_FAILED, the error's description as the status message |
  */
-import { ERRCODE } from "../outcomes.js";
+import { ERRCODE } from "../acp/outcomes.js";
 import { acpToA2aMessage, interruptMessage, type TaskIds } from "./messages.js";
 import type { TaskEvents } from "./task-events.js";
 import type { Message, Task, TaskState, TaskStatus } from "./types.js";

@@ -1,9 +1,9 @@
-import { aguiToAcpMessages } from "../../bridge/messages.js";
-import { asValues } from "../../bridge/values.js";
-import { jsonText } from "../../json-pieces.js";
-import { LONG_TEXT_CHARS, LongText } from "../../long-text.js";
+import { aguiToAcpMessages } from "../../bridge/acp/messages.js";
+import { asValues } from "../../bridge/acp/values.js";
 import { Accumulator, type AgUiMessage, type EventRecord } from "../../pipeline/index.js";
 import type { RunFrame, RunStatus } from "../../storage/types.js";
+import { jsonText } from "../../util/json-pieces.js";
+import { LONG_TEXT_CHARS, LongText } from "../../util/long-text.js";
 
 /**
  * The run frame format: the only module that writes a frame's `data` or reads it back.

@@ -1,5 +1,5 @@
-import { isClaimLost } from "../../errors.js";
 import type { Fence, RunFrame, Storage } from "../../storage/types.js";
+import { isClaimLost } from "../../util/errors.js";
 import type { FrameBus } from "../frame-bus.js";
 import type { LiveTails } from "./live-tails.js";
 

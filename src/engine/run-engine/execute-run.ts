@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
-import { ERRCODE, type SegmentEnd } from "../../bridge/outcomes.js";
-import { parseRunCommand } from "../../bridge/run-command.js";
-import { isClaimLost } from "../../errors.js";
-import { newId } from "../../ids.js";
+import { ERRCODE, type SegmentEnd } from "../../bridge/acp/outcomes.js";
+import { parseRunCommand } from "../../bridge/acp/run-command.js";
 import type { Fence, RunPatch, RunRecord, Storage, ThreadRecord } from "../../storage/types.js";
+import { isClaimLost } from "../../util/errors.js";
+import { newId } from "../../util/ids.js";
 import type { AgentDeviations } from "../agent-deviations.js";
 import { type EventRejection, executeSegment, StopReason } from "../executor.js";
 import type { FrameBus } from "../frame-bus.js";

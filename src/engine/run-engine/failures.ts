@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
-import { ERRCODE, type SegmentEnd } from "../../bridge/outcomes.js";
-import { isClaimLost } from "../../errors.js";
+import { ERRCODE, type SegmentEnd } from "../../bridge/acp/outcomes.js";
 import type { Fence, RunRecord, Storage } from "../../storage/types.js";
+import { isClaimLost } from "../../util/errors.js";
 import type { FrameBus } from "../frame-bus.js";
 
 export interface RunFailuresOptions {

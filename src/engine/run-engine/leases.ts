@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { claimLost } from "../../errors.js";
 import type { Storage } from "../../storage/types.js";
+import { claimLost } from "../../util/errors.js";
 import { StopReason } from "../executor.js";
 import type { Executions } from "./executions.js";
 import type { RunFailures } from "./failures.js";

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { ERRCODE, type SegmentEnd } from "../../bridge/outcomes.js";
+import { ERRCODE, type SegmentEnd } from "../../bridge/acp/outcomes.js";
 import type { RunRecord, Storage } from "../../storage/types.js";
 
 /**

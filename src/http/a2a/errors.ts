@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import { A2aError } from "../../bridge/a2a/index.js";
-import { isDomainError } from "../../errors.js";
+import { isDomainError } from "../../util/errors.js";
 
 /** Tells a client refused for load when to try again, as the ACP face does. */
 export function retryAfterOverload(reply: FastifyReply, err: unknown): void {

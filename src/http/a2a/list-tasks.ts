@@ -6,10 +6,10 @@ import {
   type Task,
   type TaskState,
 } from "../../bridge/a2a/index.js";
-import { ERRCODE } from "../../bridge/outcomes.js";
+import { ERRCODE } from "../../bridge/acp/outcomes.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { RunSearch } from "../../storage/types.js";
-import { aclThreadId } from "../agui-face.js";
+import { aclThreadId } from "../agui-runs/agui-runs.js";
 import { type TaskHandle, taskRunOf } from "./tasks.js";
 
 const DEFAULT_PAGE_SIZE = 50;

@@ -7,8 +7,8 @@ import {
   taskStateOf,
 } from "../../bridge/a2a/index.js";
 import type { PushConfigService } from "../../engine/push-config-service.js";
-import { newId } from "../../ids.js";
 import type { PushConfigRecord } from "../../storage/types.js";
+import { newId } from "../../util/ids.js";
 import type { WebhookDeliverer } from "../../webhooks/deliverer.js";
 import type { A2aTasks, TaskHandle } from "./tasks.js";
 

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { A2aError } from "../../bridge/a2a/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
-import { DomainError, isDomainError } from "../../errors.js";
+import { DomainError, isDomainError } from "../../util/errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
 import {
   agentCard,

@@ -14,15 +14,15 @@ import {
   taskStateOf,
   taskStatusOf,
 } from "../../bridge/a2a/index.js";
-import { clientIds } from "../../bridge/agui-command.js";
-import { parseRunCommand, withAguiOrigin } from "../../bridge/run-command.js";
+import { parseRunCommand, withAguiOrigin } from "../../bridge/acp/run-command.js";
+import { clientIds } from "../../bridge/agui/run-command.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import { readUpdate } from "../../engine/frames/codec.js";
 import type { RunService } from "../../engine/run-service.js";
-import { isDomainError } from "../../errors.js";
-import { newId } from "../../ids.js";
 import type { RunRecord } from "../../storage/types.js";
-import { aclThreadId } from "../agui-face.js";
+import { isDomainError } from "../../util/errors.js";
+import { newId } from "../../util/ids.js";
+import { aclThreadId } from "../agui-runs/agui-runs.js";
 
 /** A task as the face works on it: the run behind it and its plain view. */
 export interface TaskHandle {

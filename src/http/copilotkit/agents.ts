@@ -1,7 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import type { AgentRegistry, RegisteredAgent } from "../../config/registry.js";
 import type { RunEngine } from "../../engine/run-engine.js";
-import { DomainError, notFound } from "../../errors.js";
+import { DomainError, notFound } from "../../util/errors.js";
 
 /**
  * The agent a CopilotKit URL names: its name (the highest version of it), or `name@version`

@@ -1,11 +1,11 @@
 import type { FastifyRequest } from "fastify";
-import { acpToAguiMessage } from "../../bridge/messages.js";
+import { acpToAguiMessage } from "../../bridge/acp/messages.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
-import { notFound } from "../../errors.js";
 import type { ThreadRecord } from "../../storage/types.js";
-import { aclThreadId } from "../agui-face.js";
-import { replayThread } from "../thread-replay.js";
+import { notFound } from "../../util/errors.js";
+import { aclThreadId } from "../agui-runs/agui-runs.js";
+import { replayThread } from "../agui-runs/thread-replay.js";
 import { OWNER_KEY, type Owner } from "./threads.js";
 
 /**

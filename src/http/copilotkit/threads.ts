@@ -1,8 +1,8 @@
 import { ownerOf, type Principal } from "../../auth/principal.js";
 import type { ThreadService } from "../../engine/thread-service.js";
-import { conflict, notFound } from "../../errors.js";
 import type { ThreadRecord } from "../../storage/types.js";
-import { aclThreadId } from "../agui-face.js";
+import { conflict, notFound } from "../../util/errors.js";
+import { aclThreadId } from "../agui-runs/agui-runs.js";
 
 /**
  * CopilotKit's thread views (the threads drawer, `useThreads`) on ACP threads. A thread a
@@ -49,7 +49,7 @@ export interface ListQuery {
   offset: number;
 }
 
-/** A CopilotKit run's thread as `tagThread` left it, for the run (see AguiFace.serve). */
+/** A CopilotKit run's thread as `tagThread` left it, for the run (see AguiRuns.serve). */
 export interface TaggedThread {
   /** The thread the caller may reach, tagged; null when none is (missing, or another's). */
   thread: ThreadRecord | null;

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
 import { toAcpRun } from "../../engine/acp-mapping.js";
 import type { Metrics } from "../../metrics/metrics.js";
-import { packageVersion } from "../../paths.js";
 import type { RunRecord } from "../../storage/types.js";
+import { packageVersion } from "../../util/paths.js";
 import { runIdParams } from "../params.js";
 import { metricsRefusal } from "../plugins/metrics.js";
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { extname, join, relative, resolve, sep } from "node:path";
 import { gzipSync } from "node:zlib";
-import { packageRoot } from "../../paths.js";
+import { packageRoot } from "../../util/paths.js";
 
 /** Where `npm run build` puts the inspector's files (Vite's output, see ui/vite.config.ts). */
 export const DEFAULT_INSPECTOR_ROOT = resolve(packageRoot, "dist", "ui");

@@ -13,7 +13,7 @@ import { looksLikeJwt, TokenRefused } from "../../auth/token.js";
 import type { AgentRegistry } from "../../config/registry.js";
 import type { ApiKey, JwtSettings } from "../../config/settings.js";
 import type { RunService } from "../../engine/run-service.js";
-import { DomainError } from "../../errors.js";
+import { DomainError } from "../../util/errors.js";
 import { sendError } from "../errors.js";
 import { PLUGIN } from "./names.js";
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { NOBODY, type Principal } from "../../auth/principal.js";
-import { DomainError } from "../../errors.js";
 import type { Metrics } from "../../metrics/metrics.js";
+import { DomainError } from "../../util/errors.js";
 import { PLUGIN } from "./names.js";
 
 /**

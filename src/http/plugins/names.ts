@@ -16,7 +16,9 @@ export const PLUGIN = {
   longRequests: "acp-long-requests",
   pagingBounds: "acp-paging-bounds",
   metrics: "acp-metrics",
-  /** The ACP API: meta, agents, threads, thread runs, stateless runs. */
+  /** Health, readiness and the bundled protocol documents, whichever faces are on. */
+  meta: "acp-meta",
+  /** The ACP face: agents, threads, thread runs, stateless runs. */
   acpRoutes: "acp-routes",
   aguiFace: "acp-agui-face",
   inspector: "acp-inspector",

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
-import { invalid } from "../../errors.js";
+import { invalid } from "../../util/errors.js";
 import { PLUGIN } from "./names.js";
 
 const PAGING_KEYS = ["limit", "offset"] as const;

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
-import { DomainError } from "../../errors.js";
+import { DomainError } from "../../util/errors.js";
 import { PLUGIN } from "./names.js";
 
 /** Routes that answer with a stream (ACP SSE, the AG-UI face), as `METHOD template`. */

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { conflict, notFound } from "../../errors.js";
+import { conflict, notFound } from "../../util/errors.js";
 import type { CheckpointRecord, NewCheckpoint } from "../types.js";
 import { type Database, pgCode, type Queryable, TRANSACTION } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { invalid, isDomainError } from "../../errors.js";
+import { invalid, isDomainError } from "../../util/errors.js";
 import {
   type GiveUpReason,
   isWrite,

@@ -1,4 +1,4 @@
-import { claimLost, conflict, notFound } from "../../errors.js";
+import { claimLost, conflict, notFound } from "../../util/errors.js";
 import type { Fence, RunFrame } from "../types.js";
 import { type Database, PIPELINED, pgCode, prepared, type Queryable } from "./connection.js";
 import { rethrowInvalid, toFrame } from "./mapping.js";

@@ -1,4 +1,4 @@
-import { conflict } from "../../errors.js";
+import { conflict } from "../../util/errors.js";
 import { finishedHeldRun } from "../held-inserts.js";
 import type { RunFrame, RunPatch, RunRecord } from "../types.js";
 import { type Database, PIPELINED, pgCode, prepared } from "./connection.js";

@@ -2,7 +2,7 @@
  * Rows as pg returns them (json columns already parsed, timestamptz already ISO text, see
  * connection.ts), their conversion to the contract's records, and error translation.
  */
-import { invalid } from "../../errors.js";
+import { invalid } from "../../util/errors.js";
 import type { WebhookRowFields } from "../records.js";
 import type {
   AcpMessage,

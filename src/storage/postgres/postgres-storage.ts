@@ -26,44 +26,17 @@ import type {
 } from "../types.js";
 import { WriteCounter, type WriteCounts } from "../write-counts.js";
 import type { Database } from "./connection.js";
-import { type ConnectionTarget, connectionTarget } from "./connection-target.js";
+import {
+  type ConnectionTarget,
+  connectionTarget,
+  type PoolSettings,
+  type PostgresStorageOptions,
+  poolSettings,
+} from "./connection-target.js";
 import type { Repositories } from "./repositories.js";
 import type { WebhookPatch } from "./webhooks.js";
 
-export interface PostgresStorageOptions {
-  /**
-   * `postgres://user:password@host:port/database`. A `?schema=name` parameter selects the schema
-   * and `?pool_size=n` the connections per replica (both are taken out before the URL reaches
-   * pg); other parameters are pg's (sslmode, …).
-   */
-  url: string;
-  /** Schema for every table; wins over `?schema=`. Created when missing. Default `public`. */
-  schema?: string;
-  /** Connections per storage (per replica); wins over `?pool_size=`. Default 10. */
-  poolSize?: number;
-  /**
-   * Write groups in flight at once, each on a connection of the pool (group-commit.ts). Default
-   * half the pool: the rest serves reads.
-   */
-  writeGroups?: number;
-  /**
-   * The most writes one group may hold (default 64, see group-commit.ts); 1 turns grouping
-   * off: every write is its own transaction.
-   */
-  writesPerGroup?: number;
-  /**
-   * How long a group takes writes before it commits (default 25 ms, see group-commit.ts). Tests
-   * that count a group's commits raise it, so that a busy machine's slow round trips do not
-   * split their groups.
-   */
-  groupBudgetMs?: number;
-}
-
-/**
- * Connections per replica unless the URL says otherwise: half carry write groups, the rest reads
- * (measured here: more lanes did not raise runs/s, the database's CPU was the limit).
- */
-const DEFAULT_POOL_SIZE = 10;
+export type { PostgresStorageOptions };
 
 /** How many runs written once are remembered for the frame bus at most (see takeWrittenOnce). */
 const WRITTEN_ONCE_KEPT = 4096;
@@ -79,10 +52,7 @@ export class PostgresStorage implements Storage {
   /** Names of the migrations the last `open()` applied (empty when the schema was current). */
   appliedMigrations: string[] = [];
   readonly #target: ConnectionTarget;
-  readonly #poolSize: number;
-  readonly #writeGroups: number;
-  readonly #writesPerGroup: number | undefined;
-  readonly #groupBudgetMs: number | undefined;
+  readonly #pool: PoolSettings;
   #repos: Repositories | null = null;
   /** Inserts held back for their run's end (see insertRunHeld). */
   readonly #held = new HeldInserts();
@@ -93,18 +63,7 @@ export class PostgresStorage implements Storage {
   constructor(options: PostgresStorageOptions) {
     this.#target = connectionTarget(options.url, options.schema);
     this.schema = this.#target.schema;
-    this.#poolSize = options.poolSize ?? this.#target.poolSize ?? DEFAULT_POOL_SIZE;
-    if (!Number.isInteger(this.#poolSize) || this.#poolSize < 1) {
-      throw new Error(`PostgreSQL pool size must be a positive integer, got ${options.poolSize}`);
-    }
-    this.#writesPerGroup = options.writesPerGroup;
-    this.#groupBudgetMs = options.groupBudgetMs;
-    this.#writeGroups = options.writeGroups ?? Math.max(1, Math.floor(this.#poolSize / 2));
-    if (!Number.isInteger(this.#writeGroups) || this.#writeGroups < 1) {
-      throw new Error(
-        `PostgreSQL write groups must be a positive integer, got ${options.writeGroups}`,
-      );
-    }
+    this.#pool = poolSettings(options, this.#target);
   }
 
   async open(): Promise<void> {
@@ -118,12 +77,7 @@ export class PostgresStorage implements Storage {
   async #open(): Promise<void> {
     // Imported here, not at the top: a server on SQLite never loads the PostgreSQL code.
     const { openRepositories } = await import("./repositories.js");
-    const { repos, appliedMigrations } = await openRepositories(this.#target, {
-      poolSize: this.#poolSize,
-      writeGroups: this.#writeGroups,
-      writesPerGroup: this.#writesPerGroup,
-      groupBudgetMs: this.#groupBudgetMs,
-    });
+    const { repos, appliedMigrations } = await openRepositories(this.#target, this.#pool);
     this.appliedMigrations = appliedMigrations;
     this.#repos = repos;
   }

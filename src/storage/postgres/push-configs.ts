@@ -1,4 +1,4 @@
-import { notFound } from "../../errors.js";
+import { notFound } from "../../util/errors.js";
 import { type PushConfigRow, toPushConfig } from "../records.js";
 import type { PushConfigRecord } from "../types.js";
 import { type Database, pgCode, TRANSACTION } from "./connection.js";

@@ -6,7 +6,7 @@
 
 import { CheckpointRepository } from "./checkpoints.js";
 import { createPool, Database, TRANSACTION } from "./connection.js";
-import type { ConnectionTarget } from "./connection-target.js";
+import type { ConnectionTarget, PoolSettings } from "./connection-target.js";
 import { FrameRepository } from "./frames.js";
 import { migrate } from "./migrate.js";
 import { PushConfigRepository } from "./push-configs.js";
@@ -28,13 +28,6 @@ export interface Repositories {
   pushConfigs: PushConfigRepository;
   pushCursors: PushCursorRepository;
   retention: PostgresRetention;
-}
-
-export interface PoolSettings {
-  poolSize: number;
-  writeGroups: number;
-  writesPerGroup: number | undefined;
-  groupBudgetMs: number | undefined;
 }
 
 /** Opens the pool and brings the schema up to date; the pool is closed again if that fails. */

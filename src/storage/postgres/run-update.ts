@@ -1,4 +1,4 @@
-import { claimLost, conflict, notFound } from "../../errors.js";
+import { claimLost, conflict, notFound } from "../../util/errors.js";
 import type { Fence, RunFrame, RunPatch, RunRecord } from "../types.js";
 import { prepared, type Queryable } from "./connection.js";
 import { duplicateMessage } from "./frames.js";

@@ -1,9 +1,8 @@
-import { conflict, notFound, queueFull } from "../../errors.js";
+import { conflict, notFound, queueFull } from "../../util/errors.js";
 import type {
   CreateThreadInput,
   Fence,
   FinishRunWrites,
-  InsertClaim,
   InsertRunOptions,
   NewRun,
   RunCountFilter,
@@ -19,179 +18,47 @@ import {
   PIPELINED,
   PIPELINED_TRANSACTION,
   pgCode,
-  prepared,
   type Queryable,
   TRANSACTION,
 } from "./connection.js";
 import type { FrameRepository } from "./frames.js";
 import { insertFinishedRun } from "./held-runs.js";
 import { assertObject, entryDigests, toJson } from "./json.js";
+import { KnownRuns } from "./known-runs.js";
+import { isoTimestamp, nowIso, type RunRow, rethrowInvalid, toRun } from "./mapping.js";
+import { countRuns, countSearchRuns, pendingRunsOfThread, searchRuns } from "./run-search.js";
 import {
-  addMs,
-  isoTimestamp,
-  nowIso,
-  RUN_COLUMNS,
-  type RunRow,
-  rethrowInvalid,
-  toRun,
-} from "./mapping.js";
+  COUNT_PENDING_OF_AGENT,
+  claimParams,
+  DELETE_THREAD_UNLESS_PENDING,
+  GET_RUN,
+  INSERT_RUN,
+  INSERT_RUN_WITH_NEW_THREAD,
+  INSERT_RUN_WITH_THREAD,
+  type InsertedRow,
+  insertedRun,
+  isQueueCount,
+  LOCK_THREAD,
+  LOCK_THREAD_OF_RUN,
+  LOCK_THREAD_OF_RUN_TO_DELETE,
+  MARK_THREAD_BUSY,
+  RUN_EXISTS,
+  runParams,
+  SET_THREAD_STATUS,
+} from "./run-statements.js";
 import { endRunDeletingThread, type KnownRun, updateRunRow } from "./run-update.js";
 import { SharedReads } from "./shared-reads.js";
 
-/** How many runs' unchanging columns a repository keeps at most (see RunRepository.#known). */
-const KNOWN_RUNS = 10_000;
-
 /**
- * The run row, its checkpoint_before read from the (locked) thread, unless `$11` asks for the
- * busy check and the thread has a pending run: then nothing is inserted. With a claim (`$12`
- * the owner, `$13` the lease's end, `$14` the open segment, `$15` now) it is inserted claimed
- * when it is due and alone on its thread, as a first claim leaves it (epoch 1).
- *
- * Only what the server does not know comes back (see `insertedRun`): whether it was claimed
- * (its epoch) and the thread's checkpoint.
+ * Runs: insertion with the busy check, updates, ends and deletion. Statements: run-statements.ts;
+ * searches and counts: run-search.ts; claims: run-claims.ts.
  */
-const INSERT_RUN = prepared(`
-  INSERT INTO runs
-    (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
-     metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
-     principal, owner, lease_expires_at, lease_epoch, trace_context)
-  SELECT $1, t.thread_id, $3, $4, 'pending', $5::timestamptz, $5::timestamptz, $6::json, $7::json,
-         $8::text[], 'null'::json, '[]'::json, 'null'::json,
-         CASE WHEN c.claimed THEN $14::json ELSE '[]'::json END, $9::timestamptz,
-         t.checkpoint_id, $10,
-         CASE WHEN c.claimed THEN $12::text END,
-         CASE WHEN c.claimed THEN $13::timestamptz END,
-         CASE WHEN c.claimed THEN 1 ELSE 0 END, $16::text
-  FROM threads t
-  CROSS JOIN LATERAL (
-    SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending') AS busy
-  ) b
-  CROSS JOIN LATERAL (
-    SELECT $12::text IS NOT NULL AND $9::timestamptz <= $15::timestamptz AND NOT b.busy AS claimed
-  ) c
-  WHERE t.thread_id = $2 AND NOT ($11::boolean AND b.busy)
-  RETURNING lease_epoch, checkpoint_before`);
-
-/**
- * A run with the thread it creates, in one statement: the thread inserted busy (nothing else
- * can be pending on it), the run as INSERT_RUN writes it on a thread with no pending run and no
- * checkpoint. `$11` the claim's owner, `$12` the lease's end, `$13` the open segment, `$14` now:
- * claimed when due. `$15` the agent's queue limit (null: none): with that many pending runs of
- * the agent neither the thread nor the run is inserted (the count reads the pending runs'
- * partial index, `pending` being written into the text). A thread of that id that exists
- * already is left as it is, and no run is inserted either. Only its epoch comes back: whether
- * it was claimed (see `insertedRun`). `thread` gives the thread's metadata, its digest, whether
- * it is hidden and its owner (SQL text: literals, or parameters after `$16`).
- */
-function insertRunWithThread(thread: {
-  metadata: string;
-  digest: string;
-  hidden: string;
-  principal: string;
-}) {
-  return prepared(`
-  WITH room AS (
-    SELECT $15::integer IS NULL OR (
-      SELECT count(*) FROM (
-        SELECT 1 FROM runs WHERE agent_id = $3 AND status = 'pending'
-        LIMIT coalesce($15::integer, 0)) limited
-    ) < $15::integer AS ok
-  ), thread AS (
-    INSERT INTO threads
-      (thread_id, created_at, updated_at, metadata, metadata_digest, status, "values",
-       values_digest, messages, checkpoint_id, hidden, principal)
-    SELECT $2, $5::timestamptz, $5::timestamptz, ${thread.metadata}, ${thread.digest}, 'busy',
-           'null', '{}', 'null', NULL, ${thread.hidden}, ${thread.principal}
-    FROM room WHERE room.ok
-    ON CONFLICT (thread_id) DO NOTHING
-    RETURNING thread_id
-  )
-  INSERT INTO runs
-    (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
-     metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
-     principal, owner, lease_expires_at, lease_epoch, trace_context)
-  SELECT $1, t.thread_id, $3, $4, 'pending', $5::timestamptz, $5::timestamptz, $6::json, $7::json,
-         $8::text[], 'null'::json, '[]'::json, 'null'::json,
-         CASE WHEN c.claimed THEN $13::json ELSE '[]'::json END, $9::timestamptz, NULL, $10,
-         CASE WHEN c.claimed THEN $11::text END,
-         CASE WHEN c.claimed THEN $12::timestamptz END,
-         CASE WHEN c.claimed THEN 1 ELSE 0 END, $16::text
-  FROM thread t
-  CROSS JOIN LATERAL (
-    SELECT $11::text IS NOT NULL AND $9::timestamptz <= $14::timestamptz AS claimed
-  ) c
-  RETURNING lease_epoch`);
-}
-
-/** A stateless run with its hidden thread (see #insertWithHiddenThread). */
-const INSERT_RUN_WITH_THREAD = insertRunWithThread({
-  metadata: "'{}'",
-  digest: "'{}'",
-  hidden: "true",
-  principal: "$10",
-});
-
-/**
- * A stateful run with the visible thread it creates (see insertOnNewThread): `$17` the thread's
- * metadata, `$18` its digest, `$19` whether it is hidden, `$20` its owner.
- */
-const INSERT_RUN_WITH_NEW_THREAD = insertRunWithThread({
-  metadata: "$17::json",
-  digest: "$18::text[]",
-  hidden: "$19::boolean",
-  principal: "$20",
-});
-
-const MARK_THREAD_BUSY = prepared(
-  "UPDATE threads SET status = 'busy', updated_at = $2 WHERE thread_id = $1",
-);
-const LOCK_THREAD = prepared("SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE");
-/**
- * The queue check before every run (an agent's pending runs, up to its limit). `pending` is
- * written into the text, not bound: the statement is then prepared with a plan that reads the
- * pending runs' partial index whatever the agent, which a `status = $2` could not promise (its
- * generic plan would not know `pending` is rare).
- */
-const COUNT_PENDING_OF_AGENT = prepared(`SELECT count(*)::int AS n FROM (
-  SELECT 1 FROM runs WHERE agent_id = $1 AND status = 'pending' LIMIT $2) limited`);
-
-/** Only the agent and `pending`: the filter COUNT_PENDING_OF_AGENT serves. */
-function isQueueCount(filter: RunCountFilter): filter is { agent_id: string; status: "pending" } {
-  return (
-    filter.status === "pending" &&
-    filter.agent_id !== undefined &&
-    filter.kind === undefined &&
-    filter.thread_id === undefined
-  );
-}
-
-const GET_RUN = prepared(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`);
-const RUN_EXISTS = prepared("SELECT 1 FROM runs WHERE run_id = $1");
-const LOCK_THREAD_OF_RUN = prepared(`SELECT thread_id FROM threads
-  WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
-  FOR NO KEY UPDATE`);
-const LOCK_THREAD_OF_RUN_TO_DELETE = prepared(`SELECT thread_id FROM threads
-  WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
-  FOR UPDATE`);
-const SET_THREAD_STATUS = prepared(
-  "UPDATE threads SET status = $2, updated_at = $3 WHERE thread_id = $1",
-);
-/** The pending check rides in the DELETE (see #finishDeletingThread). */
-const DELETE_THREAD_UNLESS_PENDING = prepared(`DELETE FROM threads WHERE thread_id = $1
-  AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status = 'pending')`);
-
-/** Runs: insertion with the busy check, search, updates and deletion. Claims: run-claims.ts. */
 export class RunRepository {
   readonly #db: Database;
   readonly #frames: FrameRepository;
   readonly #checkpoints: CheckpointRepository;
-  /**
-   * The unchanging columns of the runs this replica inserted claimed (it executes them), until
-   * their end: the end's UPDATE does not read back what the server sent at the insert. They are
-   * the objects of the record the engine holds while it executes the run, so keeping them costs
-   * little; bounded, oldest first out. A run not in it is read back whole, as before.
-   */
-  readonly #known = new Map<string, KnownRun>();
+  /** The unchanging columns of runs this replica inserted claimed (see known-runs.ts). */
+  readonly #known = new KnownRuns();
   /** Queue counts asked for together share a statement (see shared-reads.ts). */
   readonly #queueCounts = new SharedReads<number>();
 
@@ -252,7 +119,7 @@ export class RunRepository {
         const row = inserted.rows[0] as InsertedRow | undefined;
         // The thread is locked and exists: no row means the busy check said no.
         if (row === undefined) throw conflict(`thread ${run.thread_id} is busy`);
-        return this.#remember(insertedRun(run, params, options.claim, row));
+        return this.#known.remember(insertedRun(run, params, options.claim, row));
         // With a queue limit the count is answered before the rest goes out.
       },
       options.queue_limit === undefined ? PIPELINED_TRANSACTION : TRANSACTION,
@@ -283,7 +150,7 @@ export class RunRepository {
       await this.#throwIfQueueFull(run, options);
       throw conflict(`thread ${run.thread_id} already exists`);
     }
-    return this.#remember(
+    return this.#known.remember(
       insertedRun(run, columns, options.claim, { ...row, checkpoint_before: null }),
     );
   }
@@ -332,7 +199,7 @@ export class RunRepository {
       await this.#throwIfQueueFull(run, options);
       return null;
     }
-    return this.#remember(
+    return this.#known.remember(
       insertedRun(run, columns, options.claim, { ...row, checkpoint_before: null }),
     );
   }
@@ -363,7 +230,7 @@ export class RunRepository {
       record.trace_context,
     ]);
     if (row === undefined) throw conflict(`thread ${record.thread_id} already exists`);
-    return this.#remember(record);
+    return this.#known.remember(record);
   }
 
   /** A held insert written once, with its end (see held-runs.ts). */
@@ -388,69 +255,10 @@ export class RunRepository {
     }
   }
 
-  /** Keeps a run's unchanging columns when it was inserted claimed (see #known). */
-  #remember(run: RunRecord): RunRecord {
-    if (run.owner === null) return run;
-    if (this.#known.size >= KNOWN_RUNS) {
-      const oldest = this.#known.keys().next();
-      if (oldest.done !== true) this.#known.delete(oldest.value);
-    }
-    this.#known.set(run.run_id, {
-      run_id: run.run_id,
-      agent_id: run.agent_id,
-      kind: run.kind,
-      created_at: run.created_at,
-      creation: run.creation,
-      metadata: run.metadata,
-      trace_context: run.trace_context,
-    });
-    return run;
-  }
-
-  /** The run's unchanging columns if kept; a patch that ends the run lets go of them. */
-  #knownFor(runId: string, patch: RunPatch): KnownRun | undefined {
-    const known = this.#known.get(runId);
-    if (known !== undefined && patch.status !== undefined && patch.status !== "pending") {
-      this.#known.delete(runId);
-    }
-    return known;
-  }
-
   async get(runId: string, db: Queryable = this.#db): Promise<RunRecord | null> {
     const result = await db.query<RunRow>(GET_RUN, [runId]);
     const row = result.rows[0];
     return row === undefined ? null : toRun(row);
-  }
-
-  async search(search: RunSearch): Promise<RunRecord[]> {
-    const { where, params } = searchFilter(search);
-    let order = "created_at DESC, seq DESC";
-    if (search.order === "updated") {
-      order = "updated_at DESC, run_id DESC";
-      if (search.after !== undefined) {
-        params.push(isoTimestamp(search.after.updated_at, "after.updated_at"), search.after.run_id);
-        const [at, id] = [params.length - 1, params.length];
-        where.push(`(updated_at, run_id) < ($${at}::timestamptz, $${id})`);
-      }
-    }
-    const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
-    params.push(search.limit, search.offset);
-    const result = await this.#db.query<RunRow>(
-      `SELECT ${RUN_COLUMNS} FROM runs ${filter} ORDER BY ${order}
-       LIMIT $${params.length - 1} OFFSET $${params.length}`,
-      params,
-    );
-    return result.rows.map(toRun);
-  }
-
-  async countSearch(search: RunSearch): Promise<number> {
-    const { where, params } = searchFilter(search);
-    const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
-    const result = await this.#db.query<{ n: number }>(
-      `SELECT count(*)::integer AS n FROM runs ${filter}`,
-      params,
-    );
-    return result.rows[0]?.n ?? 0;
   }
 
   /** The agent's pending runs, counted up to `limit` (the queue check). */
@@ -462,39 +270,25 @@ export class RunRepository {
     return queued.rows[0]?.n ?? 0;
   }
 
-  async count(filter: RunCountFilter, limit: number): Promise<number> {
-    const bound = Math.max(0, Math.floor(limit));
-    if (isQueueCount(filter)) {
-      const { agent_id } = filter;
-      return this.#queueCounts.get(`${bound}|${agent_id}`, () =>
-        this.pendingOfAgent(agent_id, bound),
-      );
-    }
-    const where: string[] = [];
-    const params: unknown[] = [];
-    for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
-      const value = filter[field];
-      if (value !== undefined) {
-        params.push(value);
-        where.push(`${field} = $${params.length}`);
-      }
-    }
-    const clause = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
-    params.push(bound);
-    const result = await this.#db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs ${clause} LIMIT $${params.length}) limited`,
-      params,
-    );
-    return result.rows[0]?.n ?? 0;
+  search(search: RunSearch): Promise<RunRecord[]> {
+    return searchRuns(this.#db, search);
   }
 
-  async pendingOfThread(threadId: string): Promise<RunRecord[]> {
-    const result = await this.#db.query<RunRow>(
-      `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status = 'pending'
-       ORDER BY created_at, seq`,
-      [threadId],
+  countSearch(search: RunSearch): Promise<number> {
+    return countSearchRuns(this.#db, search);
+  }
+
+  pendingOfThread(threadId: string): Promise<RunRecord[]> {
+    return pendingRunsOfThread(this.#db, threadId);
+  }
+
+  async count(filter: RunCountFilter, limit: number): Promise<number> {
+    const bound = Math.max(0, Math.floor(limit));
+    if (!isQueueCount(filter)) return countRuns(this.#db, filter, bound);
+    const { agent_id } = filter;
+    return this.#queueCounts.get(`${bound}|${agent_id}`, () =>
+      this.pendingOfAgent(agent_id, bound),
     );
-    return result.rows.map(toRun);
   }
 
   /**
@@ -508,7 +302,7 @@ export class RunRepository {
     fence?: Fence,
     writes?: FinishRunWrites,
   ): Promise<RunRecord> {
-    const known = this.#knownFor(runId, patch);
+    const known = this.#known.take(runId, patch);
     if ("delete" in thread) return this.#finishDeletingThread(runId, patch, fence, writes, known);
     return this.#db.write(async (db) => {
       // The thread is locked before the run, in the order insertRun and claimRun take them. The
@@ -633,7 +427,7 @@ export class RunRepository {
    */
   async update(runId: string, patch: RunPatch, fence?: Fence): Promise<RunRecord> {
     if (patch.status !== "pending") {
-      const known = this.#knownFor(runId, patch);
+      const known = this.#known.take(runId, patch);
       return this.#db.write((db) => updateRunRow(db, runId, patch, fence, { known }), PIPELINED);
     }
     return this.#db.write(async (db) => {
@@ -653,132 +447,4 @@ export class RunRepository {
       throw conflict(`run ${runId} is pending`);
     });
   }
-}
-
-/**
- * A new run's columns, `$1`–`$10` of INSERT_RUN and INSERT_RUN_WITH_THREAD (its trace context,
- * the last one, is `$16` of both).
- */
-function runParams(run: NewRun, startAfter: string): unknown[] {
-  return [
-    run.run_id,
-    run.thread_id,
-    run.agent_id,
-    run.kind,
-    nowIso(),
-    toJson(run.creation),
-    toJson(run.metadata),
-    entryDigests(run.metadata),
-    startAfter,
-    run.principal ?? null,
-  ];
-}
-
-/** The claim taken by an insert (see `InsertRunOptions.claim`): owner, lease end, segment, now. */
-function claimParams(claim: InsertClaim | undefined): unknown[] {
-  return [
-    claim?.owner ?? null,
-    claim === undefined ? null : addMs(claim.now, claim.leaseMs),
-    claim === undefined ? null : toJson([claim.segment]),
-    claim?.now.toISOString() ?? null,
-  ];
-}
-
-/** What an insert sends back: what the server could not know before. */
-interface InsertedRow {
-  lease_epoch: number;
-  checkpoint_before: string | null;
-}
-
-/**
- * The record of a run just inserted, from what was sent (`columns`, runParams' values) and what
- * came back: the row as RUN_COLUMNS would have read it, without reading it. Timestamps were sent
- * as ISO text with milliseconds, which timestamptz keeps exactly; JSON columns hold the text
- * sent, parsed here as pg would parse it.
- */
-function insertedRun(
-  run: NewRun,
-  columns: unknown[],
-  claim: InsertClaim | undefined,
-  row: InsertedRow,
-): RunRecord {
-  const [, , , , now, creation, metadata, , startAfter, principal] = columns as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string[],
-    string,
-    string | null,
-  ];
-  const claimed = claim !== undefined && row.lease_epoch === 1;
-  return {
-    run_id: run.run_id,
-    thread_id: run.thread_id,
-    agent_id: run.agent_id,
-    kind: run.kind,
-    status: "pending",
-    created_at: now,
-    updated_at: now,
-    creation: JSON.parse(creation) as Record<string, unknown>,
-    metadata: JSON.parse(metadata) as Record<string, unknown>,
-    output: null,
-    interrupts: [],
-    resume: null,
-    segments: claimed ? (JSON.parse(toJson([claim.segment])) as RunRecord["segments"]) : [],
-    start_after: startAfter,
-    checkpoint_before: row.checkpoint_before,
-    owner: claimed ? claim.owner : null,
-    lease_expires_at: claimed ? addMs(claim.now, claim.leaseMs) : null,
-    lease_epoch: row.lease_epoch,
-    cancel_requested: null,
-    last_seq: 0,
-    principal,
-    trace_context: run.trace_context ?? null,
-  };
-}
-
-/** The conditions of a search's filters, with their parameters. */
-function searchFilter(search: RunSearch): { where: string[]; params: unknown[] } {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  for (const field of ["agent_id", "status", "kind", "thread_id", "principal"] as const) {
-    const value = search[field];
-    if (value !== undefined) {
-      params.push(value);
-      where.push(`${field} = $${params.length}`);
-    }
-  }
-  if (search.agent_ids !== undefined) {
-    params.push(search.agent_ids);
-    where.push(`agent_id = ANY($${params.length}::text[])`);
-  }
-  if (search.statuses !== undefined) {
-    params.push(search.statuses);
-    where.push(`status = ANY($${params.length}::text[])`);
-  }
-  if (search.started !== undefined) {
-    where.push(`json_array_length(segments) ${search.started ? ">" : "="} 0`);
-  }
-  if (search.errcode !== undefined) {
-    params.push(String(search.errcode.value));
-    const distinct = search.errcode.is ? "IS NOT DISTINCT FROM" : "IS DISTINCT FROM";
-    where.push(`(output ->> 'errcode') ${distinct} $${params.length}`);
-  }
-  if (search.updated_since !== undefined) {
-    params.push(isoTimestamp(search.updated_since, "updated_since"));
-    where.push(`updated_at >= $${params.length}::timestamptz`);
-  }
-  if (search.metadata !== undefined) {
-    assertObject(search.metadata, "metadata filter");
-    const digests = entryDigests(search.metadata);
-    if (digests.length > 0) {
-      params.push(digests);
-      where.push(`metadata_digest @> $${params.length}::text[]`);
-    }
-  }
-  return { where, params };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { conflict, notFound } from "../../errors.js";
+import { conflict, notFound } from "../../util/errors.js";
 import type { CreateThreadInput, ThreadRecord, ThreadSearch, ThreadStatus } from "../types.js";
 import { type Database, pgCode, type Queryable, TRANSACTION } from "./connection.js";
 import { assertObject, entryDigests, toJson } from "./json.js";

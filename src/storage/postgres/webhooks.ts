@@ -1,4 +1,4 @@
-import { conflict, notFound } from "../../errors.js";
+import { conflict, notFound } from "../../util/errors.js";
 import { WEBHOOK_PARKED_AT } from "../records.js";
 import type { WebhookDelivery } from "../types.js";
 import { type Database, pgCode, type Queryable, TRANSACTION } from "./connection.js";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
-import { conflict, notFound } from "../../errors.js";
+import { conflict, notFound } from "../../util/errors.js";
 import type { CheckpointRecord, NewCheckpoint } from "../types.js";
 import { assertObject, toJson } from "./json.js";
 import { type CheckpointRow, nowIso, sqliteCode, toCheckpoint } from "./mapping.js";

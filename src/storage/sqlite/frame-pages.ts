@@ -1,4 +1,4 @@
-import { invalid } from "../../errors.js";
+import { invalid } from "../../util/errors.js";
 import type { RunFrame } from "../types.js";
 
 /**

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { claimLost, conflict, notFound } from "../../errors.js";
+import { claimLost, conflict, notFound } from "../../util/errors.js";
 import type { Fence, RunFrame } from "../types.js";
 import { type FramePage, readPage, toPages } from "./frame-pages.js";
 import { rethrowCheck } from "./mapping.js";

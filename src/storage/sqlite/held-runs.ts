@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { conflict } from "../../errors.js";
+import { conflict } from "../../util/errors.js";
 import { finishedHeldRun } from "../held-inserts.js";
 import type { RunFrame, RunPatch, RunRecord } from "../types.js";
 import type { FrameRepository } from "./frames.js";

@@ -1,5 +1,5 @@
 /** Rows as SQLite returns them, and their conversion to the contract's records. */
-import { invalid } from "../../errors.js";
+import { invalid } from "../../util/errors.js";
 import type { WebhookRowFields } from "../records.js";
 import type {
   AcpMessage,

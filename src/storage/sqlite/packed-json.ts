@@ -1,5 +1,5 @@
 import { constants, deflateRawSync, inflateRawSync } from "node:zlib";
-import { jsonAtLeast, jsonPieces, PIECE_CHARS } from "../../json-pieces.js";
+import { jsonAtLeast, jsonPieces, PIECE_CHARS } from "../../util/json-pieces.js";
 import { toJson } from "../json.js";
 
 /**

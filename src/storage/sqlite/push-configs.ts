@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { notFound } from "../../errors.js";
+import { notFound } from "../../util/errors.js";
 import { type PushConfigRow, toPushConfig } from "../records.js";
 import type { PushConfigRecord } from "../types.js";
 import { isoTimestamp, sqliteCode } from "./mapping.js";

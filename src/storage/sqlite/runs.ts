@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { claimLost, conflict, notFound, queueFull } from "../../errors.js";
+import { claimLost, conflict, notFound, queueFull } from "../../util/errors.js";
 import type {
   Fence,
   InsertRunOptions,
@@ -14,7 +14,6 @@ import {
   addMs,
   isoTimestamp,
   nowIso,
-  nullableIso,
   type RunRow,
   rethrowCheck,
   sqliteCode,
@@ -22,6 +21,8 @@ import {
 } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
 import { IN_PARTS, packJsonParts } from "./packed-json.js";
+import { PATCH_COLUMNS, patchValue, RETURNING_ALL_BUT_OUTPUT } from "./run-columns.js";
+import { RunSearches } from "./run-search.js";
 import { StatementCache } from "./statements.js";
 
 /**
@@ -67,6 +68,8 @@ const NEXT_EPOCH =
 export class RunRepository {
   readonly #cache: StatementCache;
   readonly #metadata: MetadataIndex;
+  /** Searches and counts (run-search.ts). */
+  readonly #searches: RunSearches;
   readonly #select: Database.Statement<[string], RunRow>;
   readonly #threadCheckpoint: Database.Statement<[string], { checkpoint_id: string | null }>;
   readonly #insertHiddenThread: Database.Statement<
@@ -102,6 +105,7 @@ export class RunRepository {
   constructor(db: Database.Database) {
     this.#cache = new StatementCache(db);
     this.#metadata = new MetadataIndex(db, "run_metadata");
+    this.#searches = new RunSearches(this.#cache, this.#metadata, (row) => this.#toRun(row));
     this.#select = db.prepare("SELECT * FROM runs WHERE run_id = ?");
     this.#threadCheckpoint = db.prepare("SELECT checkpoint_id FROM threads WHERE thread_id = ?");
     this.#insertHiddenThread = db.prepare(
@@ -191,102 +195,15 @@ export class RunRepository {
   }
 
   search(search: RunSearch): RunRecord[] {
-    const filter = this.#searchFilter(search, search.limit + search.offset);
-    if (filter === null) return [];
-    const { where, params } = filter;
-    let order = "created_at DESC, seq DESC";
-    if (search.order === "updated") {
-      order = "updated_at DESC, run_id DESC";
-      if (search.after !== undefined) {
-        where.push("(updated_at < ? OR (updated_at = ? AND run_id < ?))");
-        const at = isoTimestamp(search.after.updated_at, "after.updated_at");
-        params.push(at, at, search.after.run_id);
-      }
-    }
-    const clause = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
-    const sql = `SELECT * FROM runs ${clause} ORDER BY ${order} LIMIT ? OFFSET ?`;
-    params.push(search.limit, search.offset);
-    return (this.#cache.get(sql).all(...params) as RunRow[]).map(this.#toRun);
+    return this.#searches.search(search);
   }
 
   countSearch(search: RunSearch): number {
-    const filter = this.#searchFilter(search, search.limit + search.offset);
-    if (filter === null) return 0;
-    const clause = filter.where.length === 0 ? "" : `WHERE ${filter.where.join(" AND ")}`;
-    const row = this.#cache.get(`SELECT count(*) AS n FROM runs ${clause}`).get(...filter.params);
-    return (row as { n: number }).n;
-  }
-
-  /** The conditions of a search's filters; null when they match nothing. */
-  #searchFilter(search: RunSearch, wanted: number): { where: string[]; params: unknown[] } | null {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    for (const field of ["agent_id", "status", "kind", "thread_id", "principal"] as const) {
-      const value = search[field];
-      if (value !== undefined) {
-        where.push(`${field} = ?`);
-        params.push(value);
-      }
-    }
-    if (search.agent_ids !== undefined) {
-      where.push("agent_id IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(search.agent_ids));
-    }
-    if (search.statuses !== undefined) {
-      where.push("status IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(search.statuses));
-    }
-    if (search.started !== undefined) {
-      // Segments are always JSON text (never packed): no segment is exactly '[]'.
-      where.push(search.started ? "segments <> '[]'" : "segments = '[]'");
-    }
-    if (search.errcode !== undefined) {
-      // A packed output (a long one: packed-json.ts) is read as having no errcode; the server's
-      // own outcomes (a cancellation, a restart) have short descriptions and stay text.
-      const errcode =
-        "(CASE WHEN typeof(output) = 'text' THEN json_extract(output, '$.errcode') END)";
-      where.push(`${errcode} ${search.errcode.is ? "IS" : "IS NOT"} ?`);
-      params.push(search.errcode.value);
-    }
-    if (search.updated_since !== undefined) {
-      where.push("updated_at >= ?");
-      params.push(isoTimestamp(search.updated_since, "updated_since"));
-    }
-    if (search.metadata !== undefined) {
-      assertObject(search.metadata, "metadata filter");
-      const clauses = this.#metadata.clauses("runs.run_id", search.metadata, wanted);
-      if (clauses === null) return null;
-      where.push(...clauses.where);
-      params.push(...clauses.params);
-    }
-    return { where, params };
+    return this.#searches.countSearch(search);
   }
 
   count(filter: RunCountFilter, limit: number): number {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    for (const field of ["agent_id", "status", "kind", "thread_id"] as const) {
-      const value = filter[field];
-      if (value === undefined) continue;
-      if (field === "status" && value === "pending") {
-        // A literal, not a parameter: only then may SQLite use the partial pending indexes
-        // (runs_pending_by_agent answers the queue-limit count from the index alone).
-        where.push("status = 'pending'");
-        continue;
-      }
-      // With another status, its index (few runs) beats the agent's (all its runs ever): `+`
-      // keeps the planner off the agent index.
-      where.push(
-        field === "agent_id" && filter.status !== undefined && filter.status !== "pending"
-          ? "+agent_id = ?"
-          : `${field} = ?`,
-      );
-      params.push(value);
-    }
-    const clause = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
-    const sql = `SELECT count(*) AS n FROM (SELECT 1 FROM runs ${clause} LIMIT ?)`;
-    params.push(Math.max(0, Math.floor(limit)));
-    return (this.#cache.get(sql).get(...params) as { n: number }).n;
+    return this.#searches.count(filter, limit);
   }
 
   pendingOfThread(threadId: string): RunRecord[] {
@@ -524,61 +441,5 @@ export class RunRepository {
     const run = this.get(runId);
     if (run === null) throw notFound("run", runId);
     return run;
-  }
-}
-
-/** Every column `toRun` reads but `output`, which is returned as the literal "null". */
-const RETURNING_ALL_BUT_OUTPUT = [
-  "seq",
-  "run_id",
-  "thread_id",
-  "agent_id",
-  "kind",
-  "status",
-  "created_at",
-  "updated_at",
-  "creation",
-  "metadata",
-  "'null' AS output",
-  "interrupts",
-  "resume",
-  "segments",
-  "start_after",
-  "checkpoint_before",
-  "owner",
-  "lease_expires_at",
-  "lease_epoch",
-  "cancel_requested",
-  "last_seq",
-  "principal",
-  "trace_context",
-].join(", ");
-
-/** The columns a RunPatch may set, in a fixed order (one cached statement per combination). */
-const PATCH_COLUMNS = [
-  "status",
-  "output",
-  "interrupts",
-  "resume",
-  "segments",
-  "start_after",
-  "checkpoint_before",
-  "owner",
-  "lease_expires_at",
-  "cancel_requested",
-] as const satisfies readonly (keyof RunPatch)[];
-
-function patchValue(column: (typeof PATCH_COLUMNS)[number], value: unknown): unknown {
-  switch (column) {
-    case "interrupts":
-    case "resume":
-    case "segments":
-      return toJson(value);
-    case "start_after":
-      return isoTimestamp(value as string, "start_after");
-    case "lease_expires_at":
-      return nullableIso(value as string | null, "lease_expires_at");
-    default:
-      return value;
   }
 }

@@ -1,7 +1,4 @@
-import { mkdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import Database from "better-sqlite3";
-import { notFound } from "../../errors.js";
+import type Database from "better-sqlite3";
 import { HeldInserts, planHeldRun } from "../held-inserts.js";
 import type { RetentionStore } from "../retention.js";
 import type {
@@ -29,58 +26,12 @@ import type {
   WebhookDelivery,
 } from "../types.js";
 import { WriteCounter, type WriteCounts } from "../write-counts.js";
-import { WalCheckpointer } from "./checkpointer.js";
-import { CheckpointRepository } from "./checkpoints.js";
-import { FrameRepository } from "./frames.js";
-import { GroupCommit } from "./group-commit.js";
-import { HeldRunRows } from "./held-runs.js";
-import { makeContainsFunction } from "./json.js";
-import { migrate } from "./migrate.js";
-import { OwnerLock } from "./owner-lock.js";
-import { PushConfigRepository } from "./push-configs.js";
-import { PushCursorRepository } from "./push-cursors.js";
-import { SqliteRetention } from "./retention.js";
-import { RunRepository } from "./runs.js";
-import { ThreadRepository } from "./threads.js";
-import { type WebhookPatch, WebhookRepository } from "./webhooks.js";
-import { SqliteWriteCounting } from "./write-counting.js";
+import { openDatabase, type SqliteRepositories } from "./open-database.js";
+import type { WebhookPatch } from "./webhooks.js";
 
 export interface SqliteStorageOptions {
   /** A file path (parent directories are created) or `:memory:`. */
   path: string;
-}
-
-interface Repositories {
-  db: Database.Database;
-  threads: ThreadRepository;
-  checkpoints: CheckpointRepository;
-  runs: RunRepository;
-  /** The rows of held inserts (see insertRunHeld). */
-  heldRuns: HeldRunRows;
-  frames: FrameRepository;
-  webhooks: WebhookRepository;
-  pushConfigs: PushConfigRepository;
-  pushCursors: PushCursorRepository;
-  /** Every write goes through it: one commit per event-loop turn (see group-commit.ts). */
-  writes: GroupCommit;
-  /** WAL checkpoints off the event loop (a file database only; see checkpointer.ts). */
-  checkpointer: WalCheckpointer | null;
-  /** This process's claim on the file (a file database only; see owner-lock.ts). */
-  ownerLock: OwnerLock | null;
-  retention: SqliteRetention;
-  /** A new thread and a run on it, or nothing (null) when the thread exists. */
-  newThreadRunTx: Database.Transaction<
-    (thread: CreateThreadInput, run: NewRun, options: InsertRunOptions) => RunRecord | null
-  >;
-  finishRunTx: Database.Transaction<
-    (
-      runId: string,
-      patch: RunPatch,
-      thread: ThreadOnFinish,
-      fence: Fence | undefined,
-      writes: FinishRunWrites | undefined,
-    ) => RunRecord
-  >;
 }
 
 /**
@@ -97,7 +48,7 @@ export class SqliteStorage implements Storage {
   readonly path: string;
   /** Names of the migrations the last `open()` applied (empty when the schema was current). */
   appliedMigrations: string[] = [];
-  #repos: Repositories | null = null;
+  #repos: SqliteRepositories | null = null;
   /** Commits and statements of this storage (see write-counts.ts), kept across reopenings. */
   readonly #counter = new WriteCounter();
   /** Inserts held back for their run's end (see insertRunHeld). */
@@ -109,125 +60,11 @@ export class SqliteStorage implements Storage {
 
   async open(): Promise<void> {
     if (this.#repos !== null) return;
-    const inMemory = this.path === ":memory:";
-    if (!inMemory) mkdirSync(dirname(resolve(this.path)), { recursive: true });
-    const db = new Database(this.path);
-    // Before any statement is prepared: every one of them is counted from the start.
-    const counting = new SqliteWriteCounting(db, this.#counter);
-    let ownerLock: OwnerLock | null = null;
-    try {
-      // Set before anything else touches the file: another process may hold its lock right now.
-      db.pragma("busy_timeout = 5000");
-      // A new (empty) file gives the pages retention frees back to the file system; only there,
-      // before the first transaction writes its header: an existing file keeps its own mode.
-      if (db.pragma("page_count", { simple: true }) === 0) db.pragma("auto_vacuum = INCREMENTAL");
-      // Before any change to the file: a process refused it leaves its owner's work alone.
-      if (!inMemory) ownerLock = OwnerLock.acquire(db, this.path);
-      if (!inMemory) {
-        db.pragma("journal_mode = WAL");
-        // A backstop only: the checkpointer's worker copies the WAL back long before this.
-        db.pragma("wal_autocheckpoint = 10000");
-        // Each restart of the WAL truncates the file to at most 4 MB, so its size keeps telling
-        // the checkpointer how much there is to copy.
-        db.pragma("journal_size_limit = 4194304");
-      }
-      db.pragma("synchronous = NORMAL");
-      // A 4 MB page cache, not better-sqlite3's 16 MB (SQLITE_DEFAULT_CACHE_SIZE=-16000): the
-      // run path's working set is the tail of a few indexes, and a long run's frames filled the
-      // rest with pages never read again. A 10 MB run peaked 12 MB lower, runs/s unchanged
-      // (BENCH_ONLY=storage and wait-50, alternated); the OS's page cache still has the file.
-      db.pragma("cache_size = -4000");
-      db.pragma("foreign_keys = ON");
-      // Bounds the ANALYZE that `PRAGMA optimize` (at close) may run on a large database.
-      db.pragma("analysis_limit = 1000");
-      db.function("acp_json_contains", { deterministic: true }, makeContainsFunction());
-      this.appliedMigrations = migrate(db);
-      // Savepoint journals in memory. Each write in a group commit has its own savepoint, and
-      // SQLite copies every page a savepoint first touches into a sub-journal; once a group's
-      // copies pass 64 KB they went to a temporary file, one pwrite per page, 18 % of a run's
-      // CPU. In memory: 0.44–0.49 ms per run instead of 0.67–0.71 (BENCH_ONLY=wait-50,
-      // alternated). The cost: a write that changes many existing pages holds their old copies
-      // in memory until its savepoint ends, not in a file past 64 KB. Deleting a thread of 2,000
-      // runs (a 36 MB file) in a group peaked the same either way (36.4 MB above rest against
-      // 36.2). Set after the migrations, so that an index built over a large table still sorts
-      // in temporary files.
-      db.pragma("temp_store = MEMORY");
-      const checkpoints = new CheckpointRepository(db);
-      const threads = new ThreadRepository(db, checkpoints);
-      const runs = new RunRepository(db);
-      const frames = new FrameRepository(db);
-      const webhooks = new WebhookRepository(db);
-      this.#repos = {
-        db,
-        checkpoints,
-        threads,
-        runs,
-        heldRuns: new HeldRunRows(db, frames),
-        frames,
-        webhooks,
-        pushConfigs: new PushConfigRepository(db),
-        pushCursors: new PushCursorRepository(db, webhooks),
-        writes: new GroupCommit(db, counting),
-        checkpointer: inMemory
-          ? null
-          : new WalCheckpointer(this.path, (message) =>
-              process.emitWarning(`WAL checkpoint failed: ${message}`, "SqliteWarning"),
-            ),
-        ownerLock,
-        retention: new SqliteRetention(db, (work) => this.#write(work)),
-        // Nested in this transaction, each insert is a savepoint: a throw from the run's undoes
-        // the thread's too.
-        newThreadRunTx: db.transaction(
-          (thread: CreateThreadInput, run: NewRun, options: InsertRunOptions) => {
-            const { created } = threads.create({ ...thread, if_exists: "do_nothing" });
-            return created ? runs.insert(run, options) : null;
-          },
-        ),
-        // One transaction for the run's last frames, checkpoint, outcome and thread: a throw from
-        // any of them undoes them all.
-        finishRunTx: db.transaction(
-          (
-            runId: string,
-            patch: RunPatch,
-            thread: ThreadOnFinish,
-            fence: Fence | undefined,
-            writes: FinishRunWrites | undefined,
-          ) => {
-            // Frames first: under a fence they need the run still held by it. Under a fence (the
-            // engine's ends) the run's new last seq rides in the UPDATE below, not a write of
-            // its own; inside this transaction, neither needs a savepoint.
-            let lastSeq: number | undefined;
-            const ending = writes?.frames ?? [];
-            if (ending.length > 0) {
-              if (fence !== undefined && ending.every((frame) => frame.run_id === runId)) {
-                lastSeq = frames.appendLeavingLastSeq(ending, fence);
-              } else {
-                frames.append(ending, fence);
-              }
-            }
-            if ("delete" in thread) {
-              const threadId = runs.threadOf(runId);
-              const updated = runs.updateDetached(runId, patch, fence, lastSeq);
-              if (threadId == null) throw notFound("thread of run", runId);
-              threads.delete(threadId);
-              return updated;
-            }
-            const updated = runs.updateInTransaction(runId, patch, fence, lastSeq);
-            if (writes?.checkpoint !== undefined) {
-              if (updated.thread_id === null) throw notFound("thread of run", runId);
-              checkpoints.add(updated.thread_id, writes.checkpoint);
-            }
-            // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
-            if (updated.thread_id !== null) threads.setStatus(updated.thread_id, thread.status);
-            return updated;
-          },
-        ),
-      };
-    } catch (err) {
-      db.close();
-      ownerLock?.release();
-      throw err;
-    }
+    const { repos, appliedMigrations } = openDatabase(this.path, this.#counter, (work) =>
+      this.#write(work),
+    );
+    this.#repos = repos;
+    this.appliedMigrations = appliedMigrations;
   }
 
   async close(): Promise<void> {
@@ -539,13 +376,13 @@ export class SqliteStorage implements Storage {
   }
 
   /** Queues a write for the next group commit (see group-commit.ts). */
-  #write<T>(write: (repos: Repositories) => T): Promise<T> {
+  #write<T>(write: (repos: SqliteRepositories) => T): Promise<T> {
     const repos = this.#open();
     repos.checkpointer?.noteWrite();
     return repos.writes.run(() => write(repos));
   }
 
-  #open(): Repositories {
+  #open(): SqliteRepositories {
     if (this.#repos === null) throw new Error("SQLite storage is not open: call open() first");
     return this.#repos;
   }

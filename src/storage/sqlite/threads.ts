@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { conflict, notFound } from "../../errors.js";
+import { conflict, notFound } from "../../util/errors.js";
 import type { CreateThreadInput, ThreadRecord, ThreadSearch, ThreadStatus } from "../types.js";
 import type { CheckpointRepository } from "./checkpoints.js";
 import { assertObject, canonicalEntries, toJson } from "./json.js";

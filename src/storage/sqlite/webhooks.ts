@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { conflict, notFound } from "../../errors.js";
+import { conflict, notFound } from "../../util/errors.js";
 import { WEBHOOK_PARKED_AT } from "../records.js";
 import type { WebhookDelivery } from "../types.js";
 import {

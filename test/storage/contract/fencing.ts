@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isClaimLost } from "../../../src/errors.js";
 import type { Fence, RunFrame, RunRecord, Storage } from "../../../src/storage/types.js";
+import { isClaimLost } from "../../../src/util/errors.js";
 import { makeRun, makeThread, type StorageFactory, sleep, useStorage } from "./helpers.js";
 
 /** Short enough for the test to outlast it, so that a second replica may take the run over. */

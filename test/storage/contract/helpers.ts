@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, expect } from "vitest";
-import { DomainError, type DomainErrorCode } from "../../../src/errors.js";
 import type {
   AcpMessage,
   InsertClaim,
@@ -10,6 +9,7 @@ import type {
   Storage,
   ThreadRecord,
 } from "../../../src/storage/types.js";
+import { DomainError, type DomainErrorCode } from "../../../src/util/errors.js";
 
 export type StorageFactory = () => Promise<Storage>;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isClaimLost } from "../../../src/errors.js";
 import type { RunPatch, RunRecord, Storage } from "../../../src/storage/types.js";
+import { isClaimLost } from "../../../src/util/errors.js";
 import {
   claimFor,
   expectDomainError,

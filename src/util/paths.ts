@@ -4,8 +4,8 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** The package root: one level above src/ (tsx, vitest) or dist/ (built). */
-export const packageRoot = resolve(here, "..");
+/** The package root: two levels above src/util/ (tsx, vitest) or dist/util/ (built). */
+export const packageRoot = resolve(here, "..", "..");
 
 /** Path of a bundled protocol document under schemas/. */
 export function schemaPath(name: string): string {

@@ -1,7 +1,7 @@
 import type { RunAgentInput } from "@ag-ui/core";
-import type { AgUiMessage } from "../pipeline/types.js";
-import { acpToAguiMessage, aguiToAcpMessages } from "./messages.js";
-import { parseRunCommand, type RunCommand, withAguiOrigin } from "./run-command.js";
+import type { AgUiMessage } from "../../pipeline/types.js";
+import { acpToAguiMessage, aguiToAcpMessages } from "../acp/messages.js";
+import { parseRunCommand, type RunCommand, withAguiOrigin } from "../acp/run-command.js";
 
 export interface AguiRunOptions {
   agentId: string;

@@ -1,11 +1,14 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from "fastify";
-import { isDomainError } from "../../errors.js";
-import { packageVersion } from "../../paths.js";
+import { isDomainError } from "../../util/errors.js";
+import { packageVersion } from "../../util/paths.js";
 import { aguiValidator, describeErrors } from "../../validation/index.js";
-import { AguiFace, aclThreadId } from "../agui-face.js";
-import { agentFor, runtimeInfo, visibleAgents } from "../copilotkit/agents.js";
-import { threadEvents, threadMessages, threadState } from "../copilotkit/inspect.js";
+import { AguiRuns, aclThreadId } from "../agui-runs/agui-runs.js";
+import { stopRuns } from "../agui-runs/stop-runs.js";
+import { sendError } from "../errors.js";
+import { registerJsonBodyParser } from "../json-body.js";
+import { agentFor, runtimeInfo, visibleAgents } from "./agents.js";
+import { threadEvents, threadMessages, threadState } from "./inspect.js";
 import {
   deleteThread,
   listThreads,
@@ -14,10 +17,7 @@ import {
   setArchived,
   tagThread,
   toCopilotThread,
-} from "../copilotkit/threads.js";
-import { sendError } from "../errors.js";
-import { registerJsonBodyParser } from "../json-body.js";
-import { stopRuns } from "../stop-runs.js";
+} from "./threads.js";
 
 /** A body CopilotKit's client would not send: 400, as its runtime answers. */
 class BadBody extends Error {
@@ -60,7 +60,7 @@ const listQuery = {
  */
 export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
   const { registry, runs, threads, engine, settings } = app.deps;
-  const face = new AguiFace({ runs, threads, keepAliveSeconds: settings.keepAliveSeconds });
+  const face = new AguiRuns({ runs, threads, keepAliveSeconds: settings.keepAliveSeconds });
   const version = packageVersion();
 
   // CopilotKit's client sends `content-type: application/json` with no body to stop a thread.

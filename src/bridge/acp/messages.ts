@@ -31,9 +31,9 @@
  *   `RunAgentInput` messages are closed objects a conforming agent would reject.
  */
 import { randomUUID } from "node:crypto";
-import { invalid } from "../errors.js";
-import { upgradeMessageContent } from "../pipeline/compat.js";
-import type { AgUiMessage } from "../pipeline/types.js";
+import { upgradeMessageContent } from "../../pipeline/compat.js";
+import type { AgUiMessage } from "../../pipeline/types.js";
+import { invalid } from "../../util/errors.js";
 
 export type AcpContentBlock = { type: string; [key: string]: unknown };
 

@@ -4,8 +4,8 @@
  */
 
 import type { Interrupt } from "@ag-ui/core";
-import type { TerminalInfo } from "../pipeline/types.js";
-import type { RunStatus, ThreadStatus } from "../validation/acp-types.js";
+import type { TerminalInfo } from "../../pipeline/types.js";
+import type { RunStatus, ThreadStatus } from "../../validation/acp-types.js";
 import { toAcpInterrupt } from "./interrupts.js";
 
 /**

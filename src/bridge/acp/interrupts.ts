@@ -1,5 +1,5 @@
 import type { Interrupt, ResumeEntry } from "@ag-ui/core";
-import { invalid } from "../errors.js";
+import { invalid } from "../../util/errors.js";
 
 /**
  * ACP ⇄ AG-UI interrupts.

@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
-import type { FastifyPluginAsync } from "fastify";
-import { schemaPath } from "../../paths.js";
+import { schemaPath } from "../util/paths.js";
+import { facePlugin } from "./face-plugin.js";
+import { PLUGIN } from "./plugins/names.js";
 
 /**
  * Health, readiness and the two bundled protocol documents, served byte-for-byte as shipped
  * (read once at start-up; descriptors point `custom_streaming_update` at the AG-UI one).
  */
-export const metaRoutes: FastifyPluginAsync = async (app) => {
+export const metaRoutes = facePlugin(PLUGIN.meta, async (app) => {
   const acpDocument = readFileSync(schemaPath("acp.openapi.json"));
   const aguiDocument = readFileSync(schemaPath("ag-ui.schema.json"));
   const json = "application/json; charset=utf-8";
@@ -27,4 +28,4 @@ export const metaRoutes: FastifyPluginAsync = async (app) => {
       .type(json)
       .send(JSON.stringify(ready ? "ready" : "storage is not available"));
   });
-};
+});

@@ -1,7 +1,7 @@
-import { type Principal, SYSTEM } from "../auth/principal.js";
-import { parseRunCommand } from "../bridge/run-command.js";
-import type { RunService } from "../engine/run-service.js";
-import type { RunRecord } from "../storage/types.js";
+import { type Principal, SYSTEM } from "../../auth/principal.js";
+import { parseRunCommand } from "../../bridge/acp/run-command.js";
+import type { RunService } from "../../engine/run-service.js";
+import type { RunRecord } from "../../storage/types.js";
 
 /**
  * Stops the runs in progress on a thread (all of them, or the one a client names by its own

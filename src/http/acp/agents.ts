@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
-import { notFound } from "../../errors.js";
+import { notFound } from "../../util/errors.js";
 import type { AcpAgentWire, AcpDescriptorWire } from "../../validation/acp-types.js";
 import { acpSchemas } from "../../validation/index.js";
 import { agentIdParams } from "../params.js";

@@ -1,16 +1,16 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { validate as isUuid, v5 as uuidv5 } from "uuid";
-import { type Principal, SYSTEM } from "../auth/principal.js";
-import { aguiRunCommand } from "../bridge/agui-command.js";
-import type { RegisteredAgent } from "../config/registry.js";
-import type { RunService } from "../engine/run-service.js";
-import type { ThreadService } from "../engine/thread-service.js";
-import { conflict, invalid } from "../errors.js";
-import { AGUI_PROTOCOL_VERSION } from "../pipeline/index.js";
-import type { RunRecord, ThreadRecord } from "../storage/types.js";
+import { type Principal, SYSTEM } from "../../auth/principal.js";
+import { aguiRunCommand } from "../../bridge/agui/run-command.js";
+import type { RegisteredAgent } from "../../config/registry.js";
+import type { RunService } from "../../engine/run-service.js";
+import type { ThreadService } from "../../engine/thread-service.js";
+import { AGUI_PROTOCOL_VERSION } from "../../pipeline/index.js";
+import type { RunRecord, ThreadRecord } from "../../storage/types.js";
+import { conflict, invalid } from "../../util/errors.js";
+import { openAguiStream } from "../streaming/agui-stream.js";
 import { runEventBatches, runEvents, type ServerEnding, StoredEventJson } from "./run-events.js";
-import { openAguiStream } from "./streaming/agui-stream.js";
 import { replayThread } from "./thread-replay.js";
 
 /** AG-UI threadIds that are not UUIDs map to UUID v5 under this namespace (stable everywhere). */
@@ -78,7 +78,7 @@ export interface ConnectInput {
  * the client receives are the run's stored custom frames, with the ids of RUN_STARTED and
  * RUN_FINISHED set back to the client's own threadId and runId.
  */
-export class AguiFace {
+export class AguiRuns {
   private readonly runs: RunService;
   private readonly threads: ThreadService;
   /** Seconds between keep-alives on the face's SSE streams (`server.keepAliveSeconds`). */

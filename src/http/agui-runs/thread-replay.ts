@@ -1,10 +1,10 @@
-import type { Principal } from "../auth/principal.js";
-import { clientIds, knownMessages, startedInput } from "../bridge/agui-command.js";
-import { parseRunCommand } from "../bridge/run-command.js";
-import { ownsState } from "../bridge/run-input.js";
-import { stateForClient } from "../bridge/values.js";
-import type { ReplaySource, RunService } from "../engine/run-service.js";
-import type { AcpMessage, RunRecord } from "../storage/types.js";
+import type { Principal } from "../../auth/principal.js";
+import { parseRunCommand } from "../../bridge/acp/run-command.js";
+import { ownsState } from "../../bridge/acp/run-input.js";
+import { stateForClient } from "../../bridge/acp/values.js";
+import { clientIds, knownMessages, startedInput } from "../../bridge/agui/run-command.js";
+import type { ReplaySource, RunService } from "../../engine/run-service.js";
+import type { AcpMessage, RunRecord } from "../../storage/types.js";
 import { runEvents, type ServerEnding } from "./run-events.js";
 
 type Event = Record<string, unknown>;

@@ -1,15 +1,19 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type Principal, SYSTEM } from "../auth/principal.js";
-import { deliveredModes, parseRunCommand, type RunCreateBody } from "../bridge/run-command.js";
-import { toAcpRun } from "../engine/acp-mapping.js";
-import type { ReadFrame } from "../engine/frames/codec.js";
-import { LazyAbortController } from "../engine/run-engine/lazy-abort.js";
-import type { RunService } from "../engine/run-service.js";
-import { invalid } from "../errors.js";
-import type { RunKind, RunRecord } from "../storage/types.js";
-import type { AcpWaitResponse } from "../validation/acp-types.js";
-import { AcpSseStream, lastEventId } from "./streaming/acp-sse.js";
-import { clientGone, disconnectSignal } from "./streaming/client-gone.js";
+import { type Principal, SYSTEM } from "../../auth/principal.js";
+import {
+  deliveredModes,
+  parseRunCommand,
+  type RunCreateBody,
+} from "../../bridge/acp/run-command.js";
+import { toAcpRun } from "../../engine/acp-mapping.js";
+import type { ReadFrame } from "../../engine/frames/codec.js";
+import { LazyAbortController } from "../../engine/run-engine/lazy-abort.js";
+import type { RunService } from "../../engine/run-service.js";
+import type { RunKind, RunRecord } from "../../storage/types.js";
+import { invalid } from "../../util/errors.js";
+import type { AcpWaitResponse } from "../../validation/acp-types.js";
+import { clientGone, disconnectSignal } from "../streaming/client-gone.js";
+import { AcpSseStream, lastEventId } from "./sse.js";
 
 /**
  * The run operations shared by the thread-run and stateless-run routes; the route files only

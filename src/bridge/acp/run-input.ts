@@ -1,6 +1,6 @@
 import type { RunAgentInput } from "@ag-ui/core";
-import { AGUI_PROTOCOL_VERSION } from "../pipeline/version.js";
-import type { AcpMessage } from "../validation/acp-types.js";
+import { AGUI_PROTOCOL_VERSION } from "../../pipeline/version.js";
+import type { AcpMessage } from "../../validation/acp-types.js";
 import { acpToAguiMessages } from "./messages.js";
 import type { RunCommand } from "./run-command.js";
 import { threadStateForAgent } from "./values.js";

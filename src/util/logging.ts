@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from "pino";
-import { traceLogFields } from "./telemetry/index.js";
+import { traceLogFields } from "../telemetry/index.js";
 
 /**
  * Where secrets could reach a log line: the API key headers of a logged request (or of any

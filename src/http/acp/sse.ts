@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ReadFrame } from "../../engine/frames/codec.js";
-import { jsonAtLeast, jsonPieces } from "../../json-pieces.js";
 import type { RunFrame } from "../../storage/types.js";
-import { SSE_KEEP_ALIVE } from "./sse-keep-alive.js";
-import { StreamWriter } from "./stream-writer.js";
+import { jsonAtLeast, jsonPieces } from "../../util/json-pieces.js";
+import { SSE_KEEP_ALIVE } from "../streaming/sse-keep-alive.js";
+import { StreamWriter } from "../streaming/stream-writer.js";
 
 /**
  * Line breaks that JSON.stringify leaves raw inside strings but Python's `str.splitlines()`

@@ -1,4 +1,4 @@
-import { createStorage } from "./storage/index.js";
+import { createStorage } from "../storage/index.js";
 
 /**
  * `acp-agui assign-owner`: gives the threads and runs without an owner to one principal, so that

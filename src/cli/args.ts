@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { LOG_LEVELS, type LogLevel } from "./config/settings.js";
+import { LOG_LEVELS, type LogLevel } from "../config/settings.js";
 
 export const CLI_OPTIONS = {
   config: { type: "string", short: "c" },

@@ -1,8 +1,13 @@
-import { ERRCODE } from "../bridge/outcomes.js";
-import { eventTypePrefix, readFinal, readUpdate, storedEventJson } from "../engine/frames/codec.js";
-import type { RunService } from "../engine/run-service.js";
-import type { RunRecord } from "../storage/types.js";
-import { OpenSpans } from "./open-spans.js";
+import { ERRCODE } from "../../bridge/acp/outcomes.js";
+import {
+  eventTypePrefix,
+  readFinal,
+  readUpdate,
+  storedEventJson,
+} from "../../engine/frames/codec.js";
+import type { RunService } from "../../engine/run-service.js";
+import type { RunRecord } from "../../storage/types.js";
+import { OpenSpans } from "../open-spans.js";
 
 type Event = Record<string, unknown>;
 

@@ -2,10 +2,10 @@ import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyPluginAsync } from "fastify";
 import type { Principal } from "../../auth/principal.js";
 import type { RegisteredAgent } from "../../config/registry.js";
-import { invalid, notFound } from "../../errors.js";
-import { AguiFace, aclThreadId } from "../agui-face.js";
+import { invalid, notFound } from "../../util/errors.js";
+import { AguiRuns, aclThreadId } from "../agui-runs/agui-runs.js";
+import { stopRuns } from "../agui-runs/stop-runs.js";
 import { agentIdParams } from "../params.js";
-import { stopRuns } from "../stop-runs.js";
 
 /** Bodies are checked by the precompiled AG-UI `RunAgentInput` validator (see validator-compiler). */
 const runAgentInput = { $id: "agui:RunAgentInput", type: "object" } as const;
@@ -45,7 +45,7 @@ const agentNameParams = {
  */
 export const aguiRoutes: FastifyPluginAsync = async (app) => {
   const { registry, runs, threads, engine, settings } = app.deps;
-  const face = new AguiFace({ runs, threads, keepAliveSeconds: settings.keepAliveSeconds });
+  const face = new AguiRuns({ runs, threads, keepAliveSeconds: settings.keepAliveSeconds });
 
   const byId = (id: string): RegisteredAgent => {
     const agent = registry.get(id);
