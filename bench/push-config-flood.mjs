@@ -6,6 +6,7 @@
 // delivered: what is measured is the server's own bookkeeping of 10,000 deliveries per event.
 //
 //   node bench/push-config-flood.mjs [--cli dist/cli.js] [--configs 10000] [--no-limit-key]
+//     [--db postgres://…?schema=… (default: a SQLite file)]
 //
 // `--no-limit-key` leaves `server.a2a.maxPushConfigsPerTask` out of the config (a build that
 // does not know it, which has no limit). Phases, each `--seconds` long (default 20):
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     configs: { type: "string", default: "10000" },
     seconds: { type: "string", default: "20" },
     "no-limit-key": { type: "boolean", default: false },
+    db: { type: "string" },
   },
 });
 const CLI = resolve(values.cli);
@@ -74,7 +76,7 @@ async function startServer(tmp) {
       "--config",
       config,
       "--db",
-      join(tmp, "db.sqlite"),
+      values.db ?? join(tmp, "db.sqlite"),
       "--port",
       String(port),
     ],
