@@ -253,7 +253,7 @@ export async function checkWebhookTarget(
 }
 
 /** How long the check where a webhook is set waits for DNS before it lets the name through. */
-export const CREATION_DNS_TIMEOUT_MS = 2000;
+const CREATION_DNS_TIMEOUT_MS = 2000;
 
 /**
  * The check where a webhook is set (see the top of this file): throws `DomainError`
