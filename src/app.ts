@@ -246,7 +246,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // The faces: one line each, each switched by its settings section (docs/config.md).
   const { acp, agui, copilotkit, a2a } = settings;
   if (acp.enabled) await app.register(acpFace);
-  if (agui.enabled) await app.register(aguiFace);
+  if (agui.enabled) await app.register(aguiFace, { basePath: agui.basePath });
   if (copilotkit.enabled) await app.register(copilotkitFace, { basePath: copilotkit.basePath });
   if (a2a.enabled) await app.register(a2aFace, { basePath: a2a.basePath });
 

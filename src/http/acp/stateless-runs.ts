@@ -45,7 +45,10 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
 
   app.post(
     "/runs/stream",
-    { schema: { body: acpSchemas.RunCreateStateless, response: sse } },
+    {
+      schema: { body: acpSchemas.RunCreateStateless, response: sse },
+      config: { longRequest: "stream" },
+    },
     async (request, reply) => handlers.createAndStream(request, reply, "stateless", request.body),
   );
 
@@ -56,6 +59,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         body: acpSchemas.RunCreateStateless,
         response: { 200: acpSchemas.RunWaitResponseStateless, 404: error, 409: error, 422: error },
       },
+      config: { longRequest: "wait" },
     },
     async (request, reply) =>
       handlers.createAndWait(request.caller, reply, "stateless", request.body),
@@ -101,7 +105,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
 
   app.get(
     "/runs/:run_id/stream",
-    { schema: { params: runIdParams, response: sse } },
+    { schema: { params: runIdParams, response: sse }, config: { longRequest: "stream" } },
     async (request, reply) => handlers.join(request, reply, "stateless", request.params.run_id),
   );
 
@@ -112,6 +116,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         params: runIdParams,
         response: { 200: acpSchemas.RunWaitResponseStateless, 404: error, 422: error },
       },
+      config: { longRequest: "wait" },
     },
     async (request, reply) =>
       handlers.wait(request.caller, reply, "stateless", request.params.run_id),

@@ -42,7 +42,10 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
 
   app.post(
     "/threads/:thread_id/runs/stream",
-    { schema: { params: threadIdParams, body: acpSchemas.RunCreateStateful, response: sse } },
+    {
+      schema: { params: threadIdParams, body: acpSchemas.RunCreateStateful, response: sse },
+      config: { longRequest: "stream" },
+    },
     async (request, reply) =>
       handlers.createAndStream(request, reply, "stateful", request.body, request.params.thread_id),
   );
@@ -55,6 +58,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
         body: acpSchemas.RunCreateStateful,
         response: { 200: acpSchemas.RunWaitResponseStateful, 404: error, 409: error, 422: error },
       },
+      config: { longRequest: "wait" },
     },
     async (request, reply) =>
       handlers.createAndWait(
@@ -118,7 +122,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
 
   app.get(
     "/threads/:thread_id/runs/:run_id/stream",
-    { schema: { params: threadRunParams, response: sse } },
+    { schema: { params: threadRunParams, response: sse }, config: { longRequest: "stream" } },
     async (request, reply) =>
       handlers.join(request, reply, "stateful", request.params.run_id, request.params.thread_id),
   );
@@ -130,6 +134,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
         params: threadRunParams,
         response: { 200: acpSchemas.RunWaitResponseStateful, 404: error, 422: error },
       },
+      config: { longRequest: "wait" },
     },
     async (request, reply) =>
       handlers.wait(
