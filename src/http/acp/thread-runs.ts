@@ -2,13 +2,15 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-js
 import { toAcpRun } from "../../engine/acp-mapping.js";
 import { acpSchemas } from "../../validation/index.js";
 import { cancelQuery, pageQuery, threadIdParams, threadRunParams } from "../params.js";
+import { RunHandlers } from "./run-handlers.js";
 
 const error = acpSchemas.ErrorResponse;
 const sse = { 200: acpSchemas.RunOutputStream, 404: error, 409: error, 422: error } as const;
 
 /** ACP "Thread Runs" tag: runs on a thread, created, streamed, awaited, resumed, cancelled. */
 export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
-  const { runs, runHandlers: handlers } = app.deps;
+  const { runs, settings } = app.deps;
+  const handlers = new RunHandlers(runs, settings.keepAliveSeconds);
 
   app.get(
     "/threads/:thread_id/runs",
