@@ -19,7 +19,6 @@ import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
 import { a2aCardPaths, a2aFace, sendA2aRefusal } from "./http/a2a/index.js";
 import { acpFace } from "./http/acp/index.js";
-import { RunHandlers } from "./http/acp/run-handlers.js";
 import { aguiFace } from "./http/agui/index.js";
 import { copilotkitFace } from "./http/copilotkit/index.js";
 import { sendFrameworkError } from "./http/errors.js";
@@ -51,7 +50,6 @@ export interface AppDeps {
   threads: ThreadService;
   runs: RunService;
   ops: OpsService;
-  runHandlers: RunHandlers;
   engine: RunEngine;
   webhooks: WebhookDeliverer;
   /** A2A push notification configs (the A2A face). */
@@ -185,7 +183,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ops: new OpsService(storage, engine.tails),
     threads: new ThreadService(storage),
     pushConfigs: new PushConfigService(storage),
-    runHandlers: new RunHandlers(runs, settings.keepAliveSeconds),
   };
   app.decorate("deps", deps);
 
@@ -253,7 +250,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // The faces: one line each, each switched by its settings section (docs/config.md).
   const { acp, agui, copilotkit, a2a } = settings;
   if (acp.enabled) await app.register(acpFace);
-  if (agui.enabled) await app.register(aguiFace);
+  if (agui.enabled) await app.register(aguiFace, { basePath: agui.basePath });
   if (copilotkit.enabled) await app.register(copilotkitFace, { basePath: copilotkit.basePath });
   if (a2a.enabled) await app.register(a2aFace, { basePath: a2a.basePath });
 

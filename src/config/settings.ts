@@ -57,8 +57,8 @@ export interface ServerSettings {
   inspector: { enabled: boolean; path: string };
   /** The ACP face: every ACP 0.2.1 path at the root. */
   acp: { enabled: boolean };
-  /** The AG-UI face: `/ag-ui/{agent}` and `/agents/{id}/ag-ui`; see docs/ag-ui.md. */
-  agui: { enabled: boolean };
+  /** The AG-UI face: `{basePath}/{agent}` and `/agents/{id}/ag-ui`; see docs/ag-ui.md. */
+  agui: AguiSettings;
   /** CopilotKit's runtime protocol (REST mode) under `basePath`; see docs/copilotkit.md. */
   copilotkit: CopilotKitSettings;
   /** Every agent as an A2A agent under `{basePath}/{agent}`; see docs/a2a.md. */
@@ -70,6 +70,12 @@ export interface ServerSettings {
   retention: RetentionSettings;
   /** Tracing with OpenTelemetry (src/telemetry, docs/telemetry.md); off by default. */
   telemetry: TelemetrySettings;
+}
+
+export interface AguiSettings {
+  enabled: boolean;
+  /** An agent's AG-UI endpoint by name is this server's origin, this path, then its name. */
+  basePath: string;
 }
 
 export interface A2aSettings {
@@ -195,7 +201,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   metrics: { enabled: true, public: false },
   inspector: { enabled: true, path: "/ui" },
   acp: { enabled: true },
-  agui: { enabled: true },
+  agui: { enabled: true, basePath: "/ag-ui" },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
   a2a: { enabled: true, basePath: "/a2a", maxPushConfigsPerTask: 10 },
   rateLimit: { max: 0, windowSeconds: 60 },
