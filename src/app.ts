@@ -31,7 +31,7 @@ import { httpConventions } from "./http/plugins/http-conventions.js";
 import { metricsPlugin } from "./http/plugins/metrics.js";
 import { pagingBoundsPlugin } from "./http/plugins/paging.js";
 import { rateLimitPlugin } from "./http/plugins/rate-limit.js";
-import { shutdown } from "./http/plugins/shutdown.js";
+import { shutdown, shutdownTimeoutMs } from "./http/plugins/shutdown.js";
 import { LongRequests, longRequestsPlugin } from "./http/plugins/streams.js";
 import { schemaErrorFormatter } from "./http/validator-compiler.js";
 import { Metrics } from "./metrics/metrics.js";
@@ -100,6 +100,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     frameworkErrors: sendFrameworkError,
     // Our own 503 during shutdown (below), an ACP string error like every other.
     return503OnClosing: false,
+    // Bounds start-up plugins and close hooks alike: the shutdown's grace period must fit.
+    pluginTimeout: shutdownTimeoutMs(options.shutdownGraceMs ?? 0),
     schemaErrorFormatter,
   }) as unknown as FastifyInstance;
 

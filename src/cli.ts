@@ -126,7 +126,12 @@ async function main(): Promise<void> {
 
   let stopping = false;
   const shutdown = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // The operator does not want to wait (a second Ctrl-C): runs still executing are left
+      // as they are, and the next start ends them as interrupted by a restart.
+      logger.warn({ signal }, "second signal during shutdown: exiting at once");
+      process.exit(1);
+    }
     stopping = true;
     logger.info({ signal, graceSeconds: grace }, "shutting down");
     // A stuck close (a storage that never answers) must not keep the process alive forever.
