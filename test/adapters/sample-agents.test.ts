@@ -1,16 +1,6 @@
-/**
- * Every agent of config/sample.yaml works end to end through ACP — the module agent in
- * process, and the agui-http agent against a real AG-UI endpoint (a second server's face,
- * since the sample's URL assumes port 8000).
- */
-import { readFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, type TestApp } from "../helpers/app.js";
-
-const configDir = resolve(import.meta.dirname, "../../config");
-const sample = readFileSync(resolve(configDir, "sample.yaml"), "utf8");
+import type { TestApp } from "../helpers/app.js";
+import { sampleServer } from "../helpers/sample.js";
 
 type Wait = {
   run: { status: string };
@@ -18,20 +8,12 @@ type Wait = {
 };
 
 describe("the sample config's agents", () => {
-  let remote: TestApp;
   let t: TestApp;
   beforeAll(async () => {
-    remote = await build();
-    await remote.app.listen({ port: 0, host: "127.0.0.1" });
-    const port = (remote.app.server.address() as AddressInfo).port;
-    t = await build({
-      yaml: sample.replaceAll("127.0.0.1:8000", `127.0.0.1:${port}`),
-      baseDir: configDir,
-    });
+    ({ t } = await sampleServer());
   });
   afterAll(async () => {
     await t.close();
-    await remote.close();
   });
 
   const run = async (name: string, content: string) => {
