@@ -5,7 +5,7 @@ import { type AgentAdapter, createAdapter } from "./adapters/index.js";
 import { parseRunCommand } from "./bridge/acp/run-command.js";
 import { agentBounds } from "./config/agent-bounds.js";
 import type { AgentRegistry } from "./config/registry.js";
-import type { ServerSettings } from "./config/settings.js";
+import { hidesInternals, type ServerSettings } from "./config/settings.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
 import { catalogOf } from "./engine/agent-catalog.js";
 import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
@@ -31,6 +31,7 @@ import { httpConventions } from "./http/plugins/http-conventions.js";
 import { metricsPlugin } from "./http/plugins/metrics.js";
 import { pagingBoundsPlugin } from "./http/plugins/paging.js";
 import { rateLimitPlugin } from "./http/plugins/rate-limit.js";
+import { logEachRequest } from "./http/plugins/request-log.js";
 import { shutdown, shutdownTimeoutMs } from "./http/plugins/shutdown.js";
 import { LongRequests, longRequestsPlugin } from "./http/plugins/streams.js";
 import { schemaErrorFormatter } from "./http/validator-compiler.js";
@@ -75,6 +76,11 @@ export interface BuildAppOptions {
   shutdownGraceMs?: number;
   /** Where the built inspector is read from; defaults to dist/ui (tests point elsewhere). */
   inspectorRoot?: string;
+  /**
+   * One short line per request (a person at a terminal) instead of Fastify's request and
+   * response lines (a log collector's JSON); see plugins/request-log.ts.
+   */
+  compactRequestLog?: boolean;
 }
 
 /**
@@ -89,8 +95,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: limits.maxBodyBytes,
-    // Every request log line (and `request.log` child) carries `request_id`.
-    logController: new LogController({ requestIdLogLabel: "request_id" }),
+    // Every request log line (and `request.log` child) carries `request_id`. On a terminal,
+    // plugins/request-log.ts logs one short line per request instead of Fastify's two.
+    logController: new LogController({
+      requestIdLogLabel: "request_id",
+      disableRequestLogging: options.compactRequestLog === true,
+    }),
     // Each request's child logger is made when the request logs something (rarely).
     childLoggerFactory: (parent, bindings, options) =>
       Object.keys(options).length === 0
@@ -138,6 +148,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     maxConcurrentRuns: settings.maxConcurrentRuns,
     leaseMs: settings.leaseSeconds * 1000,
     maxEventsPerRun: limits.maxEventsPerRun,
+    hideInternals: hidesInternals(settings),
     onEvent: metrics && ((agent, rejected) => metrics.event(agent, rejected)),
     onDeviation: metrics && ((agent) => metrics.deviation(agent)),
     agents: await Promise.all(
@@ -212,6 +223,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }
   // Each plugin names the ones it needs before it (see plugins/names.ts): Fastify refuses to
   // start when this order breaks one of those.
+  if (options.compactRequestLog) {
+    logEachRequest(app, settings.inspector.enabled ? settings.inspector.path : null);
+  }
   await app.register(httpConventions, { limits });
   await app.register(shutdown, {
     stopEngine: (graceMs) => engine.stop(graceMs),

@@ -5,12 +5,12 @@
 import "./cli/startup-v8.js";
 import { parsePrincipalId } from "./auth/principal.js";
 import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli/args.js";
+import { startupSummary } from "./cli/startup-summary.js";
 import { releaseAfterStartUp } from "./cli/startup-v8.js";
 import { ConfigFileUnreadable } from "./config/errors.js";
 import type { ApiKey, ServerSettings } from "./config/settings.js";
 import { MIN_API_KEY_LENGTH } from "./config/settings.js";
 import type { RunningServer } from "./server.js";
-import { redactStorageUrl } from "./storage/redact-url.js";
 import { createLogger } from "./util/logging.js";
 
 const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db PATH]
@@ -106,16 +106,15 @@ async function main(): Promise<void> {
       overrides: [fromEnv, fromFlags],
       logger,
       shutdownGraceMs: grace * 1000,
+      // A person reads a terminal: one short line per request (a collector gets JSON lines).
+      compactRequestLog: process.stdout.isTTY === true,
     });
   } catch (err) {
     if (err instanceof ConfigFileUnreadable) usage(err.message);
     fail((err as Error).message);
   }
   releaseAfterStartUp();
-  logger.info(
-    { url: server.url, database: redactStorageUrl(server.settings.database) },
-    "acp-agui listening",
-  );
+  logger.info(startupSummary(server), "acp-agui listening");
   const { settings } = server;
   if (settings.auth.keys.length === 0 && !LOOPBACK.test(settings.host)) {
     logger.warn(

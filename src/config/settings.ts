@@ -38,6 +38,12 @@ export interface ServerSettings {
    * about this long (shared databases only).
    */
   leaseSeconds: number;
+  /**
+   * Callers see a failed run's error without the server's internals (module file paths,
+   * upstream URLs) and with a reference to the log line that has them. Unset: on when API keys
+   * or a token issuer are configured (see `hidesInternals`).
+   */
+  hideInternals?: boolean;
   webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
   logLevel: LogLevel;
   /**
@@ -236,4 +242,11 @@ export function mergeSettings(
     }
   }
   return merged;
+}
+
+/** Whether callers see failures without internals: as set, else whenever authentication is on. */
+export function hidesInternals(settings: ServerSettings): boolean {
+  return (
+    settings.hideInternals ?? (settings.auth.keys.length > 0 || settings.auth.jwt !== undefined)
+  );
 }

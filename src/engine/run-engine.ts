@@ -41,6 +41,8 @@ export interface RunEngineOptions {
   deviationSummaryMs?: number;
   /** Told of every deviation from AG-UI the server handled for an agent (metrics). */
   onDeviation?: (agent: string) => void;
+  /** Callers see failures without file paths and upstream URLs (`server.hideInternals`). */
+  hideInternals?: boolean;
 }
 
 /**
@@ -78,6 +80,10 @@ export class RunEngine {
     this.recorder = new RunRecorder({
       ...options,
       onEnded: (run) => this.endWaiters.settle(run.run_id, run),
+      failures: {
+        agentName: (agentId) => this.agents.get(agentId)?.name,
+        hideInternals: options.hideInternals ?? false,
+      },
     });
     this.leaseMs = options.leaseMs ?? 30_000;
     this.deviations = new AgentDeviations(logger, options.deviationSummaryMs, options.onDeviation);
