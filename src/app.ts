@@ -5,7 +5,7 @@ import { type AgentAdapter, createAdapter } from "./adapters/index.js";
 import { parseRunCommand } from "./bridge/acp/run-command.js";
 import { agentBounds } from "./config/agent-bounds.js";
 import type { AgentRegistry } from "./config/registry.js";
-import { hidesInternals, type ServerSettings } from "./config/settings.js";
+import { hidesInternals, type ServerSettings, servedFaces } from "./config/settings.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
 import { catalogOf } from "./engine/agent-catalog.js";
 import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
@@ -17,11 +17,11 @@ import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
 import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
-import { a2aCardPaths, a2aFace, sendA2aRefusal } from "./http/a2a/index.js";
+import { a2aCardPaths, a2aFace, a2aRouteHint, sendA2aRefusal } from "./http/a2a/index.js";
 import { acpFace } from "./http/acp/index.js";
 import { RunHandlers } from "./http/acp/run-handlers.js";
-import { aguiFace } from "./http/agui/index.js";
-import { copilotkitFace } from "./http/copilotkit/index.js";
+import { aguiFace, aguiRouteHint } from "./http/agui/index.js";
+import { copilotkitFace, copilotkitRouteHint } from "./http/copilotkit/index.js";
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
 import { metaRoutes } from "./http/meta.js";
@@ -233,7 +233,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (options.compactRequestLog) {
     logEachRequest(app, settings.inspector.enabled ? settings.inspector.path : null);
   }
-  await app.register(httpConventions, { limits });
+  await app.register(httpConventions, {
+    limits,
+    routeHints: [
+      ...(settings.agui.enabled ? [aguiRouteHint] : []),
+      ...(settings.copilotkit.enabled ? [copilotkitRouteHint(settings.copilotkit.basePath)] : []),
+      ...(settings.a2a.enabled ? [a2aRouteHint(settings.a2a.basePath)] : []),
+    ],
+  });
   await app.register(shutdown, {
     stopEngine: (graceMs) => engine.stop(graceMs),
     stopBackground: async () => {
@@ -264,7 +271,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(longRequestsPlugin, { tracker: longRequests });
   await app.register(pagingBoundsPlugin);
   if (metrics) await app.register(metricsPlugin, { metrics });
-  await app.register(metaRoutes);
+  await app.register(metaRoutes, {
+    inspectorPath: inspector ? settings.inspector.path : null,
+    faces: servedFaces(settings),
+  });
   if (inspector) await app.register(inspectorPlugin, { inspector, metrics });
   // The faces: one line each, each switched by its settings section (docs/config.md).
   const { acp, agui, copilotkit, a2a } = settings;
@@ -281,6 +291,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
 /** Served without an API key: probes and the (public) protocol documents. */
 const OPEN_PATHS = [
+  "/",
   "/healthz",
   "/readyz",
   "/openapi.json",

@@ -1,3 +1,4 @@
+import { servedFaces } from "../config/settings.js";
 import type { RunningServer } from "../server.js";
 import { redactStorageUrl } from "../storage/redact-url.js";
 
@@ -8,18 +9,15 @@ import { redactStorageUrl } from "../storage/redact-url.js";
  */
 export function startupSummary(server: RunningServer): Record<string, unknown> {
   const { settings, url, app } = server;
-  const faces: string[] = [];
-  if (settings.acp.enabled) faces.push("ACP /");
-  if (settings.agui.enabled) faces.push("AG-UI /ag-ui/{agent}");
-  if (settings.copilotkit.enabled) faces.push(`CopilotKit ${settings.copilotkit.basePath}`);
-  if (settings.a2a.enabled) faces.push(`A2A ${settings.a2a.basePath}/{agent}`);
   return {
     url,
     agents: app.deps.registry
       .list()
       .map((agent) => agent.name)
       .join(", "),
-    faces: faces.join(", "),
+    faces: servedFaces(settings)
+      .map(({ face, path }) => `${face} ${path}`)
+      .join(", "),
     ...(settings.inspector.enabled ? { inspector: `${url}${settings.inspector.path}` } : {}),
     database: redactStorageUrl(settings.database),
     replica: app.deps.engine.owner,

@@ -275,3 +275,15 @@ export function hidesInternals(settings: ServerSettings): boolean {
     settings.hideInternals ?? (settings.auth.keys.length > 0 || settings.auth.jwt !== undefined)
   );
 }
+
+/** The faces that are on and where each is served, as the start-up line and `GET /` say them. */
+export function servedFaces(settings: ServerSettings): Array<{ face: string; path: string }> {
+  const faces: Array<{ face: string; path: string }> = [];
+  if (settings.acp.enabled) faces.push({ face: "ACP", path: "/" });
+  if (settings.agui.enabled) faces.push({ face: "AG-UI", path: "/ag-ui/{agent}" });
+  if (settings.copilotkit.enabled) {
+    faces.push({ face: "CopilotKit", path: settings.copilotkit.basePath });
+  }
+  if (settings.a2a.enabled) faces.push({ face: "A2A", path: `${settings.a2a.basePath}/{agent}` });
+  return faces;
+}
