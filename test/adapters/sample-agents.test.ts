@@ -63,4 +63,35 @@ describe("the sample config's agents", () => {
     expect(done.run.status).toBe("success");
     expect(done.output.values).toMatchObject({ status: "done" });
   });
+
+  it.each([
+    [true, 'Approved with {"approved":true}: drop the table', true],
+    [false, 'Not approved, so not echoed: "drop the table"', false],
+  ])(
+    "echo's /approve answered approved: %s › says so, and nothing stays pending",
+    async (approved, says, state) => {
+      const agentId = t.registry.getByName("echo")!.agentId;
+      const thread = (await t.call("POST", "/threads", {})).body as { thread_id: string };
+      const asked = (
+        await t.call("POST", `/threads/${thread.thread_id}/runs/wait`, {
+          agent_id: agentId,
+          input: { messages: [{ role: "user", content: "/approve drop the table" }] },
+        })
+      ).body as { run: { run_id: string; status: string }; output: Wait["output"] };
+      expect(asked.run.status).toBe("interrupted");
+      const pending = (await t.call("GET", `/threads/${thread.thread_id}`)).body as {
+      values: Record<string, unknown>;
+    };
+    expect(pending.values).toMatchObject({ pending_approval: true });
+      await t.call("POST", `/threads/${thread.thread_id}/runs/${asked.run.run_id}`, {
+        approval: { approved },
+      });
+      const done = (
+        await t.call("GET", `/threads/${thread.thread_id}/runs/${asked.run.run_id}/wait`)
+      ).body as Wait;
+      expect(done.output.messages.at(-1)!.content).toBe(says);
+      expect(done.output.values).toMatchObject({ approved: state });
+      expect(done.output.values).not.toHaveProperty("pending_approval");
+    },
+  );
 });
