@@ -17,7 +17,7 @@ const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db P
        acp-agui assign-owner --db PATH|URL --owner key:NAME|user:ID
        acp-agui --version
 
-Starts the ACP server with the agents of a config file (YAML or JSON).
+Serves the agents of a config file (YAML or JSON) to ACP, AG-UI, CopilotKit and A2A clients.
 
   --config FILE   config file (env ACP_AGUI_CONFIG)
   --port N        port to listen on (env PORT; default 8000)
@@ -40,9 +40,9 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-/** A mistake in how the command was called: one line, then the usage, exit status 2. */
+/** A mistake in how the command was called: one line, where the usage is, exit status 2. */
 function usage(message: string): never {
-  process.stderr.write(`acp-agui: ${message}\n\n${USAGE}`);
+  process.stderr.write(`acp-agui: ${message}\nRun acp-agui --help for the usage.\n`);
   process.exit(2);
 }
 
