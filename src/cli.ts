@@ -113,16 +113,6 @@ async function main(): Promise<void> {
     if (err instanceof ConfigFileUnreadable) usage(err.message);
     fail((err as Error).message);
   }
-  releaseAfterStartUp();
-  logger.info(startupSummary(server), "acp-agui listening");
-  const { settings } = server;
-  if (settings.auth.keys.length === 0 && !LOOPBACK.test(settings.host)) {
-    logger.warn(
-      { host: settings.host },
-      "no API keys configured: anyone who reaches this address can use every agent",
-    );
-  }
-
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) {
@@ -151,6 +141,17 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  // Announced once the signals are handled: whoever waits for this line may stop the server
+  // right away, and a SIGTERM before the handlers would kill it without its shutdown.
+  releaseAfterStartUp();
+  logger.info(startupSummary(server), "acp-agui listening");
+  const { settings } = server;
+  if (settings.auth.keys.length === 0 && !LOOPBACK.test(settings.host)) {
+    logger.warn(
+      { host: settings.host },
+      "no API keys configured: anyone who reaches this address can use every agent",
+    );
+  }
 }
 
 /** Flags and environment, checked; "help" when the user asked for the usage. */
