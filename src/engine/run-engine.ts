@@ -162,7 +162,7 @@ export class RunEngine {
    * `error` with a description saying the server shut down.
    */
   async stop(graceMs = 0): Promise<void> {
-    this.claims.stop();
+    const claiming = this.claims.stop();
     this.leases.stop();
     if (graceMs > 0 && this.executions.size > 0) {
       const grace = new Promise((resolve) => setTimeout(resolve, graceMs));
@@ -170,6 +170,7 @@ export class RunEngine {
     }
     this.executions.abortAll(new StopReason("shutdown", SHUTDOWN_WHILE_EXECUTING));
     await this.executions.allDone();
+    await claiming;
     this.deviations.stop();
     // Adapters may hold connections (agui-http keeps a connection pool).
     await Promise.allSettled([...this.agents.values()].map((agent) => agent.adapter.close?.()));
