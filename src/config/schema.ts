@@ -198,6 +198,7 @@ export const configFileSchema = {
         keepAliveSeconds: { type: "number", minimum: 0 },
         maxConcurrentRuns: positiveInteger,
         leaseSeconds: { type: "number", exclusiveMinimum: 0 },
+        hideInternals: { type: "boolean" },
         webhooks: {
           type: "object",
           additionalProperties: false,

@@ -38,6 +38,12 @@ export interface ServerSettings {
    * about this long (shared databases only).
    */
   leaseSeconds: number;
+  /**
+   * Callers see a failed run's error without the server's internals (module file paths,
+   * upstream URLs) and with a reference to the log line that has them. Unset: on when API keys
+   * or a token issuer are configured (see `hidesInternals`).
+   */
+  hideInternals?: boolean;
   webhooks: WebhookSettings;
   logLevel: LogLevel;
   /**
@@ -267,4 +273,24 @@ export function mergeSettings(
     }
   }
   return merged;
+}
+
+/** Whether callers see failures without internals: as set, else whenever authentication is on. */
+export function hidesInternals(settings: ServerSettings): boolean {
+  return (
+    settings.hideInternals ?? (settings.auth.keys.length > 0 || settings.auth.jwt !== undefined)
+  );
+}
+
+/** The faces that are on and where each is served, as the start-up line and `GET /` say them. */
+export function servedFaces(settings: ServerSettings): Array<{ face: string; path: string }> {
+  const faces: Array<{ face: string; path: string }> = [];
+  if (settings.acp.enabled) faces.push({ face: "ACP", path: "/" });
+  if (settings.agui.enabled)
+    faces.push({ face: "AG-UI", path: `${settings.agui.basePath}/{agent}` });
+  if (settings.copilotkit.enabled) {
+    faces.push({ face: "CopilotKit", path: settings.copilotkit.basePath });
+  }
+  if (settings.a2a.enabled) faces.push({ face: "A2A", path: `${settings.a2a.basePath}/{agent}` });
+  return faces;
 }

@@ -9,3 +9,11 @@ export const aguiFace = facePlugin<{ basePath: string }>(
     await app.register(aguiRoutes, { basePath });
   },
 );
+
+/** Where the AG-UI face's routes are, for a 404 under its base path. */
+export function aguiRouteHint(basePath: string) {
+  return {
+    prefix: basePath,
+    routes: `the AG-UI face serves POST ${basePath}/{agent} (a run), POST ${basePath}/{agent}/connect, POST ${basePath}/{agent}/stop/{threadId} and GET ${basePath}/{agent}/capabilities`,
+  };
+}
