@@ -38,7 +38,13 @@ export interface ServerSettings {
    * about this long (shared databases only).
    */
   leaseSeconds: number;
-  webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
+  /**
+   * Callers see a failed run's error without the server's internals (module file paths,
+   * upstream URLs) and with a reference to the log line that has them. Unset: on when API keys
+   * or a token issuer are configured (see `hidesInternals`).
+   */
+  hideInternals?: boolean;
+  webhooks: WebhookSettings;
   logLevel: LogLevel;
   /**
    * API keys and a token issuer; with neither, no authentication (one anonymous caller). From
@@ -57,8 +63,8 @@ export interface ServerSettings {
   inspector: { enabled: boolean; path: string };
   /** The ACP face: every ACP 0.2.1 path at the root. */
   acp: { enabled: boolean };
-  /** The AG-UI face: `/ag-ui/{agent}` and `/agents/{id}/ag-ui`; see docs/ag-ui.md. */
-  agui: { enabled: boolean };
+  /** The AG-UI face: `{basePath}/{agent}` and `/agents/{id}/ag-ui`; see docs/ag-ui.md. */
+  agui: AguiSettings;
   /** CopilotKit's runtime protocol (REST mode) under `basePath`; see docs/copilotkit.md. */
   copilotkit: CopilotKitSettings;
   /** Every agent as an A2A agent under `{basePath}/{agent}`; see docs/a2a.md. */
@@ -72,12 +78,36 @@ export interface ServerSettings {
   telemetry: TelemetrySettings;
 }
 
+export interface AguiSettings {
+  enabled: boolean;
+  /** An agent's AG-UI endpoint by name is this server's origin, this path, then its name. */
+  basePath: string;
+}
+
 export interface A2aSettings {
   enabled: boolean;
   /** An agent's A2A interface URL is this server's origin, this path, then the agent's name. */
   basePath: string;
   /** How long clients and caches may keep an agent card (`Cache-Control: max-age`). */
   cardMaxAgeSeconds: number;
+  /** Push notification configs one task may have at once (a further one is InvalidParams). */
+  maxPushConfigsPerTask: number;
+}
+
+/** Webhook delivery (ACP runs' webhooks, A2A push notifications); see src/webhooks. */
+export interface WebhookSettings {
+  /** Allow loopback, private and link-local targets. */
+  allowPrivateTargets: boolean;
+  /** Attempts per delivery, with backoff, before it fails. */
+  maxAttempts: number;
+  /** Bound on one attempt: DNS, connecting, sending, and the response's headers. */
+  timeoutSeconds: number;
+  /** Bound on opening an attempt's connection (within `timeoutSeconds`). */
+  connectTimeoutSeconds: number;
+  /** Attempts under way at once on this replica (one unanswered for a second stops counting). */
+  concurrency: number;
+  /** Attempts open at once to one receiver (`scheme://host:port`) on this replica. */
+  perTargetConcurrency: number;
 }
 
 export interface CopilotKitSettings {
@@ -165,16 +195,23 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   keepAliveSeconds: 15,
   maxConcurrentRuns: 64,
   leaseSeconds: 15,
-  webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
+  webhooks: {
+    allowPrivateTargets: false,
+    maxAttempts: 5,
+    timeoutSeconds: 10,
+    connectTimeoutSeconds: 5,
+    concurrency: 16,
+    perTargetConcurrency: 4,
+  },
   logLevel: "info",
   auth: { keys: [] },
   cors: { origins: [] },
   metrics: { enabled: true, public: false },
   inspector: { enabled: true, path: "/ui" },
   acp: { enabled: true },
-  agui: { enabled: true },
+  agui: { enabled: true, basePath: "/ag-ui" },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
-  a2a: { enabled: true, basePath: "/a2a", cardMaxAgeSeconds: 300 },
+  a2a: { enabled: true, basePath: "/a2a", cardMaxAgeSeconds: 300, maxPushConfigsPerTask: 10 },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,
@@ -238,4 +275,24 @@ export function mergeSettings(
     }
   }
   return merged;
+}
+
+/** Whether callers see failures without internals: as set, else whenever authentication is on. */
+export function hidesInternals(settings: ServerSettings): boolean {
+  return (
+    settings.hideInternals ?? (settings.auth.keys.length > 0 || settings.auth.jwt !== undefined)
+  );
+}
+
+/** The faces that are on and where each is served, as the start-up line and `GET /` say them. */
+export function servedFaces(settings: ServerSettings): Array<{ face: string; path: string }> {
+  const faces: Array<{ face: string; path: string }> = [];
+  if (settings.acp.enabled) faces.push({ face: "ACP", path: "/" });
+  if (settings.agui.enabled)
+    faces.push({ face: "AG-UI", path: `${settings.agui.basePath}/{agent}` });
+  if (settings.copilotkit.enabled) {
+    faces.push({ face: "CopilotKit", path: settings.copilotkit.basePath });
+  }
+  if (settings.a2a.enabled) faces.push({ face: "A2A", path: `${settings.a2a.basePath}/{agent}` });
+  return faces;
 }

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { Message, type Part, TaskState } from "@a2a-js/sdk";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { OpenAiTestServer, textStream } from "../helpers/openai-server.js";
 import { listen } from "../runs/helpers.js";
@@ -47,7 +48,9 @@ describe("A2A files", () => {
     hooks = await receiver();
     t = await build({
       unchecked: true,
-      settings: { webhooks: { allowPrivateTargets: true, maxAttempts: 3 } },
+      settings: {
+        webhooks: { ...DEFAULT_SETTINGS.webhooks, allowPrivateTargets: true, maxAttempts: 3 },
+      },
       baseDir: `${process.cwd()}/test/fixtures/modules`,
       yaml: `
 agents:

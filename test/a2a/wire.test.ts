@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { ListTasksRequest, TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 import { a2aClient, asTask, BINDINGS, userMessage } from "./helpers.js";
@@ -31,8 +32,8 @@ describe("the A2A face with plain fetch", () => {
       yaml: `agents:${ECHO}`,
       unchecked: true,
       settings: {
-        a2a: { enabled: true, basePath: "/a2a", cardMaxAgeSeconds: 120 },
-        webhooks: { allowPrivateTargets: true, maxAttempts: 1 },
+        a2a: { ...DEFAULT_SETTINGS.a2a, cardMaxAgeSeconds: 120 },
+        webhooks: { ...DEFAULT_SETTINGS.webhooks, allowPrivateTargets: true, maxAttempts: 1 },
       },
     });
     base = await listen(t);
@@ -256,7 +257,9 @@ describe.each(BINDINGS)("the official client over %s", (binding) => {
     t = await build({
       yaml: `agents:${ECHO}`,
       unchecked: true,
-      settings: { webhooks: { allowPrivateTargets: true, maxAttempts: 1 } },
+      settings: {
+        webhooks: { ...DEFAULT_SETTINGS.webhooks, allowPrivateTargets: true, maxAttempts: 1 },
+      },
     });
     base = await listen(t);
   });

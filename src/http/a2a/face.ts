@@ -10,6 +10,7 @@ import {
   type SendMessageResponse,
   type StreamResponse,
   type Task,
+  type TaskPushNotificationConfig,
   type TaskViewOptions,
   taskStateOf,
   taskStatusOf,
@@ -21,7 +22,7 @@ import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
 import { listTasks } from "./list-tasks.js";
 import { listParams, sendParams, taskIdParams } from "./params.js";
-import { type A2aPush, checkPushConfig } from "./push.js";
+import type { A2aPush } from "./push.js";
 import { A2aTasks, type TaskHandle } from "./tasks.js";
 
 /**
@@ -59,8 +60,9 @@ export class A2aFace {
     signal: AbortSignal,
   ): Promise<SendMessageResponse> {
     const request = this.sendRequest(params);
+    const push = await this.pushConfigOf(request.configuration?.taskPushNotificationConfig);
     const { handle, afterSeq } = await this.tasks.send(who, request.message);
-    await this.notify(handle, afterSeq, request.configuration?.taskPushNotificationConfig);
+    await this.notify(handle, afterSeq, push);
     const historyLength = request.configuration?.historyLength;
     const replies = this.repliesWithMessage(request, afterSeq);
     // A message reply is the run's answer: it is waited for, as the specification says
@@ -86,8 +88,9 @@ export class A2aFace {
     signal: AbortSignal,
   ): Promise<AsyncGenerator<StreamResponse>> {
     const request = this.sendRequest(params);
+    const push = await this.pushConfigOf(request.configuration?.taskPushNotificationConfig);
     const { handle, afterSeq } = await this.tasks.send(who, request.message);
-    await this.notify(handle, afterSeq, request.configuration?.taskPushNotificationConfig);
+    await this.notify(handle, afterSeq, push);
     const historyLength = request.configuration?.historyLength;
     if (this.repliesWithMessage(request, afterSeq) === "message") {
       return this.messageStream(who, handle, historyLength, signal);
@@ -172,11 +175,21 @@ export class A2aFace {
     return reply;
   }
 
+  /** A config sent with the message, checked before the task is made (push.ts). */
+  private async pushConfigOf(config: unknown): Promise<TaskPushNotificationConfig | undefined> {
+    if (config === undefined) return undefined;
+    if (!this.push) throw pushNotSupported();
+    return this.push.check(config);
+  }
+
   /** A config sent with the message is set on the task; a resumed task's configs relay again. */
-  private async notify(handle: TaskHandle, afterSeq: number, config: unknown): Promise<void> {
-    if (config !== undefined) {
-      if (!this.push) throw pushNotSupported();
-      await this.push.attach(this.tasks, handle, checkPushConfig(config, handle.view.taskId));
+  private async notify(
+    handle: TaskHandle,
+    afterSeq: number,
+    config: TaskPushNotificationConfig | undefined,
+  ): Promise<void> {
+    if (config !== undefined && this.push) {
+      await this.push.attach(this.tasks, handle, { ...config, taskId: handle.view.taskId });
     } else if (afterSeq > 0) {
       await this.push?.resumed(this.tasks, handle);
     }
