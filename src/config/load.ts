@@ -14,18 +14,17 @@ import {
   type ScriptSourceInput,
 } from "../adapters/scripted-options.js";
 import { configSchemaDigest, validateConfigFile } from "../validation/config-file.js";
+import { type AgentA2aOptions, a2aOptionsOf } from "./agent-a2a.js";
 import { ajvIssues } from "./ajv-issues.js";
 import { ConfigError, ConfigFileUnreadable } from "./errors.js";
 import { issue, type ResolveContext } from "./resolve-context.js";
 import { type RawServer, resolveServer } from "./resolve-server.js";
 import {
   type AdapterConfig,
-  type AgentA2aOptions,
   type AgentConfig,
   type AgentEventOptions,
   type AgentLimits,
   type AgentSpecsOverrides,
-  a2aOptionsOf,
   configFileSchema,
   EVENT_DEFAULTS,
   type KeyPath,

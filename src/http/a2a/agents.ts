@@ -1,7 +1,7 @@
 import type { Principal } from "../../auth/principal.js";
 import { A2aError } from "../../bridge/a2a/index.js";
+import { a2aOptionsOf } from "../../config/agent-a2a.js";
 import type { AgentRegistry, RegisteredAgent } from "../../config/registry.js";
-import { a2aOptionsOf } from "../../config/schema.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
 import { A2aFace } from "./face.js";

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { A2aError } from "../../bridge/a2a/index.js";
+import { a2aOptionsOf } from "../../config/agent-a2a.js";
 import type { RegisteredAgent } from "../../config/registry.js";
-import { a2aOptionsOf } from "../../config/schema.js";
 import type { A2aAgents } from "./agents.js";
 import { agentCard, type CardAuth, legacyAgentCard } from "./card.js";
 import { cardHint } from "./unrouted.js";

@@ -16,8 +16,8 @@ import {
   taskStatusOf,
   toTask,
 } from "../../bridge/a2a/index.js";
+import type { AgentA2aOptions } from "../../config/agent-a2a.js";
 import type { RegisteredAgent } from "../../config/registry.js";
-import type { AgentA2aOptions } from "../../config/schema.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
 import { listTasks } from "./list-tasks.js";

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { A2aError } from "../../bridge/a2a/index.js";
-import { a2aOptionsOf } from "../../config/schema.js";
+import { a2aOptionsOf } from "../../config/agent-a2a.js";
 import { isDomainError } from "../../util/errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
 import { A2aAgents } from "./agents.js";
