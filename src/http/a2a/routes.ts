@@ -3,14 +3,13 @@ import { A2aError } from "../../bridge/a2a/index.js";
 import { a2aOptionsOf } from "../../config/agent-a2a.js";
 import { isDomainError } from "../../util/errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
-import { A2aAgents } from "./agents.js";
+import type { A2aAgents } from "./agents.js";
 import { type CardAuth, extendedAgentCard, legacyExtendedAgentCard } from "./card.js";
 import { registerCards } from "./cards.js";
 import { asA2aError, retryAfterOverload } from "./errors.js";
 import type { A2aFace } from "./face.js";
 import { idOf, serveJsonRpc } from "./jsonrpc.js";
 import { type ExtendedCards, operationsFor } from "./operations.js";
-import { A2aPush } from "./push.js";
 import { registerRestBinding, sendRestError } from "./rest.js";
 import { unrouted } from "./unrouted.js";
 import { requestedVersion } from "./version.js";
@@ -36,8 +35,11 @@ const agentParams = {
  * the prefix is in its binding's shape: a JSON-RPC error for the interface URL, a
  * google.rpc.Status for the rest (unrouted.ts).
  */
-export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, { basePath }) => {
-  const { registry, runs, threads, settings } = app.deps;
+export const a2aRoutes: FastifyPluginAsync<{ basePath: string; agents: A2aAgents }> = async (
+  app,
+  { basePath, agents },
+) => {
+  const { settings } = app.deps;
   const auth: CardAuth = {
     apiKeys: settings.auth.keys.length > 0,
     jwt: settings.auth.jwt !== undefined,
@@ -46,31 +48,6 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
   for (const contentType of JSON_TYPES) {
     registerJsonBodyParser(app, settings.limits, { allowEmpty: true, contentType });
   }
-  // Push notifications go through the webhook deliverer: stored, retried, targets guarded.
-  const closing = new AbortController();
-  app.addHook("onClose", async () => closing.abort());
-  const push = new A2aPush(
-    app.deps.pushConfigs,
-    app.deps.webhooks,
-    closing.signal,
-    settings.a2a.maxPushConfigsPerTask,
-  );
-  const agents = new A2aAgents(registry, runs, threads, push);
-  // Relays a stopped server left behind start again once this one is ready (its engine has
-  // recovered the runs it finds), and are looked for again as often as leases are checked.
-  app.addHook("onReady", async () => {
-    push.startSweeps(
-      app.deps.engine.owner,
-      registry.list().map((agent) => agent.agentId),
-      (agentId) => {
-        const agent = registry.get(agentId);
-        return agent ? agents.faceFor(agent).tasks : undefined;
-      },
-      Math.max(1000, (settings.leaseSeconds * 1000) / 3),
-      (err) => app.log.error({ err }, "A2A push relay sweep failed"),
-    );
-  });
-
   const faceOf = (request: FastifyRequest): A2aFace =>
     agents.faceOf((request.params as { agent: string }).agent, request.caller);
 
