@@ -311,7 +311,7 @@ export function describeIsolation(backend: string, openStorage: () => Promise<St
       );
     });
 
-    it("the AG-UI face: users' same threadId are two threads; another's UUID thread is 404", async () => {
+    it("the AG-UI face: users' same threadId are two threads; another's UUID thread is a new one of the caller's", async () => {
       const input = (threadId: string, text: string) => ({
         threadId,
         runId: crypto.randomUUID(),
@@ -339,8 +339,10 @@ export function describeIsolation(backend: string, openStorage: () => Promise<St
       expect(messagesOf(bobThreads.body)).not.toContain("alice's secret");
 
       const uuidThread = owned.a!.thread;
+      // Answered as a UUID nobody used: a new conversation of bob's own, nothing of a's in it.
       const intruder = await say("bob", uuidThread, "let me in");
-      expect(intruder.statusCode).toBe(404);
+      expect(intruder.statusCode).toBe(200);
+      expect(intruder.body).not.toContain("hello from a");
       const resume = await t.app.inject({
         method: "POST",
         url: "/ag-ui/echo",
