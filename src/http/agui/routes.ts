@@ -45,7 +45,12 @@ const agentNameParams = {
  */
 export const aguiRoutes: FastifyPluginAsync = async (app) => {
   const { registry, runs, threads, engine, settings } = app.deps;
-  const face = new AguiRuns({ runs, threads, keepAliveSeconds: settings.keepAliveSeconds });
+  const face = new AguiRuns({
+    runs,
+    threads,
+    keepAliveSeconds: settings.keepAliveSeconds,
+    face: "agui",
+  });
 
   const byId = (id: string): RegisteredAgent => {
     const agent = registry.get(id);
