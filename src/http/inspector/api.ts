@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
+import { ERRCODE } from "../../bridge/acp/outcomes.js";
 import { toAcpRun } from "../../engine/acp-mapping.js";
 import type { Metrics } from "../../metrics/metrics.js";
-import type { RunRecord } from "../../storage/types.js";
+import type { RunRecord, RunSearch, RunStatus } from "../../storage/types.js";
 import { packageVersion } from "../../util/paths.js";
 import { runIdParams } from "../params.js";
 import { metricsRefusal } from "../plugins/metrics.js";
@@ -31,7 +32,11 @@ const runsQuery = {
   properties: {
     agent_id: { type: "string", format: "uuid" },
     thread_id: { type: "string", format: "uuid" },
-    status: { type: "string", enum: ["pending", "error", "success", "timeout", "interrupted"] },
+    // ACP's statuses, with `cancelled` apart from `error` (a cancelled run is ACP `error` 499).
+    status: {
+      type: "string",
+      enum: ["pending", "error", "cancelled", "success", "timeout", "interrupted"],
+    },
     limit: { type: "integer", minimum: 1, maximum: 100, default: 25 },
     offset: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
   },
@@ -85,7 +90,13 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
     const { agent_id, thread_id, status, limit, offset } = request.query;
     // The caller's own runs of the agents it may use, of both kinds, filtered in the query
     // (full pages).
-    const found = await runs.search(request.caller, { agent_id, thread_id, status, limit, offset });
+    const found = await runs.search(request.caller, {
+      agent_id,
+      thread_id,
+      ...statusFilter(status),
+      limit,
+      offset,
+    });
     return found.map(listedRun);
   });
 
@@ -125,6 +136,18 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
     },
   );
 };
+
+/** A status as the inspector shows it, as a search: `cancelled` and `error` are told apart. */
+function statusFilter(status: string | undefined): Partial<RunSearch> {
+  if (status === undefined) return {};
+  if (status === "cancelled" || status === "error") {
+    return {
+      status: "error",
+      errcode: { value: ERRCODE.cancelled, is: status === "cancelled" },
+    };
+  }
+  return { status: status as RunStatus };
+}
 
 /**
  * The ACP run, plus what only the server knows: its kind, segments (each resume's answers
