@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Two cores: keep worker count modest so socket and timing-sensitive tests stay stable.
     maxWorkers: 2,
+    // `gc()` for the tests that force a full collection (test/webhooks/gc-timeout.test.ts).
+    execArgv: ["--expose-gc"],
   },
 });

@@ -42,7 +42,7 @@ import type { Storage } from "./storage/types.js";
 import { startTelemetry } from "./telemetry/index.js";
 import { aguiValidator, describeErrors } from "./validation/index.js";
 import { WebhookDeliverer } from "./webhooks/deliverer.js";
-import { checkWebhookUrlSyntax } from "./webhooks/target-guard.js";
+import type { ResolveHost } from "./webhooks/target-guard.js";
 
 /** What every route may use; built once per app, shared through `app.deps`. */
 export interface AppDeps {
@@ -75,6 +75,8 @@ export interface BuildAppOptions {
   shutdownGraceMs?: number;
   /** Where the built inspector is read from; defaults to dist/ui (tests point elsewhere). */
   inspectorRoot?: string;
+  /** How webhook host names resolve (tests give names answers of their own); default DNS. */
+  resolveWebhookHost?: ResolveHost;
 }
 
 /**
@@ -114,12 +116,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     : undefined;
   const agentNames = new Map(registry.list().map((agent) => [agent.agentId, agent.name]));
 
-  const { allowPrivateTargets, maxAttempts } = settings.webhooks;
+  const webhookSettings = settings.webhooks;
   const webhooks = new WebhookDeliverer({
     storage,
     logger,
-    allowPrivateTargets,
-    maxAttempts,
+    allowPrivateTargets: webhookSettings.allowPrivateTargets,
+    maxAttempts: webhookSettings.maxAttempts,
+    timeoutMs: webhookSettings.timeoutSeconds * 1000,
+    connectTimeoutMs: webhookSettings.connectTimeoutSeconds * 1000,
+    concurrency: webhookSettings.concurrency,
+    perTargetConcurrency: webhookSettings.perTargetConcurrency,
+    resolve: options.resolveWebhookHost,
     // The deliveries a dead replica had claimed come back as soon as its runs do (at least
     // 3 s: claims are renewed every third of it); until then its runs' later deliveries wait.
     leaseMs: Math.max(3000, settings.leaseSeconds * 1000),
@@ -167,7 +174,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       const validate = aguiValidator("ResumeEntry");
       return validate(entry) ? null : describeErrors(validate.errors, "entry");
     },
-    checkWebhook: (url) => void checkWebhookUrlSyntax(url, { allowPrivateTargets }),
+    checkWebhook: (url) => webhooks.checkTarget(url),
   });
   const deps: AppDeps = {
     settings,

@@ -45,13 +45,14 @@ function servedPath(example: string) {
 }
 
 /** A face's settings section: on or off, and where it is served when it has a path of its own. */
-function faceSection(exampleBasePath?: string) {
+function faceSection(exampleBasePath?: string, more: Record<string, object> = {}) {
   return {
     type: "object",
     additionalProperties: false,
     properties: {
       enabled: { type: "boolean" },
       ...(exampleBasePath ? { basePath: servedPath(exampleBasePath) } : {}),
+      ...more,
     },
   };
 }
@@ -190,6 +191,10 @@ export const configFileSchema = {
           properties: {
             allowPrivateTargets: { type: "boolean" },
             maxAttempts: positiveInteger,
+            timeoutSeconds: { type: "number", exclusiveMinimum: 0, maximum: 300 },
+            connectTimeoutSeconds: { type: "number", exclusiveMinimum: 0, maximum: 300 },
+            concurrency: { type: "integer", minimum: 1, maximum: 10000 },
+            perTargetConcurrency: { type: "integer", minimum: 1, maximum: 10000 },
           },
         },
         logLevel: { enum: LOG_LEVELS },
@@ -267,7 +272,9 @@ export const configFileSchema = {
         acp: faceSection(),
         agui: faceSection(),
         copilotkit: faceSection("/copilotkit"),
-        a2a: faceSection("/a2a"),
+        a2a: faceSection("/a2a", {
+          maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
+        }),
         rateLimit: {
           type: "object",
           additionalProperties: false,

@@ -38,7 +38,7 @@ export interface ServerSettings {
    * about this long (shared databases only).
    */
   leaseSeconds: number;
-  webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
+  webhooks: WebhookSettings;
   logLevel: LogLevel;
   /**
    * API keys and a token issuer; with neither, no authentication (one anonymous caller). From
@@ -76,6 +76,24 @@ export interface A2aSettings {
   enabled: boolean;
   /** An agent's A2A interface URL is this server's origin, this path, then the agent's name. */
   basePath: string;
+  /** Push notification configs one task may have at once (a further one is InvalidParams). */
+  maxPushConfigsPerTask: number;
+}
+
+/** Webhook delivery (ACP runs' webhooks, A2A push notifications); see src/webhooks. */
+export interface WebhookSettings {
+  /** Allow loopback, private and link-local targets. */
+  allowPrivateTargets: boolean;
+  /** Attempts per delivery, with backoff, before it fails. */
+  maxAttempts: number;
+  /** Bound on one attempt: DNS, connecting, sending, and the response's headers. */
+  timeoutSeconds: number;
+  /** Bound on opening an attempt's connection (within `timeoutSeconds`). */
+  connectTimeoutSeconds: number;
+  /** Attempts under way at once on this replica (one unanswered for a second stops counting). */
+  concurrency: number;
+  /** Attempts open at once to one receiver (`scheme://host:port`) on this replica. */
+  perTargetConcurrency: number;
 }
 
 export interface CopilotKitSettings {
@@ -163,7 +181,14 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   keepAliveSeconds: 15,
   maxConcurrentRuns: 64,
   leaseSeconds: 15,
-  webhooks: { allowPrivateTargets: false, maxAttempts: 5 },
+  webhooks: {
+    allowPrivateTargets: false,
+    maxAttempts: 5,
+    timeoutSeconds: 10,
+    connectTimeoutSeconds: 5,
+    concurrency: 16,
+    perTargetConcurrency: 4,
+  },
   logLevel: "info",
   auth: { keys: [] },
   cors: { origins: [] },
@@ -172,7 +197,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   acp: { enabled: true },
   agui: { enabled: true },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
-  a2a: { enabled: true, basePath: "/a2a" },
+  a2a: { enabled: true, basePath: "/a2a", maxPushConfigsPerTask: 10 },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,

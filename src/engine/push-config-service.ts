@@ -14,8 +14,9 @@ import type {
 export class PushConfigService {
   constructor(private readonly storage: Storage) {}
 
-  put(config: PushConfigRecord): Promise<void> {
-    return this.storage.putPushConfig(config);
+  /** False (nothing stored) when the run has `maxPerRun` other configs already. */
+  put(config: PushConfigRecord, maxPerRun?: number): Promise<boolean> {
+    return this.storage.putPushConfig(config, maxPerRun);
   }
 
   ofRun(runId: string): Promise<PushConfigRecord[]> {

@@ -62,7 +62,7 @@ export class RunCreation {
       if (configProblem) throw invalid(configProblem);
     }
     checkStreamModes(agent, command.streamMode);
-    if (command.webhook !== undefined) this.options.checkWebhook(command.webhook);
+    if (command.webhook !== undefined) await this.options.checkWebhook(command.webhook);
     // A stateless run's queue check can go with its insert (one step, one round trip): it has
     // no thread to look up or runs to stop first, which a full queue would otherwise precede.
     // Not for a run whose insert may be held (`wait`): a held insert is written without a read,

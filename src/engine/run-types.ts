@@ -27,8 +27,8 @@ export interface RunServiceOptions {
   validateResumeEntry(entry: unknown): string | null;
   /** A payload against an interrupt's own `responseSchema` (see response-schemas.ts). */
   validateResponse?(interrupt: Interrupt, payload: unknown, at: string): string | null;
-  /** Throws a 422 domain error when a webhook URL may not be used. */
-  checkWebhook(url: string): void;
+  /** Throws (or rejects with) a 422 domain error when a webhook URL may not be used. */
+  checkWebhook(url: string): void | Promise<void>;
 }
 
 /** A run just created, and for a `wait`, its end as recorded when it executes here. */

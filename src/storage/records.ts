@@ -17,7 +17,15 @@ export interface WebhookRowFields {
   last_error: string | null;
   created_at: string;
   headers?: string | null;
+  stream: string;
+  target: string | null;
 }
+
+/**
+ * The next attempt of a parked delivery: one behind an earlier pending delivery of its stream,
+ * due only once that one is settled (the storage makes it due then).
+ */
+export const WEBHOOK_PARKED_AT = "9999-12-31T23:59:59.999Z";
 
 export function toFrame(row: RunFrame): RunFrame {
   return { run_id: row.run_id, seq: row.seq, mode: row.mode, data: row.data };
@@ -35,6 +43,9 @@ export function toWebhook(row: WebhookRowFields): WebhookDelivery {
     last_error: row.last_error,
     created_at: row.created_at,
     ...(row.headers ? { headers: JSON.parse(row.headers) as Record<string, string> } : {}),
+    stream: row.stream,
+    // Deliveries queued before targets were stored have none: the deliverer reads their URL.
+    target: row.target ?? "",
   };
 }
 

@@ -76,6 +76,13 @@ export interface WebhookDelivery {
   created_at: string;
   /** Headers sent besides the server's own (an A2A push config's token and authorization). */
   headers?: Record<string, string> | null;
+  /**
+   * The stream the delivery belongs to (an ACP run's webhook: the run id; an A2A push config:
+   * the run id and the config id). A stream's deliveries are sent one at a time, in order.
+   */
+  stream: string;
+  /** The receiver's origin (`scheme://host:port`), which the deliverer limits per replica. */
+  target: string;
 }
 
 /** An A2A push notification config a client set on a task (an ACP run). */
@@ -270,9 +277,26 @@ export interface Storage {
   readFrames(runId: string, afterSeq: number, limit?: number): Promise<RunFrame[]>;
 
   // Webhooks
+  /**
+   * Stores a delivery. Its `next_attempt_at` holds only when its stream has no pending delivery
+   * yet; otherwise it is parked (not due) until the ones before it are settled.
+   */
   enqueueWebhook(delivery: WebhookDelivery): Promise<void>;
-  /** Claims due pending deliveries (next_attempt_at <= now), pushing their next attempt out by leaseMs. */
-  claimDueWebhooks(now: Date, leaseMs: number, limit: number): Promise<WebhookDelivery[]>;
+  /**
+   * Claims at most `limit` due pending deliveries (next_attempt_at <= now), each the first
+   * pending one of its stream, none to a target in `busyTargets`, oldest due first, and pushes
+   * their next attempt out by leaseMs.
+   */
+  claimDueWebhooks(
+    now: Date,
+    leaseMs: number,
+    limit: number,
+    busyTargets?: readonly string[],
+  ): Promise<WebhookDelivery[]>;
+  /**
+   * Patches a delivery (not_found when it is gone). Settling it (`delivered` or `failed`) makes
+   * the next pending delivery of its stream due now, in the same transaction.
+   */
   updateWebhook(
     deliveryId: string,
     patch: Partial<Pick<WebhookDelivery, "attempts" | "next_attempt_at" | "state" | "last_error">>,
@@ -280,8 +304,11 @@ export interface Storage {
   getWebhooksOfRun(runId: string): Promise<WebhookDelivery[]>;
 
   // A2A push notification configs (deleted with their run)
-  /** Stores a config, replacing the run's config of the same id; not_found for an unknown run. */
-  putPushConfig(config: PushConfigRecord): Promise<void>;
+  /**
+   * Stores a config, replacing the run's config of the same id; not_found for an unknown run.
+   * With `maxPerRun`, false (nothing stored) when the run has that many other configs already.
+   */
+  putPushConfig(config: PushConfigRecord, maxPerRun?: number): Promise<boolean>;
   /** A run's configs, oldest first. */
   getPushConfigs(runId: string): Promise<PushConfigRecord[]>;
   /** Whether a config was there to delete. */

@@ -1,16 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import type { Agent } from "undici";
 import type { Storage, WebhookDelivery } from "../storage/types.js";
 import { storedTraceHeaders, tracing } from "../telemetry/index.js";
 import { isDomainError } from "../util/errors.js";
-import {
-  checkWebhookTarget,
-  createPinnedLookup,
-  findTargetRefusal,
-  type ResolveHost,
-  systemResolve,
-} from "./target-guard.js";
+import { type Outcome, WebhookClient } from "./attempt.js";
+import { HeldClaims } from "./claims.js";
+import { DeliverySlots, targetOf } from "./slots.js";
+import { checkWebhookUrl, type ResolveHost, systemResolve } from "./target-guard.js";
 
 export interface WebhookDelivererOptions {
   storage: Storage;
@@ -22,8 +18,13 @@ export interface WebhookDelivererOptions {
   /** Backoff before retry n is min(maxDelayMs, baseDelayMs · 2^(n-1)), jittered to 50–100 %. */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** Bound on one POST, response headers included. Default 10 000. */
+  /**
+   * Bound on one attempt: the target's check (DNS included), connecting, sending, and the
+   * response's headers (its body is never read). Default 10 000.
+   */
   timeoutMs?: number;
+  /** Bound on opening an attempt's connection, within timeoutMs. Default 5 000. */
+  connectTimeoutMs?: number;
   /** How often storage is polled for due deliveries (retries, other replicas' work). Default 1000. */
   pollIntervalMs?: number;
   /**
@@ -32,11 +33,17 @@ export interface WebhookDelivererOptions {
    * until it has settled them, so a live replica keeps them however long its attempts take,
    * and a replica that dies gives them up within about this long (then they are sent again:
    * at least once, with the same `x-acp-delivery-id`). Until then, the later deliveries of
-   * the same run wait behind them (see the ordering below).
+   * the same stream wait behind them.
    */
   leaseMs?: number;
-  /** Most deliveries in flight at once. Default 16. */
+  /** Attempts under way at once, not counting slow ones (see slots.ts). Default 16. */
   concurrency?: number;
+  /** Attempts open at once to one target (`scheme://host:port`), slow ones included. Default 4. */
+  perTargetConcurrency?: number;
+  /** How long an attempt waits for its receiver before it stops taking a slot. Default 1000. */
+  slowAfterMs?: number;
+  /** Slow attempts open at once, across targets. Default 16 · concurrency. */
+  maxSlowAttempts?: number;
   /** How long `stop()` waits for in-flight attempts before aborting them. Default timeoutMs. */
   stopTimeoutMs?: number;
   /**
@@ -55,26 +62,24 @@ export interface WebhookStats {
   failed: number;
 }
 
-type Outcome =
-  | { kind: "delivered"; status: number }
-  | { kind: "retry"; error: string }
-  | { kind: "refused"; error: string }
-  | { kind: "aborted" };
-
 const EVENT = "run.status_changed";
 
 /**
- * Delivers ACP run webhooks: the engine calls `enqueue` on every run status change; a loop
- * POSTs each stored delivery until a 2xx, with exponential backoff, then gives up after
- * `maxAttempts`. Deliveries live in storage (an outbox), so a restart or another replica picks
- * up what this one did not finish.
+ * Delivers webhooks (ACP runs' status changes, A2A push notifications): a loop POSTs each
+ * stored delivery until a 2xx, with exponential backoff, then gives up after `maxAttempts`.
+ * Deliveries live in storage (an outbox), so a restart or another replica picks up what this
+ * one did not finish.
  *
- * Ordering per run: a delivery is sent only when no earlier delivery of the same run (by
- * `created_at`, then storage order) is still pending. A held-back delivery is pushed out by one
- * poll interval, without counting an attempt, and checked again then. So a receiver never sees
- * `success` before the `pending` that preceded it, unless the earlier one finally failed. The
- * check reads storage, so it holds across replicas too. Within one claimed batch, a run's
- * deliveries go one after another; different runs go in parallel.
+ * Order: each delivery belongs to a stream (an ACP run's webhook, or one push config of an
+ * A2A task); storage hands out only a stream's first pending delivery, and parks the later
+ * ones until it is delivered or fails. So a receiver never sees `success` before the `pending`
+ * that preceded it, unless the earlier one finally failed, across replicas too; and a stream
+ * whose receiver hangs or fails holds up only itself.
+ *
+ * Isolation: attempts take slots (see slots.ts) that a receiver which does not answer gives
+ * back after `slowAfterMs`, at most `perTargetConcurrency` attempts go to one receiver at once,
+ * and a retry waits in storage, not in a slot. So however many receivers hang, the others get
+ * their notifications.
  */
 export class WebhookDeliverer {
   readonly #storage: Storage;
@@ -83,28 +88,22 @@ export class WebhookDeliverer {
   readonly #maxAttempts: number;
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
-  readonly #timeoutMs: number;
   readonly #pollIntervalMs: number;
   readonly #leaseMs: number;
-  readonly #concurrency: number;
   readonly #stopTimeoutMs: number;
   readonly #resolve: ResolveHost;
-  readonly #injectedFetch: typeof fetch | undefined;
+  readonly #client: WebhookClient;
+  readonly #slots: DeliverySlots;
+  readonly #claims: HeldClaims;
 
-  /** The default client, made at the first attempt (see `#client`). */
-  #http: Promise<{ agent: Agent; fetch: typeof fetch }> | null = null;
   #running = false;
   #timer: NodeJS.Timeout | null = null;
   #timerAt = Number.POSITIVE_INFINITY;
   #ticking: Promise<void> | null = null;
   #tickAgain = false;
-  #inFlight = 0;
-  readonly #chains = new Set<Promise<void>>();
-  #abort = new AbortController();
+  /** The attempts under way (their bookkeeping included), each with its abort. */
+  readonly #inFlight = new Map<Promise<void>, AbortController>();
   #lastCreatedAt = 0;
-  /** The deliveries claimed and not yet settled, each with its renewal in flight (if any). */
-  readonly #held = new Map<string, Promise<void> | null>();
-  #renewer: NodeJS.Timeout | null = null;
   readonly #stats: WebhookStats = { delivered: 0, retried: 0, failed: 0 };
 
   constructor(options: WebhookDelivererOptions) {
@@ -114,13 +113,42 @@ export class WebhookDeliverer {
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 5);
     this.#baseDelayMs = options.baseDelayMs ?? 1000;
     this.#maxDelayMs = options.maxDelayMs ?? 60_000;
-    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    const timeoutMs = options.timeoutMs ?? 10_000;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
-    this.#leaseMs = options.leaseMs ?? 2 * this.#timeoutMs + 30_000;
-    this.#concurrency = Math.max(1, options.concurrency ?? 16);
-    this.#stopTimeoutMs = options.stopTimeoutMs ?? this.#timeoutMs;
+    this.#leaseMs = options.leaseMs ?? 2 * timeoutMs + 30_000;
+    this.#stopTimeoutMs = options.stopTimeoutMs ?? timeoutMs;
     this.#resolve = options.resolve ?? systemResolve;
-    this.#injectedFetch = options.fetch;
+    this.#client = new WebhookClient({
+      allowPrivateTargets: this.#allowPrivateTargets,
+      resolve: this.#resolve,
+      timeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+      fetch: options.fetch,
+    });
+    const concurrency = Math.max(1, options.concurrency ?? 16);
+    this.#slots = new DeliverySlots(
+      {
+        concurrency,
+        perTarget: Math.max(1, options.perTargetConcurrency ?? 4),
+        maxSlow: Math.max(0, options.maxSlowAttempts ?? 16 * concurrency),
+        slowAfterMs: options.slowAfterMs ?? 1000,
+      },
+      () => this.#wake(0),
+    );
+    this.#claims = new HeldClaims(this.#storage, this.#logger, this.#leaseMs);
+  }
+
+  /**
+   * Refuses (an `invalid` domain error naming the rule) a webhook URL this deliverer would
+   * never call: not http(s), credentials in it, or (unless private targets are allowed) a
+   * loopback, private, link-local or otherwise non-public address, the host name's addresses
+   * included. A name that does not resolve now is let through (delivery checks it again).
+   */
+  checkTarget(url: string): Promise<void> {
+    return checkWebhookUrl(url, {
+      allowPrivateTargets: this.#allowPrivateTargets,
+      resolve: this.#resolve,
+    });
   }
 
   /**
@@ -141,12 +169,14 @@ export class WebhookDeliverer {
   /**
    * A delivery as `enqueue` stores it, for a caller that stores it in its own transaction
    * (A2A push notifications, with their relay's cursor); call `wake` once it is stored.
+   * `stream` orders it (default: its run's, one stream per run).
    */
   delivery(
     runId: string,
     url: string,
     body: unknown,
     headers?: Record<string, string>,
+    stream: string = runId,
   ): WebhookDelivery {
     // Strictly increasing within this process, so two status changes in one millisecond keep
     // their order by created_at.
@@ -164,6 +194,8 @@ export class WebhookDeliverer {
       last_error: null,
       created_at: timestamp,
       ...(headers ? { headers } : {}),
+      stream,
+      target: targetOf(url),
     };
   }
 
@@ -175,9 +207,7 @@ export class WebhookDeliverer {
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    this.#abort = new AbortController();
-    this.#renewer = setInterval(() => this.#renew(), Math.max(100, this.#leaseMs / 3));
-    this.#renewer.unref();
+    this.#claims.start();
     this.#wake(0);
   }
 
@@ -191,46 +221,21 @@ export class WebhookDeliverer {
     this.#clearTimer();
     const settled = async () => {
       await this.#ticking;
-      await Promise.allSettled([...this.#chains]);
+      await Promise.allSettled([...this.#inFlight.keys()]);
     };
     if (!(await withinMs(settled(), this.#stopTimeoutMs))) {
-      this.#abort.abort(new Error("webhook deliverer stopping"));
+      const stopping = new Error("webhook deliverer stopping");
+      for (const controller of this.#inFlight.values()) controller.abort(stopping);
       await withinMs(settled(), 1000);
     }
     // Claims are renewed until the attempts in flight are over, so no other replica sends
     // them meanwhile.
-    if (this.#renewer !== null) clearInterval(this.#renewer);
-    this.#renewer = null;
-    const http = this.#http;
-    this.#http = null;
-    if (http !== null) await http.then(({ agent }) => agent.destroy()).catch(() => {});
+    this.#claims.stop();
+    await this.#client.close();
   }
 
   stats(): WebhookStats {
     return { ...this.#stats };
-  }
-
-  /**
-   * The HTTP client: the injected one, or undici's fetch over an agent whose connections resolve
-   * host names through the SSRF guard. undici (about 2 MB of heap) is imported at the first
-   * attempt, not at start-up: most servers never send a webhook.
-   */
-  async #client(): Promise<typeof fetch> {
-    if (this.#injectedFetch !== undefined) return this.#injectedFetch;
-    this.#http ??= import("undici").then(({ Agent, fetch: undiciFetch }) => {
-      const agent = new Agent({
-        connect: {
-          lookup: createPinnedLookup({
-            allowPrivateTargets: this.#allowPrivateTargets,
-            resolve: this.#resolve,
-          }),
-        },
-      });
-      const send = ((input: string, init: RequestInit) =>
-        undiciFetch(input, { ...(init as object), dispatcher: agent })) as unknown as typeof fetch;
-      return { agent, fetch: send };
-    });
-    return (await this.#http).fetch;
   }
 
   #wake(delayMs: number): void {
@@ -270,10 +275,11 @@ export class WebhookDeliverer {
     try {
       do {
         this.#tickAgain = false;
-        const room = this.#concurrency - this.#inFlight;
+        const room = this.#slots.room();
         if (room <= 0) return;
-        const batch = await this.#storage.claimDueWebhooks(new Date(), this.#leaseMs, room);
-        this.#dispatch(batch);
+        const busy = this.#slots.busyTargets();
+        const batch = await this.#storage.claimDueWebhooks(new Date(), this.#leaseMs, room, busy);
+        for (const delivery of batch) this.#dispatch(delivery);
         if (batch.length === room) this.#tickAgain = true;
       } while (this.#tickAgain && this.#running);
     } catch (err) {
@@ -281,51 +287,52 @@ export class WebhookDeliverer {
     }
   }
 
-  #dispatch(batch: WebhookDelivery[]): void {
-    const byRun = new Map<string, WebhookDelivery[]>();
-    for (const delivery of batch) {
-      const group = byRun.get(delivery.run_id) ?? [];
-      group.push(delivery);
-      byRun.set(delivery.run_id, group);
-    }
-    for (const delivery of batch) this.#held.set(delivery.delivery_id, null);
-    for (const group of byRun.values()) {
-      group.sort((a, b) => a.created_at.localeCompare(b.created_at));
-      this.#inFlight += group.length;
-      const chain = this.#runGroup(group).finally(() => {
-        this.#chains.delete(chain);
-        this.#wake(0);
+  /**
+   * Starts a claimed delivery's attempt, or gives the claim back when its target filled up
+   * within this batch (the next claims pass that target over until it has room).
+   */
+  #dispatch(delivery: WebhookDelivery): void {
+    this.#claims.hold(delivery.delivery_id);
+    const slot = this.#running ? this.#slots.take(delivery.target || targetOf(delivery.url)) : null;
+    const controller = new AbortController();
+    const work = (slot === null ? this.#release(delivery) : this.#process(delivery, controller))
+      .catch((err: unknown) => this.#bookkeepingFailed(delivery, err))
+      .finally(() => {
+        this.#inFlight.delete(work);
+        slot?.release();
       });
-      this.#chains.add(chain);
-    }
+    this.#inFlight.set(work, controller);
   }
 
-  async #runGroup(group: WebhookDelivery[]): Promise<void> {
-    for (const delivery of group) {
-      try {
-        if (this.#running) await this.#process(delivery);
-        else await this.#release(delivery);
-      } catch (err) {
-        if (isDomainError(err, "not_found")) {
-          this.#logger.debug({ delivery_id: delivery.delivery_id }, "webhook delivery vanished");
-        } else {
-          this.#logger.error(
-            { err, run_id: delivery.run_id, delivery_id: delivery.delivery_id, url: delivery.url },
-            "webhook delivery bookkeeping failed",
-          );
-        }
-      } finally {
-        this.#held.delete(delivery.delivery_id);
-        this.#inFlight--;
-      }
-    }
-  }
-
-  async #process(delivery: WebhookDelivery): Promise<void> {
-    if (await this.#heldBack(delivery)) return;
+  async #process(delivery: WebhookDelivery, controller: AbortController): Promise<void> {
     const attempt = delivery.attempts + 1;
-    const outcome = await this.#attempt(delivery);
-    await this.#settle(delivery);
+    const outcome = await this.#client.attempt(
+      delivery.url,
+      await this.#headers(delivery),
+      delivery.body,
+      controller,
+    );
+    await this.#claims.settle(delivery.delivery_id);
+    await this.#record(delivery, attempt, outcome);
+  }
+
+  /**
+   * The headers of an attempt: the delivery's own (an A2A notification's token, authorization
+   * and content type) over the defaults, then the delivery id and, with tracing on, the trace
+   * context of the request that created the run.
+   */
+  async #headers(delivery: WebhookDelivery): Promise<Record<string, string>> {
+    const run = tracing() && (await this.#storage.getRun(delivery.run_id).catch(() => null));
+    return {
+      "x-acp-event": EVENT,
+      "content-type": "application/json",
+      ...delivery.headers,
+      "x-acp-delivery-id": delivery.delivery_id,
+      ...storedTraceHeaders(run ? run.trace_context : null),
+    };
+  }
+
+  async #record(delivery: WebhookDelivery, attempt: number, outcome: Outcome): Promise<void> {
     const context = {
       run_id: delivery.run_id,
       delivery_id: delivery.delivery_id,
@@ -376,119 +383,30 @@ export class WebhookDeliverer {
     }
   }
 
-  /** True (and the delivery pushed out one poll interval) while an earlier one of its run is pending. */
-  async #heldBack(delivery: WebhookDelivery): Promise<boolean> {
-    const ofRun = await this.#storage.getWebhooksOfRun(delivery.run_id);
-    ofRun.sort((a, b) => a.created_at.localeCompare(b.created_at));
-    const index = ofRun.findIndex((d) => d.delivery_id === delivery.delivery_id);
-    if (index === -1) return true; // deleted with its run meanwhile
-    if (!ofRun.slice(0, index).some((d) => d.state === "pending")) return false;
-    await this.#settle(delivery);
-    const nextAttemptAt = new Date(Date.now() + this.#pollIntervalMs).toISOString();
-    await this.#storage.updateWebhook(delivery.delivery_id, { next_attempt_at: nextAttemptAt });
-    this.#logger.debug(
-      { run_id: delivery.run_id, delivery_id: delivery.delivery_id },
-      "webhook held back behind an earlier delivery of its run",
-    );
-    return true;
-  }
-
   /** Makes a claimed delivery due again now, attempts unchanged. */
   async #release(delivery: WebhookDelivery): Promise<void> {
-    await this.#settle(delivery);
+    await this.#claims.settle(delivery.delivery_id);
     await this.#storage.updateWebhook(delivery.delivery_id, {
       next_attempt_at: new Date().toISOString(),
     });
   }
 
-  /**
-   * Pushes out the claims this deliverer holds by another lease, so that no other replica
-   * takes them while they wait in their run's group or their attempt is in flight.
-   */
-  #renew(): void {
-    const until = new Date(Date.now() + this.#leaseMs).toISOString();
-    for (const [deliveryId, renewing] of this.#held) {
-      if (renewing !== null) continue;
-      const renewal = this.#storage
-        .updateWebhook(deliveryId, { next_attempt_at: until })
-        .catch((err: unknown) => {
-          if (!isDomainError(err, "not_found")) {
-            this.#logger.warn({ err, delivery_id: deliveryId }, "webhook claim renewal failed");
-          }
-        })
-        .finally(() => {
-          if (this.#held.get(deliveryId) === renewal) this.#held.set(deliveryId, null);
-        });
-      this.#held.set(deliveryId, renewal);
+  #bookkeepingFailed(delivery: WebhookDelivery, err: unknown): void {
+    void this.#claims.settle(delivery.delivery_id);
+    if (isDomainError(err, "not_found")) {
+      this.#logger.debug({ delivery_id: delivery.delivery_id }, "webhook delivery vanished");
+      return;
     }
-  }
-
-  /** Ends the renewal of a claim before its own bookkeeping writes `next_attempt_at`. */
-  async #settle(delivery: WebhookDelivery): Promise<void> {
-    const renewing = this.#held.get(delivery.delivery_id);
-    this.#held.delete(delivery.delivery_id);
-    await renewing;
-  }
-
-  async #attempt(delivery: WebhookDelivery): Promise<Outcome> {
-    const signal = AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), this.#abort.signal]);
-    try {
-      // Again at every attempt: the run was checked at creation, but DNS answers change.
-      await checkWebhookTarget(delivery.url, {
-        allowPrivateTargets: this.#allowPrivateTargets,
-        resolve: this.#resolve,
-      });
-      const send = await this.#client();
-      // Tracing on: the delivery carries its run's trace context (the request that created it).
-      const run = tracing() && (await this.#storage.getRun(delivery.run_id));
-      const response = await send(delivery.url, {
-        method: "POST",
-        headers: {
-          "x-acp-event": EVENT,
-          ...delivery.headers,
-          "content-type": "application/json",
-          "x-acp-delivery-id": delivery.delivery_id,
-          ...storedTraceHeaders(run ? run.trace_context : null),
-        },
-        body: delivery.body,
-        // A redirect could point anywhere, including past the guard: never follow one.
-        redirect: "manual",
-        signal,
-      });
-      // The body is not used; drop it so the connection is freed.
-      await response.body?.cancel().catch(() => {});
-      if (response.status >= 200 && response.status < 300) {
-        return { kind: "delivered", status: response.status };
-      }
-      if (response.status >= 300 && response.status < 400) {
-        const location = response.headers.get("location") ?? "(no location)";
-        return {
-          kind: "retry",
-          error: `HTTP ${response.status} redirect to ${location} not followed (webhook redirects are refused)`,
-        };
-      }
-      return { kind: "retry", error: `HTTP ${response.status}` };
-    } catch (err) {
-      const refusal = findTargetRefusal(err);
-      if (refusal !== null) return { kind: "refused", error: refusal.message };
-      if (this.#abort.signal.aborted) return { kind: "aborted" };
-      if (signal.aborted) return { kind: "retry", error: `timed out after ${this.#timeoutMs} ms` };
-      return { kind: "retry", error: describe(err) };
-    }
+    this.#logger.error(
+      { err, run_id: delivery.run_id, delivery_id: delivery.delivery_id, url: delivery.url },
+      "webhook delivery bookkeeping failed",
+    );
   }
 
   #backoffMs(attempt: number): number {
     const capped = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (attempt - 1));
     return Math.round(capped / 2 + (Math.random() * capped) / 2);
   }
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = err.cause instanceof Error ? err.cause : null;
-  if (cause === null) return err.message;
-  const code = (cause as NodeJS.ErrnoException).code;
-  return `${err.message}: ${code === undefined ? cause.message : `${code} ${cause.message}`}`;
 }
 
 async function withinMs(promise: Promise<unknown>, ms: number): Promise<boolean> {

@@ -8,8 +8,13 @@ import { DomainError, invalid } from "../util/errors.js";
  * server POSTs to it, so without this a client could make the server reach its own loopback,
  * the private network or the cloud metadata service (169.254.169.254).
  *
- * Three checks, from cheap to strict:
- * - `checkWebhookUrlSyntax`: synchronous, at run creation (a bad webhook is a 422 then).
+ * Four checks, from cheap to strict:
+ * - `checkWebhookUrlSyntax`: synchronous: the URL, its scheme, and a literal address or a
+ *   localhost name.
+ * - `checkWebhookUrl`: where a webhook is set (an ACP run's `webhook`, an A2A push config):
+ *   the syntax, and the addresses the host name resolves to now, so that a client learns at
+ *   once that its URL will never be called. A name that does not resolve (or not within
+ *   `CREATION_DNS_TIMEOUT_MS`) is let through: delivery checks it again.
  * - `checkWebhookTarget`: at each delivery attempt, also resolves the host name (DNS can change).
  * - `createPinnedLookup`: the lookup the delivery connection itself uses, so a name that
  *   resolves to a public address for the check and a private one for the connect (DNS
@@ -244,6 +249,36 @@ export async function checkWebhookTarget(
   for (const { address } of addresses) {
     const refused = describeRefused(address);
     if (refused !== null) throw refusal(url, refused, address);
+  }
+}
+
+/** How long the check where a webhook is set waits for DNS before it lets the name through. */
+const CREATION_DNS_TIMEOUT_MS = 2000;
+
+/**
+ * The check where a webhook is set (see the top of this file): throws `DomainError`
+ * (`invalid`, naming the rule) for a URL delivery would refuse; resolves otherwise, also when
+ * the name cannot be resolved now.
+ */
+export async function checkWebhookUrl(url: string, options: WebhookTargetOptions): Promise<void> {
+  checkWebhookUrlSyntax(url, options);
+  if (options.allowPrivateTargets) return;
+  const resolve = options.resolve ?? systemResolve;
+  let timer: NodeJS.Timeout | undefined;
+  const bounded: ResolveHost = (hostname) =>
+    Promise.race([
+      resolve(hostname),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timed out")), CREATION_DNS_TIMEOUT_MS);
+        timer.unref();
+      }),
+    ]);
+  try {
+    await checkWebhookTarget(url, { allowPrivateTargets: false, resolve: bounded });
+  } catch (err) {
+    if (findTargetRefusal(err) !== null) throw err;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

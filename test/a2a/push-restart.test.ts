@@ -8,6 +8,7 @@
  */
 import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { createStorage } from "../../src/storage/index.js";
 import { PostgresStorage } from "../../src/storage/postgres/postgres-storage.js";
 import type { Storage } from "../../src/storage/types.js";
@@ -72,7 +73,10 @@ const serverOn = (database: Database) =>
     unchecked: true,
     storage: database.open(),
     // leaseSeconds 3: the relays left behind are looked for every second.
-    settings: { webhooks: { allowPrivateTargets: true, maxAttempts: 5 }, leaseSeconds: 3 },
+    settings: {
+      webhooks: { ...DEFAULT_SETTINGS.webhooks, allowPrivateTargets: true, maxAttempts: 5 },
+      leaseSeconds: 3,
+    },
   });
 
 const stop = async (t: TestApp) => {

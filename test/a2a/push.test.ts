@@ -1,11 +1,12 @@
 /**
  * A2A push notifications with the official client over both bindings: configs are set, read,
  * listed and deleted on a task; every stream event of the task reaches a local receiver through
- * the webhook deliverer, with the config's token and authorization; the private-address guard
- * still applies (a receiver on loopback needs `webhooks.allowPrivateTargets`).
+ * the webhook deliverer, with the config's token and authorization, as `application/a2a+json`
+ * (push-refusals.test.ts: the targets and configs refused).
  */
 import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 import { a2aClient, asTask, BINDINGS, userMessage } from "./helpers.js";
@@ -28,7 +29,9 @@ describe.each(BINDINGS)("A2A push notifications over %s", (binding) => {
     t = await build({
       yaml: YAML,
       unchecked: true,
-      settings: { webhooks: { allowPrivateTargets: true, maxAttempts: 3 } },
+      settings: {
+        webhooks: { ...DEFAULT_SETTINGS.webhooks, allowPrivateTargets: true, maxAttempts: 3 },
+      },
     });
     base = await listen(t);
   });
@@ -70,6 +73,8 @@ describe.each(BINDINGS)("A2A push notifications over %s", (binding) => {
       expect(event.headers["x-a2a-notification-token"]).toBe("tok-123");
       expect(event.headers.authorization).toBe("Bearer s3cret");
       expect(event.headers["x-acp-event"]).toBe("a2a.stream_response");
+      // A2A's media type (specification §4.3.3, §14.1.1).
+      expect(event.headers["content-type"]).toBe("application/a2a+json");
     }
   });
 
@@ -101,43 +106,5 @@ describe.each(BINDINGS)("A2A push notifications over %s", (binding) => {
         TaskPushNotificationConfig.fromJSON({ taskId: "no-such-task", url: hooks.url }),
       ),
     ).rejects.toMatchObject({ name: "TaskNotFoundError" });
-  });
-});
-
-describe("A2A push notifications and the private-address guard", () => {
-  let t: TestApp;
-  let base: string;
-  let hooks: Awaited<ReturnType<typeof receiver>>;
-  beforeAll(async () => {
-    hooks = await receiver();
-    t = await build({
-      yaml: YAML,
-      unchecked: true,
-      settings: { webhooks: { allowPrivateTargets: false, maxAttempts: 1 } },
-    });
-    base = await listen(t);
-  });
-  afterAll(async () => {
-    await t.close();
-    await hooks.close();
-  });
-
-  it("refuses to deliver to a loopback receiver unless private targets are allowed", async () => {
-    const client = await a2aClient(base, "slow", "JSONRPC");
-    const sent = asTask(
-      await client.sendMessage({
-        message: userMessage("guarded"),
-        configuration: {
-          taskPushNotificationConfig: TaskPushNotificationConfig.fromJSON({ url: hooks.url }),
-        },
-      } as never),
-    );
-    let deliveries: Awaited<ReturnType<TestApp["storage"]["getWebhooksOfRun"]>> = [];
-    await until(async () => {
-      deliveries = await t.storage.getWebhooksOfRun(sent.id);
-      return deliveries.length > 0 && deliveries.every((d) => d.state === "failed");
-    }, "the refusals");
-    expect(deliveries[0]?.last_error).toMatch(/private|loopback/i);
-    expect(hooks.received).toEqual([]);
   });
 });

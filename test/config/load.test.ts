@@ -58,7 +58,40 @@ describe("loadConfig", () => {
       `server:\n  port: 9000\n  webhooks: { maxAttempts: 2 }\nagents:\n${ECHO}`,
     );
     expect(config.server.port).toBe(9000);
-    expect(config.server.webhooks).toEqual({ allowPrivateTargets: false, maxAttempts: 2 });
+    expect(config.server.webhooks).toEqual({ ...DEFAULT_SETTINGS.webhooks, maxAttempts: 2 });
+  });
+
+  it("reads the webhook delivery bounds and the push config limit, refusing values out of range", async () => {
+    const config = await yaml(
+      `server:
+  webhooks: { timeoutSeconds: 3.5, connectTimeoutSeconds: 1, concurrency: 8, perTargetConcurrency: 1 }
+  a2a: { maxPushConfigsPerTask: 50 }
+agents:
+${ECHO}`,
+    );
+    expect(config.server.webhooks).toEqual({
+      allowPrivateTargets: false,
+      maxAttempts: 5,
+      timeoutSeconds: 3.5,
+      connectTimeoutSeconds: 1,
+      concurrency: 8,
+      perTargetConcurrency: 1,
+    });
+    expect(config.server.a2a.maxPushConfigsPerTask).toBe(50);
+    const zero = await configError(() =>
+      yaml(`server:
+  webhooks: { concurrency: 0 }
+agents:
+${ECHO}`),
+    );
+    expect(zero.message).toContain("server.webhooks.concurrency");
+    const slow = await configError(() =>
+      yaml(`server:
+  webhooks: { timeoutSeconds: 0 }
+agents:
+${ECHO}`),
+    );
+    expect(slow.message).toContain("server.webhooks.timeoutSeconds");
   });
 
   it("reads JSON files", async () => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { buildApp } from "../../src/app.js";
+import { type BuildAppOptions, buildApp } from "../../src/app.js";
 import { parseConfig } from "../../src/config/load.js";
 import { AgentRegistry } from "../../src/config/registry.js";
 import { DEFAULT_SETTINGS, type ServerSettings } from "../../src/config/settings.js";
@@ -48,6 +48,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** Where the built inspector is read from (default: dist/ui). */
   inspectorRoot?: string;
+  /** How webhook host names resolve (default: DNS). */
+  resolveWebhookHost?: BuildAppOptions["resolveWebhookHost"];
 }
 
 /** Builds the app in-process on an in-memory SQLite storage (or the one given). */
@@ -70,6 +72,7 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     storage,
     logger: options.logger,
     inspectorRoot: options.inspectorRoot,
+    resolveWebhookHost: options.resolveWebhookHost,
   });
   await app.ready();
   return {

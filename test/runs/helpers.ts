@@ -6,7 +6,7 @@ import { expect } from "vitest";
 import { agentIdFor } from "../../src/config/registry.js";
 import type { ServerSettings } from "../../src/config/settings.js";
 import type { Storage } from "../../src/storage/types.js";
-import { build, type TestApp } from "../helpers/app.js";
+import { type BuildOptions, build, type TestApp } from "../helpers/app.js";
 
 export type Event = Record<string, unknown> & { type: string };
 export type Json = Record<string, unknown>;
@@ -52,6 +52,7 @@ export const agentId = (name: string) => agentIdFor(name, "1.0.0");
 export interface BuildRunsOptions {
   settings?: Partial<ServerSettings>;
   storage?: Storage;
+  resolveWebhookHost?: BuildOptions["resolveWebhookHost"];
 }
 
 export function buildWith(agents: AgentSpec[], options: BuildRunsOptions = {}): Promise<TestApp> {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { acpValidator } from "../../src/validation/index.js";
 import type { TestApp } from "../helpers/app.js";
 import {
@@ -48,7 +49,9 @@ describe("webhooks end to end", () => {
   beforeAll(async () => {
     hooks = await receiver();
     t = await buildWith(agents, {
-      settings: { webhooks: { allowPrivateTargets: true, maxAttempts: 3 } },
+      settings: {
+        webhooks: { ...DEFAULT_SETTINGS.webhooks, allowPrivateTargets: true, maxAttempts: 3 },
+      },
     });
   });
   afterAll(async () => {
@@ -111,8 +114,25 @@ describe("webhooks end to end", () => {
 
 describe("webhooks › private targets", () => {
   let t: TestApp;
+  let rebinds = 0;
   beforeAll(async () => {
-    t = await buildWith(agents);
+    t = await buildWith(agents, {
+      // Names resolved at creation: the guard judges the addresses they resolve to.
+      resolveWebhookHost: async (name) => {
+        if (name === "intranet.example") return [{ address: "10.20.30.40", family: 4 }];
+        if (name === "dual.example") {
+          return [
+            { address: "93.184.216.34", family: 4 },
+            { address: "::1", family: 6 },
+          ];
+        }
+        // Public when the run is created, loopback by the time it is delivered.
+        if (name === "rebind.example") {
+          return [{ address: rebinds++ === 0 ? "93.184.216.34" : "127.0.0.1", family: 4 }];
+        }
+        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: "ENOTFOUND" });
+      },
+    });
   });
   afterAll(() => t.close());
 
@@ -120,6 +140,10 @@ describe("webhooks › private targets", () => {
     ["http://127.0.0.1:9/hook", "a loopback"],
     ["http://10.1.2.3/hook", "a private"],
     ["http://localhost:8080/hook", "names a localhost host"],
+    ["http://169.254.169.254/latest/meta-data/", "a cloud metadata (link-local) address"],
+    ["http://0.0.0.0/hook", "an unspecified address"],
+    ["http://intranet.example/hook", "a private address (10.20.30.40)"],
+    ["http://dual.example/hook", "a loopback address (::1)"],
   ])(
     "POST /runs › 422 at creation for %s when private targets are not allowed",
     async (url, why) => {
@@ -131,4 +155,37 @@ describe("webhooks › private targets", () => {
       expect(await t.storage.searchRuns({ limit: 10, offset: 0 })).toEqual([]);
     },
   );
+
+  it("POST /runs › 422 for a scheme other than http(s), naming it", async () => {
+    const res = await t.call("POST", "/runs", {
+      agent_id: agentId("quick"),
+      webhook: "ftp://public.example/hook",
+    });
+    expect(res.status).toBe(422);
+    expect(res.body).toContain("uses the scheme ftp; only http and https are allowed");
+  });
+
+  it("POST /runs › a name that does not resolve now is accepted (delivery checks it)", async () => {
+    const webhook = "http://nowhere.invalid/hook";
+    const res = await t.call("POST", "/runs", { agent_id: agentId("quick"), webhook });
+    expect(res.status).toBe(200);
+  });
+
+  it("POST /runs › a public name is accepted, and refused at delivery once it resolves to loopback", async () => {
+    const res = await t.call("POST", "/runs", {
+      agent_id: agentId("quick"),
+      webhook: "http://rebind.example/hook",
+    });
+    expect(res.status).toBe(200);
+    const runId = (res.body as Run).run_id;
+    const failed = await until(
+      () => t.storage.getWebhooksOfRun(runId),
+      (found) => found.length === 2 && found.every((d) => d.state === "failed"),
+      5_000,
+      "both deliveries to be refused",
+    );
+    for (const delivery of failed) {
+      expect(delivery.last_error).toContain("resolves to a loopback address (127.0.0.1)");
+    }
+  });
 });

@@ -17,6 +17,7 @@ import { describeRunEnds } from "./contract/run-ends.js";
 import { describeRunSearch } from "./contract/run-search.js";
 import { describeRuns } from "./contract/runs.js";
 import { describeThreads } from "./contract/threads.js";
+import { describeWebhookStreams } from "./contract/webhook-streams.js";
 
 export function describeStorageContract(name: string, factory: () => Promise<Storage>): void {
   describe(`${name} storage contract`, () => {
@@ -32,5 +33,6 @@ export function describeStorageContract(name: string, factory: () => Promise<Sto
     describe("frames and webhooks", () => describeFramesAndWebhooks(factory));
     describe("retention", () => describeRetention(factory));
     describe("A2A push configs", () => describePushConfigs(factory));
+    describe("webhook streams", () => describeWebhookStreams(factory));
   });
 }

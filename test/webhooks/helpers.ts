@@ -72,6 +72,43 @@ export async function startReceiver(reply?: Reply): Promise<Receiver> {
   };
 }
 
+/**
+ * Receivers that accept a request, read it, and never answer (until closed): `urls[i]` is the
+ * i-th one's (each on a port of its own, so each is a target of its own), `open()` counts the
+ * requests each holds open now.
+ */
+export async function startHangingReceivers(count: number) {
+  const servers = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const held = new Set<ServerResponse>();
+      const server = createServer((req, res) => {
+        req.resume();
+        held.add(res);
+        res.on("close", () => held.delete(res));
+      });
+      // Node's own bounds would answer 408 after a while: these never answer.
+      server.requestTimeout = 0;
+      server.headersTimeout = 0;
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const { port } = server.address() as AddressInfo;
+      return { server, held, url: `http://127.0.0.1:${port}/hang` };
+    }),
+  );
+  return {
+    urls: servers.map((s) => s.url),
+    /** Requests held open now, per receiver. */
+    open: () => servers.map((s) => s.held.size),
+    async close() {
+      await Promise.all(
+        servers.map(({ server }) => {
+          server.closeAllConnections();
+          return new Promise<void>((resolve) => server.close(() => resolve()));
+        }),
+      );
+    },
+  };
+}
+
 /** The real SQLite storage in memory, with one thread and one run to hang deliveries on. */
 export async function openStorage(): Promise<{ storage: Storage; runId: string }> {
   const storage = createStorage(":memory:");

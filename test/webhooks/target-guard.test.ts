@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { DomainError } from "../../src/util/errors.js";
 import {
   checkWebhookTarget,
+  checkWebhookUrl,
   checkWebhookUrlSyntax,
   classifyAddress,
   createPinnedLookup,
@@ -208,6 +209,51 @@ describe("checkWebhookTarget", () => {
     const spy = vi.fn(resolve);
     await checkWebhookTarget("http://93.184.216.34/", { allowPrivateTargets: false, resolve: spy });
     expect(spy).not.toHaveBeenCalled();
+  });
+});
+
+describe("checkWebhookUrl (where a webhook is set)", () => {
+  const resolve = fakeResolver({
+    "public.example": ["93.184.216.34"],
+    "intranet.example": ["10.1.2.3"],
+  });
+
+  it("refuses a name that resolves to a private address, naming the rule and the address", async () => {
+    await expect(
+      checkWebhookUrl("http://intranet.example/hook", { allowPrivateTargets: false, resolve }),
+    ).rejects.toThrow(
+      `webhook http://intranet.example/hook resolves to a private address (10.1.2.3); ${HINT}`,
+    );
+  });
+
+  it("accepts a public name, and a name that does not resolve now (delivery checks it again)", async () => {
+    for (const url of ["https://public.example/hook", "https://nowhere.example/hook"]) {
+      await expect(
+        checkWebhookUrl(url, { allowPrivateTargets: false, resolve }),
+      ).resolves.toBeUndefined();
+    }
+  });
+
+  it("accepts a name whose resolver never answers (after a bound, not forever)", async () => {
+    await expect(
+      checkWebhookUrl("https://slow.example/hook", {
+        allowPrivateTargets: false,
+        resolve: () => new Promise<LookupAddress[]>(() => {}),
+      }),
+    ).resolves.toBeUndefined();
+  });
+
+  it("checks scheme and literal addresses without resolving, and nothing more when private targets are allowed", async () => {
+    const never: ResolveHost = () => Promise.reject(new Error("resolved"));
+    await expect(
+      checkWebhookUrl("ftp://public.example/", { allowPrivateTargets: true, resolve: never }),
+    ).rejects.toThrow("uses the scheme ftp");
+    await expect(
+      checkWebhookUrl("http://[::1]/", { allowPrivateTargets: false, resolve: never }),
+    ).rejects.toThrow("a loopback address (::1)");
+    await expect(
+      checkWebhookUrl("http://intranet.example/", { allowPrivateTargets: true, resolve: never }),
+    ).resolves.toBeUndefined();
   });
 });
 

@@ -5,6 +5,7 @@ import {
   type ListTasksResponse,
   type StreamResponse,
   type Task,
+  type TaskPushNotificationConfig,
   type TaskViewOptions,
   taskStateOf,
   toTask,
@@ -13,7 +14,7 @@ import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
 import { listTasks } from "./list-tasks.js";
 import { listParams, sendParams, taskIdParams } from "./params.js";
-import { type A2aPush, checkPushConfig } from "./push.js";
+import type { A2aPush } from "./push.js";
 import { A2aTasks, type TaskHandle } from "./tasks.js";
 
 /**
@@ -37,8 +38,9 @@ export class A2aFace {
   /** SendMessage: the task once it finishes or pauses, or at once with `returnImmediately`. */
   async sendMessage(who: Principal, params: unknown, signal: AbortSignal): Promise<Task> {
     const request = sendParams(params);
+    const push = await this.pushConfigOf(request.configuration?.taskPushNotificationConfig);
     const { handle, afterSeq } = await this.tasks.send(who, request.message);
-    await this.notify(handle, afterSeq, request.configuration?.taskPushNotificationConfig);
+    await this.notify(handle, afterSeq, push);
     const historyLength = request.configuration?.historyLength;
     if (request.configuration?.returnImmediately) return toTask(handle.view, undefined);
     const settled = await this.tasks.settle(who, handle, signal);
@@ -52,8 +54,9 @@ export class A2aFace {
     signal: AbortSignal,
   ): Promise<AsyncGenerator<StreamResponse>> {
     const request = sendParams(params);
+    const push = await this.pushConfigOf(request.configuration?.taskPushNotificationConfig);
     const { handle, afterSeq } = await this.tasks.send(who, request.message);
-    await this.notify(handle, afterSeq, request.configuration?.taskPushNotificationConfig);
+    await this.notify(handle, afterSeq, push);
     const historyLength = request.configuration?.historyLength;
     const first =
       afterSeq === 0
@@ -112,11 +115,21 @@ export class A2aFace {
     });
   }
 
+  /** A config sent with the message, checked (its URL too) before the message is sent. */
+  private async pushConfigOf(config: unknown): Promise<TaskPushNotificationConfig | undefined> {
+    if (config === undefined) return undefined;
+    if (!this.push) throw pushNotSupported();
+    return this.push.check(config);
+  }
+
   /** A config sent with the message is set on the task; a resumed task's configs relay again. */
-  private async notify(handle: TaskHandle, afterSeq: number, config: unknown): Promise<void> {
-    if (config !== undefined) {
-      if (!this.push) throw pushNotSupported();
-      await this.push.attach(this.tasks, handle, checkPushConfig(config, handle.view.taskId));
+  private async notify(
+    handle: TaskHandle,
+    afterSeq: number,
+    config: TaskPushNotificationConfig | undefined,
+  ): Promise<void> {
+    if (config !== undefined && this.push) {
+      await this.push.attach(this.tasks, handle, { ...config, taskId: handle.view.taskId });
     } else if (afterSeq > 0) {
       await this.push?.resumed(this.tasks, handle);
     }

@@ -31,19 +31,13 @@ function text(params: Rec, key: string, max: number, required: boolean): string 
   return value;
 }
 
-/** A client's TaskPushNotificationConfig, checked (the target itself is checked at delivery). */
+/**
+ * A client's TaskPushNotificationConfig, checked but for its URL, which the webhook guard
+ * checks (`A2aPush.check`, with DNS), and again at delivery.
+ */
 export function checkPushConfig(params: unknown, taskId?: string): TaskPushNotificationConfig {
   if (!isRecord(params)) throw invalidParams("the push notification config must be an object");
   const url = text(params, "url", 2048, true)!;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw invalidParams("url must be an absolute http(s) URL");
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw invalidParams("url must be an absolute http(s) URL");
-  }
   const config: TaskPushNotificationConfig = { url };
   const id = text(params, "id", 200, false);
   if (id) config.id = id;
@@ -74,12 +68,19 @@ const toWire = (record: PushConfigRecord): TaskPushNotificationConfig => ({
   ...(record.authentication ? { authentication: record.authentication } : {}),
 });
 
-/** What the relay needs of the webhook deliverer: deliveries to store, and a wake-up after. */
-export type PushDeliverer = Pick<WebhookDeliverer, "delivery" | "wake">;
+/**
+ * What push needs of the webhook deliverer: its check of a config's URL, deliveries to store,
+ * and a wake-up after.
+ */
+export type PushDeliverer = Pick<WebhookDeliverer, "checkTarget" | "delivery" | "wake">;
 
 /** The headers a notification carries for a config: its token and its authorization. */
 function headersOf(config: PushConfigRecord): Record<string, string> {
-  const headers: Record<string, string> = { "x-acp-event": PUSH_EVENT };
+  // The media type of A2A's HTTP messages (specification §4.3.3, §14.1.1).
+  const headers: Record<string, string> = {
+    "x-acp-event": PUSH_EVENT,
+    "content-type": "application/a2a+json",
+  };
   if (config.token) headers["x-a2a-notification-token"] = config.token;
   const auth = config.authentication;
   if (auth) {
@@ -113,6 +114,8 @@ export class A2aPush {
     private readonly configs: PushConfigService,
     private readonly deliverer: PushDeliverer,
     private readonly signal: AbortSignal,
+    /** Configs one task may have at once (`server.a2a.maxPushConfigsPerTask`). */
+    private readonly maxConfigsPerTask: number,
   ) {
     signal.addEventListener("abort", () => clearInterval(this.sweeper), { once: true });
   }
@@ -149,8 +152,18 @@ export class A2aPush {
     this.sweeper.unref();
   }
 
-  async create(tasks: A2aTasks, who: Principal, params: unknown, taskId?: string) {
+  /**
+   * A client's config, checked, its URL too: a target delivery would refuse (a private
+   * address, unless allowed) is InvalidParams naming the rule, at once.
+   */
+  async check(params: unknown, taskId?: string): Promise<TaskPushNotificationConfig> {
     const config = checkPushConfig(params, taskId);
+    await this.deliverer.checkTarget(config.url);
+    return config;
+  }
+
+  async create(tasks: A2aTasks, who: Principal, params: unknown, taskId?: string) {
+    const config = await this.check(params, taskId);
     if (!config.taskId) throw invalidParams("taskId is required");
     const handle = await tasks.get(who, config.taskId);
     return this.attach(tasks, handle, config);
@@ -166,7 +179,11 @@ export class A2aPush {
       authentication: config.authentication ?? null,
       created_at: new Date().toISOString(),
     };
-    await this.configs.put(record);
+    if (!(await this.configs.put(record, this.maxConfigsPerTask))) {
+      throw invalidParams(
+        `task ${JSON.stringify(record.run_id)} has ${this.maxConfigsPerTask} push notification configs already, the most a task may have (server.a2a.maxPushConfigsPerTask): delete one first`,
+      );
+    }
     const final = FINAL_STATES.has(taskStateOf(handle.view));
     // The task's first config starts its cursor where the task stands: what comes after is
     // relayed (a later config joins the relay where it is).
@@ -237,7 +254,14 @@ export class A2aPush {
           const configs = await this.configs.ofRun(runId);
           const deliveries = step.events.flatMap((event) =>
             configs.map((config) =>
-              this.deliverer.delivery(runId, config.url, event, headersOf(config)),
+              // One stream per config: in order for each receiver, none waits for another.
+              this.deliverer.delivery(
+                runId,
+                config.url,
+                event,
+                headersOf(config),
+                `${runId}/push/${config.config_id}`,
+              ),
             ),
           );
           // The cursor covers stored frames only: a replica that reruns the task after this

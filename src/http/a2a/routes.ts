@@ -64,7 +64,12 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, {
   // Push notifications go through the webhook deliverer: stored, retried, targets guarded.
   const closing = new AbortController();
   app.addHook("onClose", async () => closing.abort());
-  const push = new A2aPush(app.deps.pushConfigs, app.deps.webhooks, closing.signal);
+  const push = new A2aPush(
+    app.deps.pushConfigs,
+    app.deps.webhooks,
+    closing.signal,
+    settings.a2a.maxPushConfigsPerTask,
+  );
   // Relays a stopped server left behind start again once this one is ready (its engine has
   // recovered the runs it finds), and are looked for again as often as leases are checked.
   app.addHook("onReady", async () => {

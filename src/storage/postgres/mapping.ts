@@ -25,7 +25,7 @@ export const RUN_COLUMNS = `run_id, thread_id, agent_id, kind, status, created_a
   creation, metadata, output, interrupts, resume, segments, start_after, checkpoint_before, owner,
   lease_expires_at, lease_epoch, cancel_requested, last_seq, principal, trace_context, face`;
 export const WEBHOOK_COLUMNS = `delivery_id, run_id, url, body, attempts, next_attempt_at, state,
-  last_error, created_at, headers`;
+  last_error, created_at, headers, stream, target`;
 
 export interface ThreadRow {
   thread_id: string;

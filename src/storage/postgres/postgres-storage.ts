@@ -347,8 +347,13 @@ export class PostgresStorage implements Storage {
     await this.#require().webhooks.enqueue(delivery);
   }
 
-  async claimDueWebhooks(now: Date, leaseMs: number, limit: number): Promise<WebhookDelivery[]> {
-    return this.#require().webhooks.claimDue(now, leaseMs, limit);
+  async claimDueWebhooks(
+    now: Date,
+    leaseMs: number,
+    limit: number,
+    busyTargets?: readonly string[],
+  ): Promise<WebhookDelivery[]> {
+    return this.#require().webhooks.claimDue(now, leaseMs, limit, busyTargets);
   }
 
   async updateWebhook(deliveryId: string, patch: WebhookPatch): Promise<void> {
@@ -361,10 +366,10 @@ export class PostgresStorage implements Storage {
 
   // A2A push notification configs
 
-  async putPushConfig(config: PushConfigRecord): Promise<void> {
+  async putPushConfig(config: PushConfigRecord, maxPerRun?: number): Promise<boolean> {
     const waiting = this.#held.before(config.run_id);
     if (waiting !== undefined) await waiting;
-    await this.#require().pushConfigs.put(config);
+    return this.#require().pushConfigs.put(config, maxPerRun);
   }
 
   async getPushConfigs(runId: string): Promise<PushConfigRecord[]> {

@@ -45,7 +45,7 @@ export class PushCursorRepository {
               [runId, to.seq, to.closed, from.seq, from.closed],
             );
       if ((moved.rowCount ?? 0) === 0) return false;
-      for (const delivery of deliveries) await this.#webhooks.enqueueIn(db, delivery);
+      await this.#webhooks.enqueueIn(db, deliveries);
       return true;
     }, TRANSACTION);
   }

@@ -9,6 +9,8 @@ export class PushConfigRepository {
   readonly #put: Database.Statement;
   readonly #ofRun: Database.Statement<[string], PushConfigRow>;
   readonly #delete: Database.Statement<[string, string]>;
+  /** The run's other configs, counted up to a limit (so a count costs at most the limit). */
+  readonly #others: Database.Statement<[string, string, number], { n: number }>;
 
   constructor(db: Database.Database) {
     this.#put = db.prepare(
@@ -21,9 +23,20 @@ export class PushConfigRepository {
       "SELECT * FROM a2a_push_configs WHERE run_id = ? ORDER BY created_at, config_id",
     );
     this.#delete = db.prepare("DELETE FROM a2a_push_configs WHERE run_id = ? AND config_id = ?");
+    this.#others = db.prepare(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM a2a_push_configs
+         WHERE run_id = ? AND config_id <> ? LIMIT ?)`,
+    );
   }
 
-  put(config: PushConfigRecord): void {
+  /** Counted and stored in one write (SQLite writes one at a time). */
+  put(config: PushConfigRecord, maxPerRun?: number): boolean {
+    if (
+      maxPerRun !== undefined &&
+      this.#others.get(config.run_id, config.config_id, maxPerRun)!.n >= maxPerRun
+    ) {
+      return false;
+    }
     try {
       this.#put.run({
         ...config,
@@ -34,6 +47,7 @@ export class PushConfigRepository {
       if (sqliteCode(err) === "SQLITE_CONSTRAINT_FOREIGNKEY") throw notFound("run", config.run_id);
       throw err;
     }
+    return true;
   }
 
   ofRun(runId: string): PushConfigRecord[] {

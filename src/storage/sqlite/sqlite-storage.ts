@@ -307,8 +307,13 @@ export class SqliteStorage implements Storage {
     return this.#write((repos) => repos.webhooks.enqueue(delivery));
   }
 
-  async claimDueWebhooks(now: Date, leaseMs: number, limit: number): Promise<WebhookDelivery[]> {
-    return this.#write((repos) => repos.webhooks.claimDue(now, leaseMs, limit));
+  async claimDueWebhooks(
+    now: Date,
+    leaseMs: number,
+    limit: number,
+    busyTargets?: readonly string[],
+  ): Promise<WebhookDelivery[]> {
+    return this.#write((repos) => repos.webhooks.claimDue(now, leaseMs, limit, busyTargets));
   }
 
   async updateWebhook(deliveryId: string, patch: WebhookPatch): Promise<void> {
@@ -321,9 +326,9 @@ export class SqliteStorage implements Storage {
 
   // A2A push notification configs
 
-  async putPushConfig(config: PushConfigRecord): Promise<void> {
+  async putPushConfig(config: PushConfigRecord, maxPerRun?: number): Promise<boolean> {
     this.#held.release(config.run_id);
-    return this.#write((repos) => repos.pushConfigs.put(config));
+    return this.#write((repos) => repos.pushConfigs.put(config, maxPerRun));
   }
 
   async getPushConfigs(runId: string): Promise<PushConfigRecord[]> {

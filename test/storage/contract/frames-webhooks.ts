@@ -34,6 +34,8 @@ const delivery = (runId: string, over: Partial<WebhookDelivery> = {}): WebhookDe
   state: "pending",
   last_error: null,
   created_at: PAST,
+  stream: id(),
+  target: "https://hooks.example.com",
   ...over,
 });
 

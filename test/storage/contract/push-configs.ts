@@ -71,6 +71,8 @@ export function describePushConfigs(factory: StorageFactory): void {
       last_error: null,
       created_at: PAST,
       headers: { "x-a2a-notification-token": "tok-1", authorization: "Bearer secret" },
+      stream: `${run}/push/cfg`,
+      target: "https://hooks.example.com",
     };
     await context.storage.enqueueWebhook(delivery);
     expect(await context.storage.getWebhooksOfRun(run)).toEqual([delivery]);
@@ -89,6 +91,8 @@ export function describePushConfigs(factory: StorageFactory): void {
     last_error: null,
     created_at: PAST,
     headers: { "x-a2a-notification-token": "tok-1" },
+    stream: `${run}/push/cfg`,
+    target: "https://hooks.example.com",
   });
 
   it("moves a push cursor only from where it is, with its deliveries, all or nothing", async () => {

@@ -126,6 +126,8 @@ export function describeRetention(factory: StorageFactory): void {
         state: "pending",
         last_error: null,
         created_at: PAST,
+        stream: deleted.run_id,
+        target: "https://hooks.example.com",
       });
       // Untouched: still pending, interrupted (waits for an answer), stateful, and too recent.
       const pending = await statelessRun(storage, "pending");

@@ -615,6 +615,8 @@ export function describeRuns(factory: StorageFactory): void {
         state: "pending",
         last_error: null,
         created_at: PAST,
+        stream: run.run_id,
+        target: "https://example.com",
       });
       await context.storage.updateRun(run.run_id, { status: "success" });
       await context.storage.deleteRun(run.run_id);
