@@ -370,6 +370,7 @@ export function describeRuns(factory: StorageFactory): void {
         last_seq: 0,
         principal: null,
         trace_context: null,
+        face: null,
       });
       expect(JSON.stringify(run.creation)).toBe(JSON.stringify(creation));
       expect(await context.storage.getRun("run-1")).toEqual(run);

@@ -72,6 +72,8 @@ function RunPage({ session }: { session: RunSession }) {
   );
   const latest = session.latest;
   const outcome = session.outcome;
+  // Nothing said about the run (no status, nothing to cancel) until the server described it.
+  const known = session.info !== null || session.request !== null || session.entries.length > 0;
   const finalSeq = session.entries.findLast((e) => e.mode === "final")?.seq ?? 0;
 
   return (
@@ -97,14 +99,14 @@ function RunPage({ session }: { session: RunSession }) {
             ) : (
               "run"
             )}{" "}
-            <StatusBadge status={outcome} />{" "}
+            {known && <StatusBadge status={outcome} />}{" "}
             <span class="muted small connection">{connectionLabel(session)}</span>
           </h1>
           <div class="muted small mono">
             run_id {session.runId} · {session.kind}
           </div>
         </div>
-        <RunActions session={session} />
+        {known && <RunActions session={session} />}
       </header>
 
       <ErrorNote error={session.error} />

@@ -147,7 +147,11 @@ function ThreadList({ route }: { route: Route }) {
                     </a>
                   </td>
                   <td class="c-agent">
-                    {last ? <AgentLabel agentId={last.agent_id} /> : <span class="muted">—</span>}
+                    {last ? (
+                      <AgentLabel agentId={last.agent_id} />
+                    ) : (
+                      <span class="muted">{lastRuns.data ? "—" : "…"}</span>
+                    )}
                   </td>
                   <td>
                     <StatusBadge status={t.status} />
