@@ -5,7 +5,7 @@ import { type AgentAdapter, createAdapter } from "./adapters/index.js";
 import { parseRunCommand } from "./bridge/acp/run-command.js";
 import { agentBounds } from "./config/agent-bounds.js";
 import type { AgentRegistry } from "./config/registry.js";
-import type { ServerSettings } from "./config/settings.js";
+import { hidesInternals, type ServerSettings, servedFaces } from "./config/settings.js";
 import { toAcpRun } from "./engine/acp-mapping.js";
 import { catalogOf } from "./engine/agent-catalog.js";
 import { type FrameBus, LocalFrameBus } from "./engine/frame-bus.js";
@@ -17,11 +17,10 @@ import { RunEngine } from "./engine/run-engine.js";
 import { observeRun, runQueues } from "./engine/run-metrics.js";
 import { RunService } from "./engine/run-service.js";
 import { ThreadService } from "./engine/thread-service.js";
-import { a2aCardPaths, a2aFace, sendA2aRefusal } from "./http/a2a/index.js";
+import { a2aCardPaths, a2aFace, a2aRouteHint, sendA2aRefusal } from "./http/a2a/index.js";
 import { acpFace } from "./http/acp/index.js";
-import { RunHandlers } from "./http/acp/run-handlers.js";
-import { aguiFace } from "./http/agui/index.js";
-import { copilotkitFace } from "./http/copilotkit/index.js";
+import { aguiFace, aguiRouteHint } from "./http/agui/index.js";
+import { copilotkitFace, copilotkitRouteHint } from "./http/copilotkit/index.js";
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
 import { metaRoutes } from "./http/meta.js";
@@ -31,7 +30,8 @@ import { httpConventions } from "./http/plugins/http-conventions.js";
 import { metricsPlugin } from "./http/plugins/metrics.js";
 import { pagingBoundsPlugin } from "./http/plugins/paging.js";
 import { rateLimitPlugin } from "./http/plugins/rate-limit.js";
-import { shutdown } from "./http/plugins/shutdown.js";
+import { logEachRequest } from "./http/plugins/request-log.js";
+import { shutdown, shutdownTimeoutMs } from "./http/plugins/shutdown.js";
 import { LongRequests, longRequestsPlugin } from "./http/plugins/streams.js";
 import { schemaErrorFormatter } from "./http/validator-compiler.js";
 import { Metrics } from "./metrics/metrics.js";
@@ -51,7 +51,6 @@ export interface AppDeps {
   threads: ThreadService;
   runs: RunService;
   ops: OpsService;
-  runHandlers: RunHandlers;
   engine: RunEngine;
   webhooks: WebhookDeliverer;
   /** A2A push notification configs (the A2A face). */
@@ -75,6 +74,11 @@ export interface BuildAppOptions {
   shutdownGraceMs?: number;
   /** Where the built inspector is read from; defaults to dist/ui (tests point elsewhere). */
   inspectorRoot?: string;
+  /**
+   * One short line per request (a person at a terminal) instead of Fastify's request and
+   * response lines (a log collector's JSON); see plugins/request-log.ts.
+   */
+  compactRequestLog?: boolean;
   /** How webhook host names resolve (tests give names answers of their own); default DNS. */
   resolveWebhookHost?: ResolveHost;
 }
@@ -91,8 +95,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: limits.maxBodyBytes,
-    // Every request log line (and `request.log` child) carries `request_id`.
-    logController: new LogController({ requestIdLogLabel: "request_id" }),
+    // Every request log line (and `request.log` child) carries `request_id`. On a terminal,
+    // plugins/request-log.ts logs one short line per request instead of Fastify's two.
+    logController: new LogController({
+      requestIdLogLabel: "request_id",
+      disableRequestLogging: options.compactRequestLog === true,
+    }),
     // Each request's child logger is made when the request logs something (rarely).
     childLoggerFactory: (parent, bindings, options) =>
       Object.keys(options).length === 0
@@ -102,6 +110,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     frameworkErrors: sendFrameworkError,
     // Our own 503 during shutdown (below), an ACP string error like every other.
     return503OnClosing: false,
+    // Bounds start-up plugins and close hooks alike: the shutdown's grace period must fit.
+    pluginTimeout: shutdownTimeoutMs(options.shutdownGraceMs ?? 0),
     schemaErrorFormatter,
   }) as unknown as FastifyInstance;
 
@@ -143,6 +153,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     maxConcurrentRuns: settings.maxConcurrentRuns,
     leaseMs: settings.leaseSeconds * 1000,
     maxEventsPerRun: limits.maxEventsPerRun,
+    hideInternals: hidesInternals(settings),
     onEvent: metrics && ((agent, rejected) => metrics.event(agent, rejected)),
     onDeviation: metrics && ((agent) => metrics.deviation(agent)),
     agents: await Promise.all(
@@ -185,7 +196,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ops: new OpsService(storage, engine.tails),
     threads: new ThreadService(storage),
     pushConfigs: new PushConfigService(storage),
-    runHandlers: new RunHandlers(runs, settings.keepAliveSeconds),
   };
   app.decorate("deps", deps);
 
@@ -217,7 +227,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }
   // Each plugin names the ones it needs before it (see plugins/names.ts): Fastify refuses to
   // start when this order breaks one of those.
-  await app.register(httpConventions, { limits });
+  if (options.compactRequestLog) {
+    logEachRequest(app, settings.inspector.enabled ? settings.inspector.path : null);
+  }
+  await app.register(httpConventions, {
+    limits,
+    routeHints: [
+      ...(settings.agui.enabled ? [aguiRouteHint(settings.agui.basePath)] : []),
+      ...(settings.copilotkit.enabled ? [copilotkitRouteHint(settings.copilotkit.basePath)] : []),
+      ...(settings.a2a.enabled ? [a2aRouteHint(settings.a2a.basePath)] : []),
+    ],
+  });
   await app.register(shutdown, {
     stopEngine: (graceMs) => engine.stop(graceMs),
     stopBackground: async () => {
@@ -248,12 +268,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(longRequestsPlugin, { tracker: longRequests });
   await app.register(pagingBoundsPlugin);
   if (metrics) await app.register(metricsPlugin, { metrics });
-  await app.register(metaRoutes);
+  await app.register(metaRoutes, {
+    inspectorPath: inspector ? settings.inspector.path : null,
+    faces: servedFaces(settings),
+  });
   if (inspector) await app.register(inspectorPlugin, { inspector, metrics });
   // The faces: one line each, each switched by its settings section (docs/config.md).
   const { acp, agui, copilotkit, a2a } = settings;
   if (acp.enabled) await app.register(acpFace);
-  if (agui.enabled) await app.register(aguiFace);
+  if (agui.enabled) await app.register(aguiFace, { basePath: agui.basePath });
   if (copilotkit.enabled) await app.register(copilotkitFace, { basePath: copilotkit.basePath });
   if (a2a.enabled) await app.register(a2aFace, { basePath: a2a.basePath });
 
@@ -265,6 +288,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
 /** Served without an API key: probes and the (public) protocol documents. */
 const OPEN_PATHS = [
+  "/",
   "/healthz",
   "/readyz",
   "/openapi.json",

@@ -5,19 +5,19 @@
 import "./cli/startup-v8.js";
 import { parsePrincipalId } from "./auth/principal.js";
 import { integerArg, logLevelArg, parseCommandLine, UsageError } from "./cli/args.js";
+import { startupSummary } from "./cli/startup-summary.js";
 import { releaseAfterStartUp } from "./cli/startup-v8.js";
 import { ConfigFileUnreadable } from "./config/errors.js";
 import type { ApiKey, ServerSettings } from "./config/settings.js";
 import { MIN_API_KEY_LENGTH } from "./config/settings.js";
 import type { RunningServer } from "./server.js";
-import { redactStorageUrl } from "./storage/redact-url.js";
 import { createLogger } from "./util/logging.js";
 
 const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db PATH]
        acp-agui assign-owner --db PATH|URL --owner key:NAME|user:ID
        acp-agui --version
 
-Starts the ACP server with the agents of a config file (YAML or JSON).
+Serves the agents of a config file (YAML or JSON) to ACP, AG-UI, CopilotKit and A2A clients.
 
   --config FILE   config file (env ACP_AGUI_CONFIG)
   --port N        port to listen on (env PORT; default 8000)
@@ -40,9 +40,9 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-/** A mistake in how the command was called: one line, then the usage, exit status 2. */
+/** A mistake in how the command was called: one line, where the usage is, exit status 2. */
 function usage(message: string): never {
-  process.stderr.write(`acp-agui: ${message}\n\n${USAGE}`);
+  process.stderr.write(`acp-agui: ${message}\nRun acp-agui --help for the usage.\n`);
   process.exit(2);
 }
 
@@ -106,27 +106,21 @@ async function main(): Promise<void> {
       overrides: [fromEnv, fromFlags],
       logger,
       shutdownGraceMs: grace * 1000,
+      // A person reads a terminal: one short line per request (a collector gets JSON lines).
+      compactRequestLog: process.stdout.isTTY === true,
     });
   } catch (err) {
     if (err instanceof ConfigFileUnreadable) usage(err.message);
     fail((err as Error).message);
   }
-  releaseAfterStartUp();
-  logger.info(
-    { url: server.url, database: redactStorageUrl(server.settings.database) },
-    "acp-agui listening",
-  );
-  const { settings } = server;
-  if (settings.auth.keys.length === 0 && !LOOPBACK.test(settings.host)) {
-    logger.warn(
-      { host: settings.host },
-      "no API keys configured: anyone who reaches this address can use every agent",
-    );
-  }
-
   let stopping = false;
   const shutdown = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // The operator does not want to wait (a second Ctrl-C): runs still executing are left
+      // as they are, and the next start ends them as interrupted by a restart.
+      logger.warn({ signal }, "second signal during shutdown: exiting at once");
+      process.exit(1);
+    }
     stopping = true;
     logger.info({ signal, graceSeconds: grace }, "shutting down");
     // A stuck close (a storage that never answers) must not keep the process alive forever.
@@ -147,6 +141,17 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  // Announced once the signals are handled: whoever waits for this line may stop the server
+  // right away, and a SIGTERM before the handlers would kill it without its shutdown.
+  releaseAfterStartUp();
+  logger.info(startupSummary(server), "acp-agui listening");
+  const { settings } = server;
+  if (settings.auth.keys.length === 0 && !LOOPBACK.test(settings.host)) {
+    logger.warn(
+      { host: settings.host },
+      "no API keys configured: anyone who reaches this address can use every agent",
+    );
+  }
 }
 
 /** Flags and environment, checked; "help" when the user asked for the usage. */

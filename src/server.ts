@@ -14,6 +14,8 @@ export interface StartOptions {
   overrides: Array<Partial<ServerSettings>>;
   logger: Logger;
   shutdownGraceMs: number;
+  /** One short log line per request: the logger writes to a terminal (see app.ts). */
+  compactRequestLog?: boolean;
 }
 
 export interface RunningServer {
@@ -54,23 +56,19 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       bus,
       logger: options.logger,
       shutdownGraceMs: options.shutdownGraceMs,
+      compactRequestLog: options.compactRequestLog,
     });
     // Node's default listen backlog is 511 connections waiting to be accepted. Thousands of
     // clients opening streams within a second (a UI's conversations after a deploy or a
     // reconnect) overflow it while the event loop is busy, and the overflow shows as
     // connection resets and connect timeouts. The kernel caps the figure at
     // net.core.somaxconn (4096 by default since Linux 5.4).
-    await app.listen({ port: settings.port, host: settings.host, backlog: LISTEN_BACKLOG });
+    await listenQuietly(app, options.logger, settings);
   } catch (err) {
     await bus?.close();
     await storage.close();
     throw err;
   }
-  // Which replica this is in run leases (`owner`): operators and tests match it to a process.
-  options.logger.info(
-    { replica: app.deps.engine.owner, storage: storage.kind },
-    "run engine started",
-  );
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   return {
@@ -84,4 +82,28 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await storage.close();
     },
   };
+}
+
+/**
+ * Listens without Fastify's own "Server listening at …" line: the CLI logs one summary of
+ * what is served where, and two start-up lines saying the same thing were one too many.
+ * Fastify has no option for it; its line is logged at info while the level is raised.
+ */
+async function listenQuietly(
+  app: FastifyInstance,
+  logger: Logger,
+  settings: ServerSettings,
+): Promise<void> {
+  const level = logger.level;
+  if (logger.isLevelEnabled("info")) logger.level = "warn";
+  try {
+    // Node's default listen backlog is 511 connections waiting to be accepted. Thousands of
+    // clients opening streams within a second (a UI's conversations after a deploy or a
+    // reconnect) overflow it while the event loop is busy, and the overflow shows as
+    // connection resets and connect timeouts. The kernel caps the figure at
+    // net.core.somaxconn (4096 by default since Linux 5.4).
+    await app.listen({ port: settings.port, host: settings.host, backlog: LISTEN_BACKLOG });
+  } finally {
+    logger.level = level;
+  }
 }

@@ -5,6 +5,7 @@
 //   node acp.mjs thread-run URL AGENT TEXT     a run on a new thread, waited for; prints "THREAD RUN"
 //   node acp.mjs start-run URL AGENT TEXT      a run on a new thread, left running; prints "THREAD RUN"
 //   node acp.mjs check-run URL THREAD RUN TEXT the run is stored as a success whose output holds TEXT
+//   node acp.mjs check-shut-down URL THREAD RUN the run is stored as ended by the server's shutdown
 // Each fails (exit 1) with a line saying what was wrong.
 
 const [command, base, ...args] = process.argv.slice(2);
@@ -111,6 +112,15 @@ switch (command) {
     const [thread, run, text] = args;
     await json("GET", `/threads/${thread}`);
     expectSuccess(await json("GET", `/threads/${thread}/runs/${run}/wait`), text);
+    break;
+  }
+  case "check-shut-down": {
+    const [thread, run] = args;
+    const result = await json("GET", `/threads/${thread}/runs/${run}/wait`);
+    const description = result.output?.description ?? "";
+    if (result.run?.status !== "error" || !description.includes("shut down")) {
+      fail(`run ${run} is ${result.run?.status}: ${JSON.stringify(result.output)}`);
+    }
     break;
   }
   default:

@@ -2,7 +2,8 @@
 # Builds docker/Dockerfile from a clean copy of the tracked files with buildah, on the CI node
 # base (base.sh) as NODE_IMAGE, then runs it with podman and checks what a user would: /readyz
 # and the inspector through a published port, an ACP run, a non-root process, the SQLite file
-# kept in its volume across a restart, a clean stop on SIGTERM that lets a running run finish,
+# kept in its volume across a restart, a clean stop on SIGTERM that lets a running run finish
+# (and ends, stored, one that outlasts the grace period),
 # and the HEALTHCHECK. Leaves the image tagged $APP_IMAGE for compose.sh.
 source "$(dirname "$0")/lib.sh"
 
@@ -90,5 +91,20 @@ pm start "$container" >/dev/null
 wait_http "$url/readyz" 60 || fail "/readyz did not answer after the stop"
 acp check-run "$url" "$thread" "$run" "word250"
 log "SIGTERM: exit 0 after ${took} s, the running run $run finished as a success"
+
+# ---- SIGTERM with a run that outlasts the grace period: ended as the shutdown's, stored, exit 0
+# 1,000 words at 20 ms each: about 20 s, twice the grace period.
+long="$(for i in $(seq 1 1000); do printf 'word%s ' "$i"; done)"
+read -r thread run < <(acp start-run "$url" echo "$long")
+started=$(date +%s)
+pm stop -t "$stop_wait" "$container" >/dev/null
+took=$(since "$started")
+code="$(pm inspect --format '{{.State.ExitCode}}' "$container")"
+[ "$code" = 0 ] || fail "the server exited with $code on SIGTERM with a run beyond the grace"
+[ "$took" -lt "$stop_wait" ] || fail "the stop took ${took} s: podman had to kill the server"
+pm start "$container" >/dev/null
+wait_http "$url/readyz" 60 || fail "/readyz did not answer after the stop"
+acp check-shut-down "$url" "$thread" "$run"
+log "SIGTERM mid-run: exit 0 after ${took} s, the run $run stored as ended by the shutdown"
 
 log "image checks passed ($((size / 1000000)) MB)"

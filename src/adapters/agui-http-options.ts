@@ -12,6 +12,7 @@ export const aguiHttpOptionsSchema = {
     connectTimeoutMs: nonNegativeInteger,
     idleTimeoutMs: nonNegativeInteger,
     protocol: { enum: ["sse", "proto"] },
+    threadIdPrefix: { type: "string", minLength: 1, maxLength: 200 },
     stopUrl: {
       type: "string",
       format: "uri-template",
@@ -31,6 +32,11 @@ export interface AguiHttpAdapterConfig {
   /** Longest silence between events before the run fails; 0 = no limit. */
   idleTimeoutMs: number;
   protocol: "sse" | "proto";
+  /**
+   * Put before the thread id the remote is sent. For a remote that is this server (or one
+   * sharing its database): there the run's own thread id names the run's own, busy thread.
+   */
+  threadIdPrefix?: string;
   /**
    * Where to POST `{runId}` when a run is stopped before it ends; `{threadId}` and
    * `{runId}` in it are replaced. For remotes that keep a run going after its client leaves.

@@ -102,8 +102,14 @@ export class AguiHttpAdapter implements AgentAdapter {
     if (this.client) await (await this.client).dispatcher.destroy();
   }
 
-  async *run(input: RunAgentInput, context: AdapterRunContext): AsyncIterable<unknown> {
+  async *run(ourInput: RunAgentInput, context: AdapterRunContext): AsyncIterable<unknown> {
     const { signal, logger } = context;
+    // The thread as the remote knows it (see `threadIdPrefix`); the pipeline maps the ids of
+    // what comes back to the run's own, as for any remote that names things its own way.
+    const { threadIdPrefix } = this.config;
+    const input = threadIdPrefix
+      ? { ...ourInput, threadId: `${threadIdPrefix}${ourInput.threadId}` }
+      : ourInput;
     if (signal.aborted) return;
     const { request, dispatcher } = await this.http();
     if (signal.aborted) return;

@@ -13,7 +13,8 @@ export const ECHO_APPROVAL_TRIGGER = "/approve";
 /**
  * The demo agent. It streams back the last user message word by word, keeps a small state
  * (`turns`, `last_message`), and when the message starts with `/approve` it interrupts with an
- * approval request; the resumed run answers with what the approver sent.
+ * approval request; the resumed run echoes the message when approved (`{"approved": true}`) and
+ * says it did not when told no, clearing the pending approval from its state either way.
  */
 export class EchoAdapter implements AgentAdapter {
   constructor(private readonly options: EchoOptions = {}) {}
@@ -36,16 +37,22 @@ export class EchoAdapter implements AgentAdapter {
 
     const resume = input.resume?.[0];
     if (resume) {
+      const approved = resume.status !== "cancelled" && isApproval(resume.payload);
+      const asked = stripTrigger(lastUser);
       const answer =
         resume.status === "cancelled"
           ? "The request was cancelled; nothing was done."
-          : `Approved with ${JSON.stringify(resume.payload ?? null)}: ${stripTrigger(lastUser)}`;
+          : approved
+            ? `Approved with ${JSON.stringify(resume.payload ?? null)}: ${asked}`
+            : `Not approved, so not echoed: "${asked}"`;
       yield* this.say(answer, context);
+      // The question is answered either way: nothing is pending any more.
+      const { pending_approval: _answered, ...rest } = prior;
       yield {
         type: "STATE_SNAPSHOT",
-        snapshot: { ...prior, turns: turns + 1, approved: resume.status },
+        snapshot: { ...rest, turns: turns + 1, approved },
       };
-      yield { type: "RUN_FINISHED", threadId, runId, result: { echoed: answer } };
+      yield { type: "RUN_FINISHED", threadId, runId, result: { echoed: approved ? answer : null } };
       return;
     }
 
@@ -90,6 +97,11 @@ export class EchoAdapter implements AgentAdapter {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** An answer that approves: `{"approved": true}`, or `true` itself. */
+function isApproval(payload: unknown): boolean {
+  return payload === true || (isObject(payload) && payload.approved === true);
 }
 
 function stripTrigger(text: string): string {

@@ -200,6 +200,7 @@ async function resolveAdapter(
         idleTimeoutMs: raw.idleTimeoutMs ?? AGUI_HTTP_DEFAULTS.idleTimeoutMs,
         protocol: raw.protocol ?? AGUI_HTTP_DEFAULTS.protocol,
         ...(raw.stopUrl ? { stopUrl: raw.stopUrl } : {}),
+        ...(raw.threadIdPrefix ? { threadIdPrefix: raw.threadIdPrefix } : {}),
       };
     case "openai":
       return { ...raw };

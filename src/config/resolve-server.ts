@@ -1,5 +1,6 @@
 import { createPublicKey } from "node:crypto";
 import { type RetentionConfigInput, resolveRetention } from "../retention/settings.js";
+import { formatKeyPath } from "./errors.js";
 import { issue, type ResolveContext } from "./resolve-context.js";
 import type { AgentConfig, KeyPath } from "./schema.js";
 import {
@@ -38,13 +39,71 @@ export function resolveServer(
   agents: AgentConfig[],
   context: ResolveContext,
 ): ServerSettings {
-  return mergeSettings(DEFAULT_SETTINGS, {
+  const settings = mergeSettings(DEFAULT_SETTINGS, {
     ...raw,
     auth: resolveAuth(raw.auth, agents, context),
     retention: resolveRetention(raw.retention, (key, message) =>
       issue(context, ["server", "retention", key], message),
     ),
   });
+  checkServedPaths(settings, raw, context);
+  return settings;
+}
+
+interface ServedPath {
+  at: KeyPath;
+  path: string;
+  /** Written in the file (not a default): where a clash is reported. */
+  written: boolean;
+}
+
+/**
+ * Where the server mounts something of its own under a configurable path: the inspector and
+ * every face that is on. A face is a settings section with `enabled` and `basePath`, so a new
+ * face's section is covered without naming it here.
+ */
+function servedPaths(settings: ServerSettings, raw: RawServer): ServedPath[] {
+  const written = raw as Record<string, { basePath?: unknown; path?: unknown } | undefined>;
+  const served: ServedPath[] = [];
+  if (settings.inspector.enabled) {
+    const { path } = settings.inspector;
+    const at: KeyPath = ["server", "inspector", "path"];
+    served.push({ at, path, written: written.inspector?.path !== undefined });
+  }
+  for (const [name, section] of Object.entries(settings)) {
+    const face = section as { enabled?: unknown; basePath?: unknown };
+    if (face.enabled !== true || typeof face.basePath !== "string") continue;
+    const at: KeyPath = ["server", name, "basePath"];
+    served.push({ at, path: face.basePath, written: written[name]?.basePath !== undefined });
+  }
+  return served;
+}
+
+/**
+ * Two faces (or a face and the inspector) at one path, or one under the other, would shadow
+ * each other's routes or refuse to start with a duplicated route: each needs a path of its own.
+ */
+function checkServedPaths(settings: ServerSettings, raw: RawServer, context: ResolveContext) {
+  const served = servedPaths(settings, raw);
+  for (const [index, one] of served.entries()) {
+    for (const other of served.slice(index + 1)) {
+      const [here, there] = other.written || !one.written ? [other, one] : [one, other];
+      const relation =
+        here.path === there.path
+          ? "is also"
+          : here.path.startsWith(`${there.path}/`)
+            ? "is under"
+            : there.path.startsWith(`${here.path}/`)
+              ? "contains"
+              : undefined;
+      if (relation === undefined) continue;
+      issue(
+        context,
+        here.at,
+        `${relation} ${formatKeyPath(there.at)} (${there.path}): each face and the inspector need a path of their own`,
+      );
+    }
+  }
 }
 
 /**

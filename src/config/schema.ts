@@ -33,25 +33,38 @@ export type AdapterType = (typeof ADAPTER_TYPES)[number];
 
 /**
  * A path the server serves something under (the inspector, a face): one or more segments, no
- * trailing slash, and not under a path of the ACP face or the probes (it would shadow or clash).
+ * trailing slash, and not under a path of the ACP face, the AG-UI face's default or the probes
+ * (it would shadow or clash). The AG-UI face's own base path may be its default (`ownPath`).
  */
-function servedPath(example: string) {
+function servedPath(example: string, ownPath?: "ag-ui") {
+  const reserved = ["agents", "threads", "runs", "ag-ui", "schemas", "healthz", "readyz", "metrics"]
+    .filter((segment) => segment !== ownPath)
+    .concat("openapi\\.json");
+  const named = ["/agents", "/threads", "/runs", "/ag-ui", "/schemas", "/metrics"]
+    .filter((path) => path !== `/${ownPath}`)
+    .join(", ");
   return {
     type: "string",
-    pattern:
-      "^/(?!(agents|threads|runs|ag-ui|schemas|healthz|readyz|metrics|openapi\\.json)(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$",
-    "x-expected": `a path such as ${example} (no trailing slash, not under /agents, /threads, /runs, /ag-ui, /schemas, /metrics or the probes)`,
+    pattern: `^/(?!(${reserved.join("|")})(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$`,
+    "x-expected": `a path such as ${example} (no trailing slash, not under ${named} or the probes)`,
   } as const;
 }
 
-/** A face's settings section: on or off, and where it is served when it has a path of its own. */
-function faceSection(exampleBasePath?: string, more: Record<string, object> = {}) {
+/**
+ * A face's settings section (`server.<face>`): on or off, where it is served when it has a path
+ * of its own (docs/architecture.md, "Adding a face"), and the face's own settings (`more`).
+ */
+function faceSection(
+  exampleBasePath?: string,
+  ownPath?: "ag-ui",
+  more: Record<string, object> = {},
+) {
   return {
     type: "object",
     additionalProperties: false,
     properties: {
       enabled: { type: "boolean" },
-      ...(exampleBasePath ? { basePath: servedPath(exampleBasePath) } : {}),
+      ...(exampleBasePath ? { basePath: servedPath(exampleBasePath, ownPath) } : {}),
       ...more,
     },
   };
@@ -185,6 +198,7 @@ export const configFileSchema = {
         keepAliveSeconds: { type: "number", minimum: 0 },
         maxConcurrentRuns: positiveInteger,
         leaseSeconds: { type: "number", exclusiveMinimum: 0 },
+        hideInternals: { type: "boolean" },
         webhooks: {
           type: "object",
           additionalProperties: false,
@@ -270,9 +284,9 @@ export const configFileSchema = {
           properties: { enabled: { type: "boolean" }, path: servedPath("/ui") },
         },
         acp: faceSection(),
-        agui: faceSection(),
+        agui: faceSection("/ag-ui", "ag-ui"),
         copilotkit: faceSection("/copilotkit"),
-        a2a: faceSection("/a2a", {
+        a2a: faceSection("/a2a", undefined, {
           maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
         }),
         rateLimit: {

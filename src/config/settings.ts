@@ -38,6 +38,12 @@ export interface ServerSettings {
    * about this long (shared databases only).
    */
   leaseSeconds: number;
+  /**
+   * Callers see a failed run's error without the server's internals (module file paths,
+   * upstream URLs) and with a reference to the log line that has them. Unset: on when API keys
+   * or a token issuer are configured (see `hidesInternals`).
+   */
+  hideInternals?: boolean;
   webhooks: WebhookSettings;
   logLevel: LogLevel;
   /**
@@ -57,8 +63,8 @@ export interface ServerSettings {
   inspector: { enabled: boolean; path: string };
   /** The ACP face: every ACP 0.2.1 path at the root. */
   acp: { enabled: boolean };
-  /** The AG-UI face: `/ag-ui/{agent}` and `/agents/{id}/ag-ui`; see docs/ag-ui.md. */
-  agui: { enabled: boolean };
+  /** The AG-UI face: `{basePath}/{agent}` and `/agents/{id}/ag-ui`; see docs/ag-ui.md. */
+  agui: AguiSettings;
   /** CopilotKit's runtime protocol (REST mode) under `basePath`; see docs/copilotkit.md. */
   copilotkit: CopilotKitSettings;
   /** Every agent as an A2A agent under `{basePath}/{agent}`; see docs/a2a.md. */
@@ -70,6 +76,12 @@ export interface ServerSettings {
   retention: RetentionSettings;
   /** Tracing with OpenTelemetry (src/telemetry, docs/telemetry.md); off by default. */
   telemetry: TelemetrySettings;
+}
+
+export interface AguiSettings {
+  enabled: boolean;
+  /** An agent's AG-UI endpoint by name is this server's origin, this path, then its name. */
+  basePath: string;
 }
 
 export interface A2aSettings {
@@ -195,7 +207,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   metrics: { enabled: true, public: false },
   inspector: { enabled: true, path: "/ui" },
   acp: { enabled: true },
-  agui: { enabled: true },
+  agui: { enabled: true, basePath: "/ag-ui" },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
   a2a: { enabled: true, basePath: "/a2a", maxPushConfigsPerTask: 10 },
   rateLimit: { max: 0, windowSeconds: 60 },
@@ -261,4 +273,24 @@ export function mergeSettings(
     }
   }
   return merged;
+}
+
+/** Whether callers see failures without internals: as set, else whenever authentication is on. */
+export function hidesInternals(settings: ServerSettings): boolean {
+  return (
+    settings.hideInternals ?? (settings.auth.keys.length > 0 || settings.auth.jwt !== undefined)
+  );
+}
+
+/** The faces that are on and where each is served, as the start-up line and `GET /` say them. */
+export function servedFaces(settings: ServerSettings): Array<{ face: string; path: string }> {
+  const faces: Array<{ face: string; path: string }> = [];
+  if (settings.acp.enabled) faces.push({ face: "ACP", path: "/" });
+  if (settings.agui.enabled)
+    faces.push({ face: "AG-UI", path: `${settings.agui.basePath}/{agent}` });
+  if (settings.copilotkit.enabled) {
+    faces.push({ face: "CopilotKit", path: settings.copilotkit.basePath });
+  }
+  if (settings.a2a.enabled) faces.push({ face: "A2A", path: `${settings.a2a.basePath}/{agent}` });
+  return faces;
 }

@@ -4,7 +4,7 @@ import type { AcpRun, AcpThread, AcpThreadState } from "../validation/acp-types.
 
 /**
  * Records → ACP wire objects. ACP `values` must be an object; the engine stores AG-UI state
- * that is not an object wrapped (see bridge/values.ts), so records always hold an object or null
+ * that is not an object wrapped (see bridge/acp/values.ts), so records always hold an object or null
  * here.
  */
 export function toAcpThread(thread: ThreadRecord): AcpThread {

@@ -41,6 +41,8 @@ export interface RunEngineOptions {
   deviationSummaryMs?: number;
   /** Told of every deviation from AG-UI the server handled for an agent (metrics). */
   onDeviation?: (agent: string) => void;
+  /** Callers see failures without file paths and upstream URLs (`server.hideInternals`). */
+  hideInternals?: boolean;
 }
 
 /**
@@ -78,6 +80,10 @@ export class RunEngine {
     this.recorder = new RunRecorder({
       ...options,
       onEnded: (run) => this.endWaiters.settle(run.run_id, run),
+      failures: {
+        agentName: (agentId) => this.agents.get(agentId)?.name,
+        hideInternals: options.hideInternals ?? false,
+      },
     });
     this.leaseMs = options.leaseMs ?? 30_000;
     this.deviations = new AgentDeviations(logger, options.deviationSummaryMs, options.onDeviation);
@@ -156,7 +162,7 @@ export class RunEngine {
    * `error` with a description saying the server shut down.
    */
   async stop(graceMs = 0): Promise<void> {
-    this.claims.stop();
+    const claiming = this.claims.stop();
     this.leases.stop();
     if (graceMs > 0 && this.executions.size > 0) {
       const grace = new Promise((resolve) => setTimeout(resolve, graceMs));
@@ -164,6 +170,7 @@ export class RunEngine {
     }
     this.executions.abortAll(new StopReason("shutdown", SHUTDOWN_WHILE_EXECUTING));
     await this.executions.allDone();
+    await claiming;
     this.deviations.stop();
     // Adapters may hold connections (agui-http keeps a connection pool).
     await Promise.allSettled([...this.agents.values()].map((agent) => agent.adapter.close?.()));

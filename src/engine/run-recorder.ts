@@ -18,6 +18,7 @@ import type {
 } from "../storage/types.js";
 import { isClaimLost, notFound } from "../util/errors.js";
 import { newId } from "../util/ids.js";
+import { type FailureReporting, reportedEnd } from "./failure-report.js";
 import type { FrameBus } from "./frame-bus.js";
 import { finalFrameData } from "./frames/codec.js";
 import { FrameWriter } from "./frames/writer.js";
@@ -30,6 +31,8 @@ export interface RunRecorderOptions {
   onStatusChange?: (run: RunRecord) => void | Promise<void>;
   /** Called with the run as recorded, each time this recorder writes a segment's end. */
   onEnded?: (run: RunRecord) => void;
+  /** How failures are logged and shown (failure-report.ts). */
+  failures: Omit<FailureReporting, "logger">;
 }
 
 /**
@@ -67,12 +70,13 @@ export class RunRecorder {
    */
   async finishSegment(
     run: RunRecord,
-    end: SegmentEnd,
+    segmentEnd: SegmentEnd,
     values: unknown,
     messages: unknown[],
     writer: FrameWriter,
   ): Promise<void> {
     const { storage } = this;
+    const end = this.reported(run, segmentEnd);
     await writer.settle();
     // Taken over while executing: not even the checkpoint is ours to write.
     if (writer.claimLost) throw writer.failure;
@@ -182,7 +186,8 @@ export class RunRecorder {
    * Ends a run that never got to execute a segment (cancelled while queued, agent gone…).
    * `fence`: the claim it was taken under, when it is this replica's execution that ends it.
    */
-  async finishWithoutSegment(run: RunRecord, end: SegmentEnd, fence?: Fence): Promise<void> {
+  async finishWithoutSegment(run: RunRecord, segmentEnd: SegmentEnd, fence?: Fence): Promise<void> {
+    const end = this.reported(run, segmentEnd);
     const thread = run.thread_id ? await this.storage.getThread(run.thread_id) : null;
     const writer = new FrameWriter(this.storage, this.bus, run.run_id, run.last_seq, { fence });
     await this.record(
@@ -192,6 +197,10 @@ export class RunRecorder {
       thread?.messages ?? [],
       writer,
     );
+  }
+
+  private reported(run: RunRecord, end: SegmentEnd): SegmentEnd {
+    return reportedEnd(run, end, { ...this.options.failures, logger: this.options.logger });
   }
 
   private async record(

@@ -59,6 +59,14 @@ function clientErrorStatus(err: FastifyError): number | undefined {
 export interface ErrorHandlingOptions {
   /** `server.limits.maxBodyBytes`, named in the 413 message. */
   maxBodyBytes: number;
+  /** What a 404 under a face's path adds: where that face's routes are (see RouteHint). */
+  routeHints?: readonly RouteHint[];
+}
+
+/** A face's paths, said by a 404 for a path under its prefix that matches none of them. */
+export interface RouteHint {
+  prefix: string;
+  routes: string;
 }
 
 export function registerErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions): void {
@@ -85,9 +93,13 @@ export function registerErrorHandling(app: FastifyInstance, options: ErrorHandli
     return sendError(reply, 500, "internal server error");
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`),
-  );
+  const hints = options.routeHints ?? [];
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?", 1)[0]!;
+    const hint = hints.find((h) => path === h.prefix || path.startsWith(`${h.prefix}/`));
+    const missing = `no route for ${request.method} ${path}`;
+    return sendError(reply, 404, hint ? `${missing}: ${hint.routes}` : missing);
+  });
 }
 
 /** What the client did, and what is expected instead. */

@@ -137,7 +137,7 @@ export interface RunRecord {
 
 /**
  * The claim an executing replica writes under (`owner` and `lease_epoch` of the run it claimed).
- * A write given a fence is refused with `claimLost` (src/errors.ts) once another claim took the
+ * A write given a fence is refused with `claimLost` (src/util/errors.ts) once another claim took the
  * run, and then writes nothing: a replica that stalled past its lease cannot overwrite the
  * survivor's outcome or append frames after it. Every claim bumps the epoch, so a claim taken
  * and released since is caught too. Run updates need the run still owned by the fence's owner;

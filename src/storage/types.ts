@@ -4,7 +4,7 @@
  *
  * Rules every implementation follows:
  * - All methods are async, even where the backend is synchronous, so callers never depend on it.
- * - Methods return data or `null`; they throw `DomainError` (src/errors.ts) with codes
+ * - Methods return data or `null`; they throw `DomainError` (src/util/errors.ts) with codes
  *   `not_found` / `conflict` / `invalid`, never HTTP errors.
  * - JSON columns round-trip exactly: objects stay objects, `null` stays `null`, keys order kept.
  * - Timestamps are ISO-8601 strings in UTC with milliseconds (`new Date().toISOString()`).
@@ -21,18 +21,14 @@ import type {
   Fence,
   FinishRunWrites,
   HeldInsert,
-  InsertClaim,
   InsertRunOptions,
   NewCheckpoint,
   NewRun,
-  PrincipalFilter,
   RunCountFilter,
   RunFrame,
-  RunKind,
   RunPatch,
   RunRecord,
   RunSearch,
-  SegmentRecord,
   ThreadOnFinish,
   ThreadRecord,
   ThreadSearch,

@@ -38,7 +38,15 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   if (process.stdout.isTTY) {
     return pino({
       ...loggerOptions(level),
-      transport: { target: "pino-pretty", options: { translateTime: "SYS:HH:MM:ss" } },
+      // One line per entry: its fields on the same line, and none a person has no use for.
+      transport: {
+        target: "pino-pretty",
+        options: {
+          translateTime: "SYS:HH:MM:ss",
+          singleLine: true,
+          ignore: "pid,hostname,request_id",
+        },
+      },
     });
   }
   return pino(loggerOptions(level));

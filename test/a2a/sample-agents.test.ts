@@ -2,20 +2,15 @@
  * Every demo agent of config/sample.yaml as an A2A agent, with the official client over both
  * bindings: what each says becomes the task's artifacts and status, the approval agent's
  * interrupt is an input-required task that a follow-up message resumes, and the same tasks
- * read back through ACP as runs.
+ * read back through ACP as runs. One server, as `npm start` runs it (the remote AG-UI agent is
+ * this same server's AG-UI face).
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { resolve } from "node:path";
 import { TaskState } from "@a2a-js/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, type TestApp } from "../helpers/app.js";
-import { listen } from "../runs/helpers.js";
+import type { TestApp } from "../helpers/app.js";
+import { sampleServer } from "../helpers/sample.js";
 import { a2aClient, asTask, BINDINGS, collect, responseText, userMessage } from "./helpers.js";
-
-const configDir = resolve(import.meta.dirname, "../../config");
-const sample = readFileSync(resolve(configDir, "sample.yaml"), "utf8");
 
 const dataOf = (
   task: { artifacts: { artifactId: string; parts: { content?: unknown }[] }[] },
@@ -27,23 +22,13 @@ const dataOf = (
 };
 
 describe.each(BINDINGS)("the sample config's agents over A2A %s", (binding) => {
-  let remote: TestApp;
   let t: TestApp;
   let base: string;
   beforeAll(async () => {
-    remote = await build();
-    await remote.app.listen({ port: 0, host: "127.0.0.1" });
-    const port = (remote.app.server.address() as AddressInfo).port;
-    t = await build({
-      yaml: sample.replaceAll("127.0.0.1:8000", `127.0.0.1:${port}`),
-      baseDir: configDir,
-      unchecked: true,
-    });
-    base = await listen(t);
+    ({ t, base } = await sampleServer({ unchecked: true }));
   });
   afterAll(async () => {
     await t.close();
-    await remote.close();
   });
 
   it.each([

@@ -1,16 +1,6 @@
-/**
- * Every agent of config/sample.yaml works end to end through ACP — the module agent in
- * process, and the agui-http agent against a real AG-UI endpoint (a second server's face,
- * since the sample's URL assumes port 8000).
- */
-import { readFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, type TestApp } from "../helpers/app.js";
-
-const configDir = resolve(import.meta.dirname, "../../config");
-const sample = readFileSync(resolve(configDir, "sample.yaml"), "utf8");
+import type { TestApp } from "../helpers/app.js";
+import { sampleServer } from "../helpers/sample.js";
 
 type Wait = {
   run: { status: string };
@@ -18,20 +8,12 @@ type Wait = {
 };
 
 describe("the sample config's agents", () => {
-  let remote: TestApp;
   let t: TestApp;
   beforeAll(async () => {
-    remote = await build();
-    await remote.app.listen({ port: 0, host: "127.0.0.1" });
-    const port = (remote.app.server.address() as AddressInfo).port;
-    t = await build({
-      yaml: sample.replaceAll("127.0.0.1:8000", `127.0.0.1:${port}`),
-      baseDir: configDir,
-    });
+    ({ t } = await sampleServer());
   });
   afterAll(async () => {
     await t.close();
-    await remote.close();
   });
 
   const run = async (name: string, content: string) => {
@@ -81,4 +63,35 @@ describe("the sample config's agents", () => {
     expect(done.run.status).toBe("success");
     expect(done.output.values).toMatchObject({ status: "done" });
   });
+
+  it.each([
+    [true, 'Approved with {"approved":true}: drop the table', true],
+    [false, 'Not approved, so not echoed: "drop the table"', false],
+  ])(
+    "echo's /approve answered approved: %s › says so, and nothing stays pending",
+    async (approved, says, state) => {
+      const agentId = t.registry.getByName("echo")!.agentId;
+      const thread = (await t.call("POST", "/threads", {})).body as { thread_id: string };
+      const asked = (
+        await t.call("POST", `/threads/${thread.thread_id}/runs/wait`, {
+          agent_id: agentId,
+          input: { messages: [{ role: "user", content: "/approve drop the table" }] },
+        })
+      ).body as { run: { run_id: string; status: string }; output: Wait["output"] };
+      expect(asked.run.status).toBe("interrupted");
+      const pending = (await t.call("GET", `/threads/${thread.thread_id}`)).body as {
+        values: Record<string, unknown>;
+      };
+      expect(pending.values).toMatchObject({ pending_approval: true });
+      await t.call("POST", `/threads/${thread.thread_id}/runs/${asked.run.run_id}`, {
+        approval: { approved },
+      });
+      const done = (
+        await t.call("GET", `/threads/${thread.thread_id}/runs/${asked.run.run_id}/wait`)
+      ).body as Wait;
+      expect(done.output.messages.at(-1)!.content).toBe(says);
+      expect(done.output.values).toMatchObject({ approved: state });
+      expect(done.output.values).not.toHaveProperty("pending_approval");
+    },
+  );
 });

@@ -1,38 +1,24 @@
 /**
  * Every demo agent of config/sample.yaml through CopilotKit's client: the echo, the recorded
  * run with a tool call, the approval that waits for a resume, the in-process module agent and
- * the remote AG-UI agent (a second server's face, since the sample's URL assumes port 8000).
+ * the remote AG-UI agent (this same server's AG-UI face, one server as `npm start` runs it).
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, type TestApp } from "../helpers/app.js";
+import type { TestApp } from "../helpers/app.js";
 import { type Client, copilotClient, transcript } from "../helpers/copilotkit.js";
-import { listen } from "../runs/helpers.js";
-
-const configDir = resolve(import.meta.dirname, "../../config");
-const sample = readFileSync(resolve(configDir, "sample.yaml"), "utf8");
+import { sampleServer } from "../helpers/sample.js";
 
 describe("the sample config's agents, chatted with through CopilotKit's client", () => {
-  let remote: TestApp;
   let t: TestApp;
   let client: Client;
   beforeAll(async () => {
-    remote = await build();
-    await remote.app.listen({ port: 0, host: "127.0.0.1" });
-    const port = (remote.app.server.address() as AddressInfo).port;
-    t = await build({
-      yaml: sample.replaceAll("127.0.0.1:8000", `127.0.0.1:${port}`),
-      baseDir: configDir,
-    });
-    const base = await listen(t);
-    client = await copilotClient(`${base}/copilotkit`);
+    const server = await sampleServer();
+    t = server.t;
+    client = await copilotClient(`${server.base}/copilotkit`);
   });
   afterAll(async () => {
     await t.close();
-    await remote.close();
   });
 
   const chat = async (name: string, content: string) => {

@@ -84,13 +84,12 @@ export function startReplica(
     const check = () => {
       const lines = out.split("\n");
       const listening = lines.find((l) => l.includes('"acp-agui listening"'));
-      const engine = lines.find((l) => l.includes('"run engine started"'));
-      if (!listening || !engine) return;
+      if (!listening) return;
       child.stdout!.off("data", check);
       resolveReplica({
         name,
         url: (JSON.parse(listening) as { url: string }).url,
-        replicaId: (JSON.parse(engine) as { replica: string }).replica,
+        replicaId: (JSON.parse(listening) as { replica: string }).replica,
         child,
         exited,
         output: () => out,

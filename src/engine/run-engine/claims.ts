@@ -37,6 +37,9 @@ export class ClaimPump {
 
   constructor(private readonly options: ClaimPumpOptions) {}
 
+  /** The pump under way (or the last one), for `stop` to wait for. */
+  private pumped: Promise<void> = Promise.resolve();
+
   get isStopped(): boolean {
     return this.stopped;
   }
@@ -49,11 +52,15 @@ export class ClaimPump {
     this.wake();
   }
 
-  /** Stops claiming. */
-  stop(): void {
+  /**
+   * Stops claiming; resolves once a claim under way has returned, so that storage can close
+   * after it (a claim answered by a closed storage would be logged as a failure).
+   */
+  async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.pollTimer);
     clearTimeout(this.wakeTimer);
+    await this.pumped;
   }
 
   /** Looks for runnable runs now. */
@@ -77,7 +84,7 @@ export class ClaimPump {
       this.pumpAgain = true;
       return;
     }
-    void this.pump();
+    this.pumped = this.pump();
   }
 
   private async pump(): Promise<void> {

@@ -12,3 +12,11 @@ export const a2aFace = facePlugin<{ basePath: string }>(
     await app.register(a2aRoutes, { prefix: basePath, basePath });
   },
 );
+
+/** Where A2A agents are, for a 404 under the A2A base path. */
+export function a2aRouteHint(basePath: string) {
+  return {
+    prefix: basePath,
+    routes: `A2A agents are at ${basePath}/{agent} (JSON-RPC, and HTTP+JSON under it), their cards at ${basePath}/{agent}/.well-known/agent-card.json`,
+  };
+}

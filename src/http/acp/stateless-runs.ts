@@ -2,13 +2,15 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-js
 import { toAcpRun } from "../../engine/acp-mapping.js";
 import { acpSchemas } from "../../validation/index.js";
 import { cancelQuery, runIdParams } from "../params.js";
+import { RunHandlers } from "./run-handlers.js";
 
 const error = acpSchemas.ErrorResponse;
 const sse = { 200: acpSchemas.RunOutputStream, 404: error, 409: error, 422: error } as const;
 
 /** ACP "Stateless Runs" tag: runs on a hidden thread of their own. */
 export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
-  const { runs, runHandlers: handlers } = app.deps;
+  const { runs, settings } = app.deps;
+  const handlers = new RunHandlers(runs, settings.keepAliveSeconds);
 
   app.post(
     "/runs",
@@ -45,7 +47,10 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
 
   app.post(
     "/runs/stream",
-    { schema: { body: acpSchemas.RunCreateStateless, response: sse } },
+    {
+      schema: { body: acpSchemas.RunCreateStateless, response: sse },
+      config: { longRequest: "stream" },
+    },
     async (request, reply) => handlers.createAndStream(request, reply, "stateless", request.body),
   );
 
@@ -56,6 +61,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         body: acpSchemas.RunCreateStateless,
         response: { 200: acpSchemas.RunWaitResponseStateless, 404: error, 409: error, 422: error },
       },
+      config: { longRequest: "wait" },
     },
     async (request, reply) =>
       handlers.createAndWait(request.caller, reply, "stateless", request.body),
@@ -101,7 +107,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
 
   app.get(
     "/runs/:run_id/stream",
-    { schema: { params: runIdParams, response: sse } },
+    { schema: { params: runIdParams, response: sse }, config: { longRequest: "stream" } },
     async (request, reply) => handlers.join(request, reply, "stateless", request.params.run_id),
   );
 
@@ -112,6 +118,7 @@ export const statelessRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) 
         params: runIdParams,
         response: { 200: acpSchemas.RunWaitResponseStateless, 404: error, 422: error },
       },
+      config: { longRequest: "wait" },
     },
     async (request, reply) =>
       handlers.wait(request.caller, reply, "stateless", request.params.run_id),

@@ -2,13 +2,15 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-js
 import { toAcpRun } from "../../engine/acp-mapping.js";
 import { acpSchemas } from "../../validation/index.js";
 import { cancelQuery, pageQuery, threadIdParams, threadRunParams } from "../params.js";
+import { RunHandlers } from "./run-handlers.js";
 
 const error = acpSchemas.ErrorResponse;
 const sse = { 200: acpSchemas.RunOutputStream, 404: error, 409: error, 422: error } as const;
 
 /** ACP "Thread Runs" tag: runs on a thread, created, streamed, awaited, resumed, cancelled. */
 export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => {
-  const { runs, runHandlers: handlers } = app.deps;
+  const { runs, settings } = app.deps;
+  const handlers = new RunHandlers(runs, settings.keepAliveSeconds);
 
   app.get(
     "/threads/:thread_id/runs",
@@ -42,7 +44,10 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
 
   app.post(
     "/threads/:thread_id/runs/stream",
-    { schema: { params: threadIdParams, body: acpSchemas.RunCreateStateful, response: sse } },
+    {
+      schema: { params: threadIdParams, body: acpSchemas.RunCreateStateful, response: sse },
+      config: { longRequest: "stream" },
+    },
     async (request, reply) =>
       handlers.createAndStream(request, reply, "stateful", request.body, request.params.thread_id),
   );
@@ -55,6 +60,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
         body: acpSchemas.RunCreateStateful,
         response: { 200: acpSchemas.RunWaitResponseStateful, 404: error, 409: error, 422: error },
       },
+      config: { longRequest: "wait" },
     },
     async (request, reply) =>
       handlers.createAndWait(
@@ -118,7 +124,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
 
   app.get(
     "/threads/:thread_id/runs/:run_id/stream",
-    { schema: { params: threadRunParams, response: sse } },
+    { schema: { params: threadRunParams, response: sse }, config: { longRequest: "stream" } },
     async (request, reply) =>
       handlers.join(request, reply, "stateful", request.params.run_id, request.params.thread_id),
   );
@@ -130,6 +136,7 @@ export const threadRunRoutes: FastifyPluginAsyncJsonSchemaToTs = async (app) => 
         params: threadRunParams,
         response: { 200: acpSchemas.RunWaitResponseStateful, 404: error, 422: error },
       },
+      config: { longRequest: "wait" },
     },
     async (request, reply) =>
       handlers.wait(

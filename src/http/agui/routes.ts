@@ -40,10 +40,11 @@ const agentNameParams = {
 } as const;
 
 /**
- * The AG-UI face: every agent is also an AG-UI endpoint (by id, and by name for clients such
- * as CopilotKit that are configured with one URL per agent). Runs through it are ACP runs.
+ * The AG-UI face: every agent is also an AG-UI endpoint (by id under ACP's `/agents/{id}`, and
+ * by name under `basePath` for clients such as CopilotKit that are configured with one URL per
+ * agent). Runs through it are ACP runs.
  */
-export const aguiRoutes: FastifyPluginAsync = async (app) => {
+export const aguiRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, { basePath }) => {
   const { registry, runs, threads, engine, settings } = app.deps;
   const face = new AguiRuns({
     runs,
@@ -76,8 +77,11 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
       transport: { ...(supplied.transport as object), resumable: true },
       custom: {
         ...(supplied.custom as object),
-        connect: { method: "POST", path: `/ag-ui/${encodeURIComponent(agent.name)}/connect` },
-        stop: { method: "POST", path: `/ag-ui/${encodeURIComponent(agent.name)}/stop/{threadId}` },
+        connect: { method: "POST", path: `${basePath}/${encodeURIComponent(agent.name)}/connect` },
+        stop: {
+          method: "POST",
+          path: `${basePath}/${encodeURIComponent(agent.name)}/stop/{threadId}`,
+        },
       },
     };
   };
@@ -88,15 +92,21 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
 
   app.post<{ Params: { agent_id: string }; Body: RunAgentInput; Querystring: RunQuery }>(
     "/agents/:agent_id/ag-ui",
-    { schema: { params: agentIdParams, body: runAgentInput, querystring: runQuery } },
+    {
+      schema: { params: agentIdParams, body: runAgentInput, querystring: runQuery },
+      config: { longRequest: "stream" },
+    },
     async (request, reply) =>
       face.serve(request, reply, byId(request.params.agent_id), request.body, {
         onDisconnect: request.query.on_disconnect,
       }),
   );
   app.post<{ Params: { agent_name: string }; Body: RunAgentInput; Querystring: RunQuery }>(
-    "/ag-ui/:agent_name",
-    { schema: { params: agentNameParams, body: runAgentInput, querystring: runQuery } },
+    `${basePath}/:agent_name`,
+    {
+      schema: { params: agentNameParams, body: runAgentInput, querystring: runQuery },
+      config: { longRequest: "stream" },
+    },
     async (request, reply) =>
       face.serve(request, reply, byName(request.params.agent_name), request.body, {
         onDisconnect: request.query.on_disconnect,
@@ -112,7 +122,7 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
     },
   );
   app.post<{ Params: { agent_name: string }; Body: RunAgentInput }>(
-    "/ag-ui/:agent_name/connect",
+    `${basePath}/:agent_name/connect`,
     { schema: { params: agentNameParams, body: runAgentInput }, config: { longRequest: "stream" } },
     async (request, reply) => {
       byName(request.params.agent_name);
@@ -145,7 +155,7 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
     },
   );
   app.post<{ Params: { agent_name: string; thread: string } }>(
-    "/ag-ui/:agent_name/stop/:thread",
+    `${basePath}/:agent_name/stop/:thread`,
     { schema: { params: stopByNameParams } },
     async (request) => {
       byName(request.params.agent_name);
@@ -158,7 +168,7 @@ export const aguiRoutes: FastifyPluginAsync = async (app) => {
     async (request) => capabilities(byId(request.params.agent_id)),
   );
   app.get<{ Params: { agent_name: string } }>(
-    "/ag-ui/:agent_name/capabilities",
+    `${basePath}/:agent_name/capabilities`,
     { schema: { params: agentNameParams } },
     async (request) => capabilities(byName(request.params.agent_name)),
   );

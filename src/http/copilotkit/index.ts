@@ -9,3 +9,11 @@ export const copilotkitFace = facePlugin<{ basePath: string }>(
     await app.register(copilotkitRoutes, { prefix: basePath });
   },
 );
+
+/** Where CopilotKit's runtime routes are, for a 404 under its base path. */
+export function copilotkitRouteHint(basePath: string) {
+  return {
+    prefix: basePath,
+    routes: `CopilotKit's runtime is served here: GET ${basePath}/info, POST ${basePath}/agent/{agent}/run, /connect and /stop/{threadId}, and ${basePath}/threads; set your app's runtimeUrl to ${basePath}`,
+  };
+}

@@ -1,5 +1,5 @@
 import fp from "fastify-plugin";
-import { registerErrorHandling } from "../errors.js";
+import { type RouteHint, registerErrorHandling } from "../errors.js";
 import { type JsonLimits, registerJsonBodyParser } from "../json-body.js";
 import { registerValidatorCompiler } from "../validator-compiler.js";
 import { isJsonBody, wireChunk } from "../wire-bytes.js";
@@ -7,6 +7,8 @@ import { PLUGIN } from "./names.js";
 
 export interface HttpConventionsOptions {
   limits: JsonLimits & { maxBodyBytes: number };
+  /** Each face's paths, for a 404 under its prefix (see errors.ts). */
+  routeHints?: readonly RouteHint[];
 }
 
 /**
@@ -16,11 +18,11 @@ export interface HttpConventionsOptions {
  * answered as an ACP string error; long answers are sent as their bytes.
  */
 export const httpConventions = fp<HttpConventionsOptions>(
-  async (app, { limits }) => {
+  async (app, { limits, routeHints }) => {
     app.removeContentTypeParser("text/plain");
     registerJsonBodyParser(app, limits);
     registerValidatorCompiler(app);
-    registerErrorHandling(app, { maxBodyBytes: limits.maxBodyBytes });
+    registerErrorHandling(app, { maxBodyBytes: limits.maxBodyBytes, routeHints });
     // A long answer (a run's output, a thread's history) goes out as bytes, streamed in pieces
     // when it is JSON we serialize (see wire-bytes.ts), with its length announced.
     // A callback, not an async hook: it runs for every answer, and needs no promise.

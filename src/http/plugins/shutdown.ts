@@ -18,6 +18,16 @@ export interface ShutdownOptions {
 const STREAM_DRAIN_MS = 1000;
 
 /**
+ * The longest the shutdown sequence may take once close starts: the grace period, the streams'
+ * drain, and a margin for storage to take the runs' ends. Fastify bounds every close hook by its
+ * `pluginTimeout` (10 s by default), and a hook cut short fails the whole close: the runs still
+ * going would never be stored as ended. The app sets its timeout from this.
+ */
+export function shutdownTimeoutMs(graceMs: number): number {
+  return Math.max(10_000, graceMs + STREAM_DRAIN_MS + 10_000);
+}
+
+/**
  * The app's shutdown, in order: requests still arriving on an open connection are refused
  * (503, registered first so nothing else runs for them), no new connections are taken, the
  * engine stops (running runs get the grace period), open streams get a moment to deliver the

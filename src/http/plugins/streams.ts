@@ -4,30 +4,15 @@ import fp from "fastify-plugin";
 import { DomainError } from "../../util/errors.js";
 import { PLUGIN } from "./names.js";
 
-/** Routes that answer with a stream (ACP SSE, the AG-UI face), as `METHOD template`. */
-const STREAM_ROUTES = new Set([
-  "POST /threads/:thread_id/runs/stream",
-  "POST /runs/stream",
-  "GET /threads/:thread_id/runs/:run_id/stream",
-  "GET /runs/:run_id/stream",
-  "POST /agents/:agent_id/ag-ui",
-  "POST /ag-ui/:agent_name",
-]);
-
 declare module "fastify" {
   interface FastifyContextConfig {
-    /** A route outside the lists below that answers with a stream (CopilotKit, AG-UI connect). */
-    longRequest?: "stream";
+    /**
+     * A long-lived route, as its face declares it: `stream` answers with a stream (counted
+     * against `maxOpenStreams`), `wait` holds the request open until a run stops.
+     */
+    longRequest?: "stream" | "wait";
   }
 }
-
-/** Routes that hold the request open until a run stops. */
-const WAIT_ROUTES = new Set([
-  "POST /threads/:thread_id/runs/wait",
-  "POST /runs/wait",
-  "GET /threads/:thread_id/runs/:run_id/wait",
-  "GET /runs/:run_id/wait",
-]);
 
 /**
  * The long-lived requests: streams (bounded by `maxOpenStreams`, beyond which a new one is
@@ -53,8 +38,8 @@ export class LongRequests {
 
   register(app: FastifyInstance): void {
     app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
-      const route = `${request.method} ${request.routeOptions.url ?? ""}`;
-      if (STREAM_ROUTES.has(route) || request.routeOptions.config?.longRequest === "stream") {
+      const kind = request.routeOptions.config?.longRequest;
+      if (kind === "stream") {
         if (this.streams.size >= this.maxOpenStreams) {
           throw new DomainError(
             "overloaded",
@@ -62,7 +47,7 @@ export class LongRequests {
           );
         }
         this.track(this.streams, reply.raw);
-      } else if (WAIT_ROUTES.has(route)) {
+      } else if (kind === "wait") {
         this.track(this.waits, reply.raw);
       }
     });
