@@ -5,7 +5,7 @@
  */
 import { ownerOf, type Principal, reaches } from "../auth/principal.js";
 import { acpToAguiMessages } from "../bridge/acp/messages.js";
-import { configurableOf, type RunCommand } from "../bridge/acp/run-command.js";
+import { configurableOf, type FaceRunCommand } from "../bridge/acp/run-command.js";
 import type {
   CreateThreadInput,
   HeldInsert,
@@ -45,7 +45,7 @@ export class RunCreation {
   async create(
     who: Principal,
     kind: RunKind,
-    command: RunCommand,
+    command: FaceRunCommand,
     threadId: string | undefined,
     toWait: boolean,
     newThreadMetadata: Record<string, unknown> = {},
@@ -109,6 +109,7 @@ export class RunCreation {
       start_after: new Date(startAfter).toISOString(),
       principal: target.principal,
       trace_context: traceContextForNewRun(),
+      face: command.face,
     };
     const insertOptions: InsertRunOptions = {
       reject_if_busy: kind === "stateful" && strategy === "reject",
@@ -202,7 +203,7 @@ export class RunCreation {
   private async statefulThread(
     who: Principal,
     threadId: string,
-    command: RunCommand,
+    command: FaceRunCommand,
     metadata: Record<string, unknown>,
     known: ThreadRecord | null | undefined,
   ): Promise<{ threadId: string; principal: string | null; create?: CreateThreadInput }> {

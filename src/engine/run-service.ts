@@ -2,7 +2,7 @@ import type { Interrupt } from "@ag-ui/core";
 import { ownerFilter, type Principal, reaches, SYSTEM } from "../auth/principal.js";
 import { type ResumeValidators, resumeEntries } from "../bridge/acp/interrupts.js";
 import { ERRCODE } from "../bridge/acp/outcomes.js";
-import type { RunCommand } from "../bridge/acp/run-command.js";
+import type { FaceRunCommand } from "../bridge/acp/run-command.js";
 import type {
   CheckpointRecord,
   RunFrame,
@@ -83,7 +83,7 @@ export class RunService {
   async create(
     who: Principal,
     kind: RunKind,
-    command: RunCommand,
+    command: FaceRunCommand,
     threadId?: string,
     /** The metadata of the thread when the run creates it (`ifNotExists: "create"`). */
     newThreadMetadata?: Record<string, unknown>,
@@ -115,7 +115,7 @@ export class RunService {
   createToWait(
     who: Principal,
     kind: RunKind,
-    command: RunCommand,
+    command: FaceRunCommand,
     threadId?: string,
   ): Promise<CreatedRun> {
     return this.creation.create(who, kind, command, threadId, true);

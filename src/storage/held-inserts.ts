@@ -212,6 +212,7 @@ export function planHeldRun(run: NewRun, options: InsertRunOptions): RunRecord |
     last_seq: 0,
     principal: run.principal ?? null,
     trace_context: run.trace_context ?? null,
+    face: run.face ?? null,
   };
 }
 

@@ -81,6 +81,12 @@ export interface SegmentRecord {
   agui_run_id: string;
   started_at: string;
   ended_at: string | null;
+  /**
+   * A resumed segment's AG-UI resume entries (the answers it was started with), kept with the
+   * segment when it opens: what the caller answered stays readable after the run's `resume` is
+   * cleared. Absent on a first segment, and on segments from before they were kept.
+   */
+  resume?: Record<string, unknown>[];
 }
 
 export interface RunRecord {
@@ -122,6 +128,11 @@ export interface RunRecord {
    * created the run, when tracing was on: every segment's span joins that trace, on any replica.
    */
   trace_context: string | null;
+  /**
+   * The face the run was started from (`acp`, `agui`, `copilotkit`, `a2a`, …), written with its
+   * insert; null for a run from before faces were recorded.
+   */
+  face: string | null;
 }
 
 /**
@@ -150,6 +161,8 @@ export interface NewRun {
   principal?: string | null;
   /** See `RunRecord.trace_context`; default none. */
   trace_context?: string | null;
+  /** See `RunRecord.face`; default none. */
+  face?: string | null;
 }
 
 export interface InsertRunOptions {

@@ -28,6 +28,7 @@ describe("the AG-UI face's input as a run command", () => {
       agentId: "echo",
       knownMessageIds: new Set(["m1"]),
       onDisconnect: "cancel",
+      face: "copilotkit",
     });
     // Stored exactly as the face has always written it.
     expect(JSON.stringify(command.creation)).toBe(
@@ -50,13 +51,17 @@ describe("the AG-UI face's input as a run command", () => {
     expect(clientIds(command)).toEqual({ threadId: "main", runId: "client-run" });
     expect(command.streamMode).toEqual(["custom"]);
     expect(command.ifNotExists).toBe("create");
-    expect(parseRunCommand(JSON.parse(JSON.stringify(command.creation)))).toEqual(command);
+    // The face rides beside the stored body (the run's own column), never in it.
+    expect(command.face).toBe("copilotkit");
+    const stored = JSON.parse(JSON.stringify(command.creation));
+    expect(parseRunCommand(stored).face).toBeUndefined();
+    expect(parseRunCommand(stored, "copilotkit")).toEqual(command);
   });
 
   it("leaves out a null state and absent forwarded props", () => {
     const command = aguiRunCommand(
       input({ state: null, forwardedProps: undefined, tools: undefined as never }),
-      { agentId: "echo", knownMessageIds: new Set(), onDisconnect: "continue" },
+      { agentId: "echo", knownMessageIds: new Set(), onDisconnect: "continue", face: "agui" },
     );
     expect(command.input.value).toEqual({
       messages: [

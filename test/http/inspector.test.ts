@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -164,7 +165,7 @@ describe("the inspector behind API keys", () => {
 
     const allowed = await get("/ui/api/overview", { authorization: `Bearer ${KEY}` });
     expect(allowed.statusCode).toBe(200);
-    expect(allowed.json().server.auth).toBe(true);
+    expect(allowed.json().server.auth).toEqual({ keys: true, tokens: false });
   });
 
   it("keeps a restricted key to its agents: no metrics, no frames of other agents' runs", async () => {
@@ -233,6 +234,24 @@ describe("the inspector with two API keys", () => {
     expect((await frames(b, KEY)).statusCode).toBe(404);
     expect((await frames(b, ADMIN_KEY)).statusCode).toBe(200);
   });
+
+  it("names the last run of a thread only to a key that reaches it", async () => {
+    await app(keys);
+    const threadId = randomUUID();
+    const created = await t!.app.inject({
+      method: "POST",
+      url: `/threads/${threadId}/runs/wait`,
+      headers: { "x-api-key": KEY },
+      payload: { agent_id: agentId("scripted"), input: {}, if_not_exists: "create" },
+    });
+    expect(created.statusCode).toBe(200);
+    const last = async (key: string) =>
+      (await get(`/ui/api/threads/last-runs?thread_ids=${threadId}`, { "x-api-key": key })).json();
+    expect((await last(KEY))[threadId]).toMatchObject({ agent_id: agentId("scripted") });
+    expect((await last(OTHER_KEY))[threadId]).toBeNull();
+    expect((await last(ADMIN_KEY))[threadId]).toMatchObject({ face: "acp" });
+    expect((await get(`/ui/api/threads/last-runs?thread_ids=${threadId}`)).statusCode).toBe(401);
+  });
 });
 
 describe("the inspector's API", () => {
@@ -241,7 +260,11 @@ describe("the inspector's API", () => {
     const { run } = await post(t!, "/runs/wait", { agent_id: agentId("scripted"), input: {} });
     expect((run as { status: string }).status).toBe("success");
     const overview = (await get("/ui/api/overview")).json();
-    expect(overview.server).toMatchObject({ storage: "sqlite", ready: true, auth: false });
+    expect(overview.server).toMatchObject({
+      storage: "sqlite",
+      ready: true,
+      auth: { keys: false, tokens: false },
+    });
     expect(overview.metrics.available).toBe(true);
     const scripted = overview.metrics.agents.find((a: { agent: string }) => a.agent === "scripted");
     expect(scripted).toEqual({

@@ -202,7 +202,7 @@ describe("the inspector in a browser", () => {
       await other.goto(page.url());
       const panel = other.locator("[data-testid=interrupt-panel]");
       await panel.getByRole("heading", { name: /Approve the plan\?/ }).waitFor();
-      await panel.locator('input[name="approval.approved"]').check();
+      await panel.getByText("Approve", { exact: true }).click();
       await panel.locator('textarea[name="approval.comment"]').fill("looks right");
       await panel.getByRole("button", { name: "Resume", exact: true }).click();
       await status(other, "success");
@@ -232,7 +232,7 @@ describe("the inspector in a browser", () => {
       await runWith(page, long);
       await page.locator('.trow[data-type="TEXT_MESSAGE_CONTENT"]').first().waitFor();
       await page.getByRole("button", { name: "Cancel", exact: true }).click();
-      await status(page, "error");
+      await page.locator('.run-view[data-outcome="cancelled"]').waitFor({ timeout: 20_000 });
       await page.getByText("(errcode 499)").waitFor();
       await expect(
         page.locator('.trow[data-type="TEXT_MESSAGE_CONTENT"]').count(),
@@ -377,17 +377,19 @@ describe("the inspector in a browser", () => {
       await expect(echo.locator("td").nth(3).textContent()).resolves.toBe("3");
       await screenshot(page, "server");
 
-      // Recent runs of every kind, filtered by status: the cancelled echo run is the error.
+      // Recent runs of every kind, filtered by status: the cancelled echo run, and no error.
       await page.getByRole("link", { name: "Runs" }).click();
       await page.locator(".table tbody tr").first().waitFor();
-      await page.getByLabel("status").selectOption("error");
+      await page.getByLabel("status").selectOption("cancelled");
       await page
         .locator(".table tbody tr")
         .first()
-        .locator(".badge", { hasText: "error" })
+        .locator(".badge", { hasText: "cancelled" })
         .waitFor();
       const badges = await page.locator(".table tbody .badge").allTextContents();
-      expect(badges).toEqual(["error"]);
+      expect(badges).toEqual(["cancelled"]);
+      await page.getByLabel("status").selectOption("error");
+      await page.getByText("No runs match.").waitFor();
       expect(page.errors).toEqual([]);
       await page.close();
     },

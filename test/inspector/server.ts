@@ -10,6 +10,8 @@ export const root = resolve(import.meta.dirname, "../..");
 /** What a browser test needs of the real, built server. */
 export interface BuiltServer {
   url: string;
+  /** The folder of its config and SQLite file (`data.db`): pass it again to restart on them. */
+  dir: string;
   stop(): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ export interface BuiltServer {
 export async function startBuiltServer(
   extra: unknown[] = [],
   env: Record<string, string> = {},
+  reuse?: { dir: string },
 ): Promise<BuiltServer> {
   for (const file of ["dist/cli.js", "dist/ui/index.html"]) {
     if (!existsSync(join(root, file))) {
@@ -30,7 +33,7 @@ export async function startBuiltServer(
     }
   }
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "acp-inspector-e2e-"));
+  const dir = reuse?.dir ?? mkdtempSync(join(tmpdir(), "acp-inspector-e2e-"));
   const sample = parse(readFileSync(join(root, "config/sample.yaml"), "utf8"));
   for (const agent of sample.agents) {
     if (agent.adapter.type === "module")
@@ -52,6 +55,7 @@ export async function startBuiltServer(
   const url = await listening(child);
   return {
     url,
+    dir,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((done) => child.once("exit", done));

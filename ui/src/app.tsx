@@ -1,7 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { forgetAgents } from "./lib/agents";
+import { api, inspectorApi } from "./lib/api";
 import { auth } from "./lib/auth";
 import { href, type Route, useRoute } from "./lib/router";
+import type { Overview } from "./lib/types";
 import { AgentsView } from "./views/agents";
 import { KeyDialog } from "./views/key-dialog";
 import { RunView } from "./views/run-view";
@@ -27,6 +29,13 @@ export function App() {
       }),
     [],
   );
+  // Whether this server wants a key at all (a 401 says so too, and opens the dialog).
+  useEffect(() => {
+    api<Overview>(inspectorApi("/overview")).then(
+      (overview) => auth.learned(overview.server.auth.keys || overview.server.auth.tokens),
+      () => undefined,
+    );
+  }, [auth.version]);
   const section = route.parts[0] ?? "agents";
   return (
     <div class="app">
@@ -53,11 +62,19 @@ export function App() {
             <button type="button" class="button small ghost" onClick={() => auth.set(null)}>
               Forget API key
             </button>
-          ) : (
+          ) : auth.required ? (
             <button type="button" class="button small ghost" onClick={() => auth.refused()}>
               API key…
             </button>
-          )}
+          ) : auth.required === false ? (
+            <span
+              class="muted small"
+              data-testid="no-key-needed"
+              title="server.auth has no keys and no token issuer"
+            >
+              no API key needed
+            </span>
+          ) : null}
         </div>
       </header>
       <main class="main">

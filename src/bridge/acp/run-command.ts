@@ -11,6 +11,14 @@ import { isObject } from "./values.js";
 
 export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
 
+/**
+ * The face a run was started from: each face names itself on the commands it builds
+ * (`parseRunCommand(body, face)`, `aguiRunCommand(input, { face })`), the run is stored with it
+ * (`RunRecord.face`, in the run's own insert) and the inspector shows it. A new face adds its
+ * name here.
+ */
+export type RunFace = "acp" | "agui" | "copilotkit" | "a2a" | "mcp" | "langgraph";
+
 /** The run-creation body as the ACP schema types it (RunCreateStateful or RunCreateStateless). */
 export interface RunCreateBody {
   agent_id?: string;
@@ -79,16 +87,30 @@ export interface RunCommand {
   /** As given; the service bounds it. */
   afterSeconds?: number;
   agui?: AguiOrigin;
+  /** The face that built the command; absent on a command parsed from a stored run. */
+  face?: RunFace;
 }
+
+/** A command as a face hands it to the run service: naming the face, which the run keeps. */
+export type FaceRunCommand = RunCommand & { face: RunFace };
 
 /** The key under which a run made through the AG-UI face keeps its origin in the stored body. */
 const AGUI_KEY = "agui";
 
 /**
  * Parses a run-creation body: a route's validated body, or a run's stored `creation` (also
- * those written by older versions). Fields of the wrong type read as absent.
+ * those written by older versions). Fields of the wrong type read as absent. A face building a
+ * run names itself (`face`); a stored body is parsed without.
  */
-export function parseRunCommand(body: RunCreateBody | Record<string, unknown>): RunCommand {
+export function parseRunCommand(body: RunCreateBody | Record<string, unknown>): RunCommand;
+export function parseRunCommand(
+  body: RunCreateBody | Record<string, unknown>,
+  face: RunFace,
+): FaceRunCommand;
+export function parseRunCommand(
+  body: RunCreateBody | Record<string, unknown>,
+  face?: RunFace,
+): RunCommand {
   const command: RunCommand = {
     creation: body,
     input: parseInput(body.input),
@@ -108,6 +130,7 @@ export function parseRunCommand(body: RunCreateBody | Record<string, unknown>): 
   if (typeof body.after_seconds === "number") command.afterSeconds = body.after_seconds;
   const agui = body[AGUI_KEY];
   if (agui !== undefined) command.agui = parseOrigin(agui);
+  if (face !== undefined) command.face = face;
   return command;
 }
 
@@ -115,7 +138,7 @@ export function parseRunCommand(body: RunCreateBody | Record<string, unknown>): 
  * The command of a run made for an AG-UI client: its origin is kept with the stored body, under
  * the key rows of older versions have it too.
  */
-export function withAguiOrigin(command: RunCommand, origin: Required<AguiOrigin>): RunCommand {
+export function withAguiOrigin<C extends RunCommand>(command: C, origin: Required<AguiOrigin>): C {
   const agui = { threadId: origin.threadId, runId: origin.runId };
   return { ...command, agui, creation: { ...command.creation, [AGUI_KEY]: agui } };
 }

@@ -1,7 +1,13 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { AgUiMessage } from "../../pipeline/types.js";
 import { acpToAguiMessage, aguiToAcpMessages } from "../acp/messages.js";
-import { parseRunCommand, type RunCommand, withAguiOrigin } from "../acp/run-command.js";
+import {
+  type FaceRunCommand,
+  parseRunCommand,
+  type RunCommand,
+  type RunFace,
+  withAguiOrigin,
+} from "../acp/run-command.js";
 
 export interface AguiRunOptions {
   agentId: string;
@@ -9,6 +15,8 @@ export interface AguiRunOptions {
   knownMessageIds: ReadonlySet<unknown>;
   /** What the client closing its request does to the run (ACP `on_disconnect`). */
   onDisconnect: "cancel" | "continue";
+  /** The face serving the AG-UI client (the AG-UI face, CopilotKit's, …): kept with the run. */
+  face: RunFace;
 }
 
 /**
@@ -16,7 +24,7 @@ export interface AguiRunOptions {
  * has not seen yet, the client's tools, context, state and forwarded props, streamed as AG-UI
  * events (the `custom` mode), and the client's own thread and run ids as the run's origin.
  */
-export function aguiRunCommand(input: RunAgentInput, options: AguiRunOptions): RunCommand {
+export function aguiRunCommand(input: RunAgentInput, options: AguiRunOptions): FaceRunCommand {
   const fresh = input.messages.filter((m) => !options.knownMessageIds.has(m.id));
   const acpInput: Record<string, unknown> = {
     messages: aguiToAcpMessages(fresh as AgUiMessage[]),
@@ -25,13 +33,16 @@ export function aguiRunCommand(input: RunAgentInput, options: AguiRunOptions): R
   };
   if (input.state !== undefined && input.state !== null) acpInput.state = input.state;
   if (input.forwardedProps !== undefined) acpInput.forwardedProps = input.forwardedProps;
-  const command = parseRunCommand({
-    agent_id: options.agentId,
-    input: acpInput,
-    if_not_exists: "create",
-    on_disconnect: options.onDisconnect,
-    stream_mode: ["custom"],
-  });
+  const command = parseRunCommand(
+    {
+      agent_id: options.agentId,
+      input: acpInput,
+      if_not_exists: "create",
+      on_disconnect: options.onDisconnect,
+      stream_mode: ["custom"],
+    },
+    options.face,
+  );
   return withAguiOrigin(command, { threadId: input.threadId, runId: input.runId });
 }
 

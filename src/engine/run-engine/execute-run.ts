@@ -1,7 +1,14 @@
 import type { Logger } from "pino";
 import { ERRCODE, type SegmentEnd } from "../../bridge/acp/outcomes.js";
 import { parseRunCommand } from "../../bridge/acp/run-command.js";
-import type { Fence, RunPatch, RunRecord, Storage, ThreadRecord } from "../../storage/types.js";
+import type {
+  Fence,
+  RunPatch,
+  RunRecord,
+  SegmentRecord,
+  Storage,
+  ThreadRecord,
+} from "../../storage/types.js";
 import { isClaimLost } from "../../util/errors.js";
 import { newId } from "../../util/ids.js";
 import type { AgentDeviations } from "../agent-deviations.js";
@@ -145,10 +152,15 @@ async function openSegment(
   thread: ThreadRecord,
   fence: Fence,
 ): Promise<RunRecord> {
-  const segments = [
-    ...claimed.segments,
-    { agui_run_id: newId(), started_at: new Date().toISOString(), ended_at: null },
-  ];
+  const segment: SegmentRecord = {
+    agui_run_id: newId(),
+    started_at: new Date().toISOString(),
+    ended_at: null,
+  };
+  // A resume's answers stay with the segment they started (the run's `resume` is cleared at
+  // the segment's end), in this same write.
+  if (claimed.resume && claimed.resume.length > 0) segment.resume = claimed.resume;
+  const segments = [...claimed.segments, segment];
   const patch: RunPatch = { segments, resume: claimed.resume };
   if (claimed.segments.length === 0) patch.checkpoint_before = thread.checkpoint_id;
   const run = await storage.updateRun(claimed.run_id, patch, fence);

@@ -104,15 +104,18 @@ export class A2aTasks {
     if (message.taskId) return this.resume(who, message.taskId, message);
     const contextId = message.contextId || newId();
     const command = withAguiOrigin(
-      parseRunCommand({
-        agent_id: this.agent.agentId,
-        input: { messages: [a2aToAcpMessage(message)] },
-        if_not_exists: "create",
-        on_disconnect: "continue",
-        // A new message on a context while a task runs there waits for it, as a queue.
-        multitask_strategy: "enqueue",
-        stream_mode: ["custom"],
-      }),
+      parseRunCommand(
+        {
+          agent_id: this.agent.agentId,
+          input: { messages: [a2aToAcpMessage(message)] },
+          if_not_exists: "create",
+          on_disconnect: "continue",
+          // A new message on a context while a task runs there waits for it, as a queue.
+          multitask_strategy: "enqueue",
+          stream_mode: ["custom"],
+        },
+        "a2a",
+      ),
       { threadId: contextId, runId: newId() },
     );
     const threadId = await this.threadOf(who, contextId);

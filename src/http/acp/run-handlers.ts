@@ -26,7 +26,7 @@ export class RunHandlers {
   ) {}
 
   async create(who: Principal, kind: RunKind, body: RunCreateBody, threadId?: string) {
-    return toAcpRun(await this.runs.create(who, kind, parseRunCommand(body), threadId));
+    return toAcpRun(await this.runs.create(who, kind, parseRunCommand(body, "acp"), threadId));
   }
 
   /** POST …/runs/stream: create, then stream from the first frame. */
@@ -37,7 +37,7 @@ export class RunHandlers {
     body: RunCreateBody,
     threadId?: string,
   ): Promise<void> {
-    const command = parseRunCommand(body);
+    const command = parseRunCommand(body, "acp");
     const run = await this.runs.create(request.caller, kind, command, threadId);
     await this.stream(request, reply, run, 0, deliveredModes(command, kind), {
       cancelOnDisconnect: command.onDisconnect === "cancel",
@@ -52,7 +52,7 @@ export class RunHandlers {
     body: RunCreateBody,
     threadId?: string,
   ) {
-    const command = parseRunCommand(body);
+    const command = parseRunCommand(body, "acp");
     const { run, ended } = await this.runs.createToWait(who, kind, command, threadId);
     // Watched without an AbortSignal of its own unless the wait needs one (see LazyAbortController).
     const gone = new LazyAbortController();

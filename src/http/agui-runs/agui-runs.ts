@@ -1,6 +1,7 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type Principal, SYSTEM } from "../../auth/principal.js";
+import type { RunFace } from "../../bridge/acp/run-command.js";
 import { aguiRunCommand } from "../../bridge/agui/run-command.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
@@ -72,11 +73,19 @@ export class AguiRuns {
   private readonly threads: ThreadService;
   /** Seconds between keep-alives on the face's SSE streams (`server.keepAliveSeconds`). */
   private readonly keepAliveSeconds: number;
+  /** The face serving these runs, kept with each run it creates. */
+  private readonly face: RunFace;
 
-  constructor(options: { runs: RunService; threads: ThreadService; keepAliveSeconds: number }) {
+  constructor(options: {
+    runs: RunService;
+    threads: ThreadService;
+    keepAliveSeconds: number;
+    face: RunFace;
+  }) {
     this.runs = options.runs;
     this.threads = options.threads;
     this.keepAliveSeconds = options.keepAliveSeconds;
+    this.face = options.face;
   }
 
   async serve(
@@ -152,6 +161,7 @@ export class AguiRuns {
       agentId: agent.agentId,
       knownMessageIds: known,
       onDisconnect,
+      face: this.face,
     });
     // Read just now: the run's creation need not read it again (null: none the caller reaches).
     return this.runs.create(

@@ -46,7 +46,12 @@ const agentNameParams = {
  */
 export const aguiRoutes: FastifyPluginAsync<{ basePath: string }> = async (app, { basePath }) => {
   const { registry, runs, threads, engine, settings } = app.deps;
-  const face = new AguiRuns({ runs, threads, keepAliveSeconds: settings.keepAliveSeconds });
+  const face = new AguiRuns({
+    runs,
+    threads,
+    keepAliveSeconds: settings.keepAliveSeconds,
+    face: "agui",
+  });
 
   const byId = (id: string): RegisteredAgent => {
     const agent = registry.get(id);

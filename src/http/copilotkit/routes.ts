@@ -60,7 +60,12 @@ const listQuery = {
  */
 export const copilotkitRoutes: FastifyPluginAsync = async (app) => {
   const { registry, runs, threads, engine, settings } = app.deps;
-  const face = new AguiRuns({ runs, threads, keepAliveSeconds: settings.keepAliveSeconds });
+  const face = new AguiRuns({
+    runs,
+    threads,
+    keepAliveSeconds: settings.keepAliveSeconds,
+    face: "copilotkit",
+  });
   const version = packageVersion();
 
   // CopilotKit's client sends `content-type: application/json` with no body to stop a thread.

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncJsonSchemaToTs } from "@fastify/type-provider-json-schema-to-ts";
+import { ERRCODE } from "../../bridge/acp/outcomes.js";
 import { toAcpRun } from "../../engine/acp-mapping.js";
 import type { Metrics } from "../../metrics/metrics.js";
-import type { RunRecord } from "../../storage/types.js";
+import type { RunRecord, RunSearch, RunStatus } from "../../storage/types.js";
 import { packageVersion } from "../../util/paths.js";
 import { runIdParams } from "../params.js";
 import { metricsRefusal } from "../plugins/metrics.js";
@@ -9,8 +10,9 @@ import { metricsRefusal } from "../plugins/metrics.js";
 /**
  * What the inspector needs beyond the ACP API, read-only and behind the same API keys: the
  * server's health with its queue and run counts (from the metrics registry, as JSON), every
- * stored frame of a run whatever its stream mode (for replay), and recent runs of both kinds
- * (ACP's run search lists stateless runs only).
+ * stored frame of a run whatever its stream mode (for replay), recent runs of both kinds
+ * (ACP's run search lists stateless runs only) with the face each came through, and the last
+ * run of each of some threads (which agent a thread talks to).
  */
 export interface InspectorApiOptions {
   metrics?: Metrics;
@@ -29,9 +31,28 @@ const runsQuery = {
   type: "object",
   properties: {
     agent_id: { type: "string", format: "uuid" },
-    status: { type: "string", enum: ["pending", "error", "success", "timeout", "interrupted"] },
+    thread_id: { type: "string", format: "uuid" },
+    // ACP's statuses, with `cancelled` apart from `error` (a cancelled run is ACP `error` 499).
+    status: {
+      type: "string",
+      enum: ["pending", "error", "cancelled", "success", "timeout", "interrupted"],
+    },
     limit: { type: "integer", minimum: 1, maximum: 100, default: 25 },
     offset: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
+  },
+  additionalProperties: false,
+} as const;
+
+/** Thread ids, comma-separated: at most a page of the thread list. */
+const MAX_THREADS = 100;
+const lastRunsQuery = {
+  type: "object",
+  required: ["thread_ids"],
+  properties: {
+    thread_ids: {
+      type: "string",
+      pattern: `^[0-9a-fA-F-]{36}(,[0-9a-fA-F-]{36}){0,${MAX_THREADS - 1}}$`,
+    },
   },
   additionalProperties: false,
 } as const;
@@ -49,7 +70,11 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
         version: packageVersion(),
         storage: ops.storageKind,
         ready,
-        auth: settings.auth.keys.length > 0,
+        // What a caller must present: the page asks for a key only when one is needed.
+        auth: {
+          keys: settings.auth.keys.length > 0,
+          tokens: settings.auth.jwt !== undefined,
+        },
         started_at: startedAt.toISOString(),
         uptime_seconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
       },
@@ -62,11 +87,31 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
   });
 
   app.get("/runs", { schema: { querystring: runsQuery } }, async (request) => {
-    const { agent_id, status, limit, offset } = request.query;
+    const { agent_id, thread_id, status, limit, offset } = request.query;
     // The caller's own runs of the agents it may use, of both kinds, filtered in the query
     // (full pages).
-    const found = await runs.search(request.caller, { agent_id, status, limit, offset });
-    return found.map(describeRun);
+    const found = await runs.search(request.caller, {
+      agent_id,
+      thread_id,
+      ...statusFilter(status),
+      limit,
+      offset,
+    });
+    return found.map(listedRun);
+  });
+
+  app.get("/threads/last-runs", { schema: { querystring: lastRunsQuery } }, async (request) => {
+    // The newest run of each thread the caller reaches (none: null), in one answer for a page
+    // of the thread list rather than a request per thread.
+    const ids = [...new Set(request.query.thread_ids.toLowerCase().split(","))];
+    const last = await Promise.all(
+      ids.map((thread_id) =>
+        runs.search(request.caller, { thread_id, kind: "stateful", limit: 1, offset: 0 }),
+      ),
+    );
+    return Object.fromEntries(
+      ids.map((id, i) => [id, last[i]![0] ? listedRun(last[i]![0]) : null]),
+    );
   });
 
   app.get(
@@ -92,15 +137,47 @@ export const inspectorApi: FastifyPluginAsyncJsonSchemaToTs<{
   );
 };
 
-/** The ACP run, plus what only the server knows: its kind, segments and last frame. */
+/** A status as the inspector shows it, as a search: `cancelled` and `error` are told apart. */
+function statusFilter(status: string | undefined): Partial<RunSearch> {
+  if (status === undefined) return {};
+  if (status === "cancelled" || status === "error") {
+    return {
+      status: "error",
+      errcode: { value: ERRCODE.cancelled, is: status === "cancelled" },
+    };
+  }
+  return { status: status as RunStatus };
+}
+
+/**
+ * The ACP run, plus what only the server knows: its kind, segments (each resume's answers
+ * with the segment it started), last frame, the face it came through (null for runs from
+ * before faces were recorded) and its output.
+ */
 function describeRun(run: RunRecord) {
   return {
     ...toAcpRun(run),
     kind: run.kind,
+    face: run.face,
     segments: run.segments,
     last_seq: run.last_seq,
     output: run.output,
   };
+}
+
+/**
+ * A run in a list: its output only as far as a row shows it (its type, and an error's code and
+ * description), not the values and messages a finished run's output repeats.
+ */
+function listedRun(run: RunRecord) {
+  const { output } = run;
+  const brief =
+    output === null
+      ? null
+      : output.type === "error"
+        ? { type: output.type, errcode: output.errcode, description: output.description }
+        : { type: output.type };
+  return { ...describeRun(run), output: brief };
 }
 
 type MetricJson = Awaited<ReturnType<Metrics["registry"]["getMetricsAsJSON"]>>[number];

@@ -17,10 +17,11 @@ const INSERT_FINISHED_RUN = prepared(`
     INSERT INTO runs
       (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
        metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
-       principal, owner, lease_expires_at, lease_epoch, cancel_requested, last_seq, trace_context)
+       principal, owner, lease_expires_at, lease_epoch, cancel_requested, last_seq, trace_context,
+       face)
     VALUES ($1, NULL, $2, $3, $4, $5::timestamptz, $6::timestamptz, $7::json, $8::json, $9::text[],
             $10::json, $11::json, $12::json, $13::json, $14::timestamptz, $15, $16, $17,
-            $18::timestamptz, $19::integer, $20, $21::integer, $22)
+            $18::timestamptz, $19::integer, $20, $21::integer, $22, $24)
     RETURNING run_id
   )
   INSERT INTO run_frames (run_id, seq, mode, data)
@@ -64,6 +65,7 @@ export async function insertFinishedRun(
     run.trace_context,
     // One JSON text rather than arrays (see run-update.ts).
     JSON.stringify(frames.map((f) => ({ seq: f.seq, mode: f.mode, data: f.data }))),
+    run.face,
   ];
   try {
     await db.write((q) => q.query(INSERT_FINISHED_RUN, params), PIPELINED);

@@ -28,6 +28,7 @@ export class KnownRuns {
       creation: run.creation,
       metadata: run.metadata,
       trace_context: run.trace_context,
+      face: run.face,
     });
     return run;
   }

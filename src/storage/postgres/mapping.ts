@@ -23,7 +23,7 @@ export const CHECKPOINT_COLUMNS = `checkpoint_id, thread_id, parent_checkpoint_i
   "values", messages, metadata`;
 export const RUN_COLUMNS = `run_id, thread_id, agent_id, kind, status, created_at, updated_at,
   creation, metadata, output, interrupts, resume, segments, start_after, checkpoint_before, owner,
-  lease_expires_at, lease_epoch, cancel_requested, last_seq, principal, trace_context`;
+  lease_expires_at, lease_epoch, cancel_requested, last_seq, principal, trace_context, face`;
 export const WEBHOOK_COLUMNS = `delivery_id, run_id, url, body, attempts, next_attempt_at, state,
   last_error, created_at, headers, stream, target`;
 
@@ -73,6 +73,7 @@ export interface RunRow {
   last_seq: number;
   principal: string | null;
   trace_context: string | null;
+  face: string | null;
 }
 
 export type WebhookRow = WebhookRowFields;
@@ -128,6 +129,7 @@ export function toRun(row: RunRow): RunRecord {
     last_seq: row.last_seq,
     principal: row.principal,
     trace_context: row.trace_context ?? null,
+    face: row.face ?? null,
   };
 }
 

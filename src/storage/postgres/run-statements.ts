@@ -10,7 +10,8 @@ import { addMs, nowIso, RUN_COLUMNS } from "./mapping.js";
  * The run row, its checkpoint_before read from the (locked) thread, unless `$11` asks for the
  * busy check and the thread has a pending run: then nothing is inserted. With a claim (`$12`
  * the owner, `$13` the lease's end, `$14` the open segment, `$15` now) it is inserted claimed
- * when it is due and alone on its thread, as a first claim leaves it (epoch 1).
+ * when it is due and alone on its thread, as a first claim leaves it (epoch 1). `$16` its trace
+ * context, `$17` its face.
  *
  * Only what the server does not know comes back (see `insertedRun`): whether it was claimed
  * (its epoch) and the thread's checkpoint.
@@ -19,14 +20,14 @@ export const INSERT_RUN = prepared(`
   INSERT INTO runs
     (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
      metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
-     principal, owner, lease_expires_at, lease_epoch, trace_context)
+     principal, owner, lease_expires_at, lease_epoch, trace_context, face)
   SELECT $1, t.thread_id, $3, $4, 'pending', $5::timestamptz, $5::timestamptz, $6::json, $7::json,
          $8::text[], 'null'::json, '[]'::json, 'null'::json,
          CASE WHEN c.claimed THEN $14::json ELSE '[]'::json END, $9::timestamptz,
          t.checkpoint_id, $10,
          CASE WHEN c.claimed THEN $12::text END,
          CASE WHEN c.claimed THEN $13::timestamptz END,
-         CASE WHEN c.claimed THEN 1 ELSE 0 END, $16::text
+         CASE WHEN c.claimed THEN 1 ELSE 0 END, $16::text, $17::text
   FROM threads t
   CROSS JOIN LATERAL (
     SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending') AS busy
@@ -46,7 +47,8 @@ export const INSERT_RUN = prepared(`
  * partial index, `pending` being written into the text). A thread of that id that exists
  * already is left as it is, and no run is inserted either. Only its epoch comes back: whether
  * it was claimed (see `insertedRun`). `thread` gives the thread's metadata, its digest, whether
- * it is hidden and its owner (SQL text: literals, or parameters after `$16`).
+ * it is hidden and its owner (SQL text: literals, or parameters after `$17`). `$16` the run's
+ * trace context, `$17` its face.
  */
 export function insertRunWithThread(thread: {
   metadata: string;
@@ -74,13 +76,13 @@ export function insertRunWithThread(thread: {
   INSERT INTO runs
     (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
      metadata_digest, output, interrupts, resume, segments, start_after, checkpoint_before,
-     principal, owner, lease_expires_at, lease_epoch, trace_context)
+     principal, owner, lease_expires_at, lease_epoch, trace_context, face)
   SELECT $1, t.thread_id, $3, $4, 'pending', $5::timestamptz, $5::timestamptz, $6::json, $7::json,
          $8::text[], 'null'::json, '[]'::json, 'null'::json,
          CASE WHEN c.claimed THEN $13::json ELSE '[]'::json END, $9::timestamptz, NULL, $10,
          CASE WHEN c.claimed THEN $11::text END,
          CASE WHEN c.claimed THEN $12::timestamptz END,
-         CASE WHEN c.claimed THEN 1 ELSE 0 END, $16::text
+         CASE WHEN c.claimed THEN 1 ELSE 0 END, $16::text, $17::text
   FROM thread t
   CROSS JOIN LATERAL (
     SELECT $11::text IS NOT NULL AND $9::timestamptz <= $14::timestamptz AS claimed
@@ -97,14 +99,14 @@ export const INSERT_RUN_WITH_THREAD = insertRunWithThread({
 });
 
 /**
- * A stateful run with the visible thread it creates (see insertOnNewThread): `$17` the thread's
- * metadata, `$18` its digest, `$19` whether it is hidden, `$20` its owner.
+ * A stateful run with the visible thread it creates (see insertOnNewThread): `$18` the thread's
+ * metadata, `$19` its digest, `$20` whether it is hidden, `$21` its owner.
  */
 export const INSERT_RUN_WITH_NEW_THREAD = insertRunWithThread({
-  metadata: "$17::json",
-  digest: "$18::text[]",
-  hidden: "$19::boolean",
-  principal: "$20",
+  metadata: "$18::json",
+  digest: "$19::text[]",
+  hidden: "$20::boolean",
+  principal: "$21",
 });
 
 export const MARK_THREAD_BUSY = prepared(
@@ -148,8 +150,8 @@ export const DELETE_THREAD_UNLESS_PENDING = prepared(`DELETE FROM threads WHERE 
   AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status = 'pending')`);
 
 /**
- * A new run's columns, `$1`–`$10` of INSERT_RUN and INSERT_RUN_WITH_THREAD (its trace context,
- * the last one, is `$16` of both).
+ * A new run's columns, `$1`–`$10` of INSERT_RUN and INSERT_RUN_WITH_THREAD (its trace context
+ * and face, sent last, are `$16` and `$17` of both).
  */
 export function runParams(run: NewRun, startAfter: string): unknown[] {
   return [
@@ -230,5 +232,6 @@ export function insertedRun(
     last_seq: 0,
     principal,
     trace_context: run.trace_context ?? null,
+    face: run.face ?? null,
   };
 }

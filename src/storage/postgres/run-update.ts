@@ -38,7 +38,7 @@ const RUN_COLUMN_NAMES = RUN_COLUMNS.split(",").map((c) => c.trim()) as (keyof R
  */
 export type KnownRun = Pick<
   RunRecord,
-  "run_id" | "agent_id" | "kind" | "created_at" | "creation" | "metadata" | "trace_context"
+  "run_id" | "agent_id" | "kind" | "created_at" | "creation" | "metadata" | "trace_context" | "face"
 >;
 const KNOWN_COLUMNS = new Set<string>([
   "run_id",
@@ -48,6 +48,7 @@ const KNOWN_COLUMNS = new Set<string>([
   "creation",
   "metadata",
   "trace_context",
+  "face",
 ]);
 
 /** The statement text of each shape of update (see `runUpdate`), built once. */

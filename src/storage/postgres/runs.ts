@@ -101,6 +101,7 @@ export class RunRepository {
           options.reject_if_busy,
           ...claimParams(options.claim),
           run.trace_context ?? null,
+          run.face ?? null,
         ]);
         inserting.catch(() => undefined);
         if ((await locking).rowCount === 0) {
@@ -144,6 +145,7 @@ export class RunRepository {
       ...claimParams(options.claim),
       options.queue_limit ?? null,
       run.trace_context ?? null,
+      run.face ?? null,
     ];
     const row = await this.#insertRunWithThread(params);
     if (row === undefined) {
@@ -189,6 +191,7 @@ export class RunRepository {
       ...claimParams(options.claim),
       options.queue_limit ?? null,
       run.trace_context ?? null,
+      run.face ?? null,
       toJson(thread.metadata),
       entryDigests(thread.metadata),
       thread.hidden === true,
@@ -228,6 +231,7 @@ export class RunRepository {
       record.start_after,
       null,
       record.trace_context,
+      record.face,
     ]);
     if (row === undefined) throw conflict(`thread ${record.thread_id} already exists`);
     return this.#known.remember(record);

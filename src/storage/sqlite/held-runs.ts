@@ -42,12 +42,12 @@ export class HeldRunRows {
       `INSERT INTO runs
          (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
           output, interrupts, resume, segments, start_after, checkpoint_before, principal,
-          owner, lease_expires_at, lease_epoch, cancel_requested, last_seq, trace_context)
+          owner, lease_expires_at, lease_epoch, cancel_requested, last_seq, trace_context, face)
        VALUES
          (@run_id, @thread_id, @agent_id, @kind, @status, @created_at, @updated_at, @creation,
           @metadata, @output, @interrupts, @resume, @segments, @start_after, @checkpoint_before,
           @principal, @owner, @lease_expires_at, @lease_epoch, @cancel_requested, @last_seq,
-          @trace_context)`,
+          @trace_context, @face)`,
     );
     this.#insertOutputPart = db.prepare(
       "INSERT INTO run_output_parts (run_id, part, data) VALUES (?, ?, ?)",
@@ -129,6 +129,7 @@ export class HeldRunRows {
         cancel_requested: record.cancel_requested,
         last_seq: record.last_seq,
         trace_context: record.trace_context,
+        face: record.face,
       });
     } catch (err) {
       // The run_id UNIQUE index decides, rather than a read before every insert.

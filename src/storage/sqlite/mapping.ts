@@ -63,6 +63,7 @@ export interface RunRow {
   last_seq: number;
   principal: string | null;
   trace_context: string | null;
+  face: string | null;
 }
 
 export interface WebhookRow extends WebhookRowFields {
@@ -124,6 +125,7 @@ export function toRun(row: RunRow, outputParts?: (runId: string) => Buffer[]): R
     last_seq: row.last_seq,
     principal: row.principal,
     trace_context: row.trace_context ?? null,
+    face: row.face ?? null,
   };
 }
 

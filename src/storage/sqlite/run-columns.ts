@@ -31,6 +31,7 @@ export const RETURNING_ALL_BUT_OUTPUT = [
   "last_seq",
   "principal",
   "trace_context",
+  "face",
 ].join(", ");
 
 /** The columns a RunPatch may set, in a fixed order (one cached statement per combination). */

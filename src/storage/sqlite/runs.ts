@@ -121,11 +121,11 @@ export class RunRepository {
       `INSERT INTO runs
          (run_id, thread_id, agent_id, kind, status, created_at, updated_at, creation, metadata,
           output, interrupts, resume, segments, start_after, checkpoint_before, principal,
-          owner, lease_expires_at, lease_epoch, trace_context)
+          owner, lease_expires_at, lease_epoch, trace_context, face)
        VALUES
          (@run_id, @thread_id, @agent_id, @kind, 'pending', @now, @now, @creation, @metadata,
           'null', '[]', 'null', @segments, @start_after, @checkpoint_before, @principal,
-          @owner, @lease_expires_at, @lease_epoch, @trace_context)
+          @owner, @lease_expires_at, @lease_epoch, @trace_context, @face)
        RETURNING *`,
     );
     this.#markBusy = db.prepare(
@@ -345,6 +345,7 @@ export class RunRepository {
         lease_expires_at: claimed ? addMs(claim.now, claim.leaseMs) : null,
         lease_epoch: claimed ? 1 : 0,
         trace_context: run.trace_context ?? null,
+        face: run.face ?? null,
       });
     } catch (err) {
       // The run_id UNIQUE index decides, rather than a read before every insert.

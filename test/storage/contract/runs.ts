@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { RunSearch, RunStatus, ThreadStatus } from "../../../src/storage/types.js";
 import {
+  claimFor,
   expectDomainError,
   ISO_UTC_MS,
   id,
   makeRun,
   makeThread,
+  newRun,
   PAST,
   type StorageFactory,
   tick,
@@ -62,6 +64,84 @@ export function describeRuns(factory: StorageFactory): void {
       const later = new Date(now.getTime() + 60_000);
       const claimed = await context.storage.claimRun("replica-2", 30_000, later);
       expect(claimed).toMatchObject({ run_id: run.run_id, trace_context: TRACE });
+    });
+  });
+
+  describe("a run's face", () => {
+    it("is kept by every insert, and null for a run inserted without one (as older runs)", async () => {
+      const storage = context.storage;
+      const thread = await makeThread(storage);
+      const plain = await makeRun(storage, thread.thread_id, { face: "acp" });
+      expect(plain.face).toBe("acp");
+      expect((await storage.getRun(plain.run_id))?.face).toBe("acp");
+      const older = await makeRun(storage, thread.thread_id);
+      expect(older.face).toBeNull();
+      expect((await storage.getRun(older.run_id))?.face).toBeNull();
+
+      // Taken by a claim (the oldest due run).
+      const later = new Date(Date.now() + 60_000);
+      expect(await storage.claimRun("replica-2", 30_000, later)).toMatchObject({
+        run_id: plain.run_id,
+        face: "acp",
+      });
+
+      // A stateless run with its hidden thread, claimed by its insert.
+      const hidden = await storage.insertRun(newRun(id(), { kind: "stateless", face: "a2a" }), {
+        reject_if_busy: false,
+        create_hidden_thread: true,
+        claim: claimFor("replica-1"),
+      });
+      expect(hidden.face).toBe("a2a");
+
+      // A run with the thread it creates.
+      const threadId = id();
+      const created = await storage.insertRunOnNewThread!(
+        { thread_id: threadId, metadata: {}, if_exists: "raise" },
+        newRun(threadId, { face: "copilotkit" }),
+        { reject_if_busy: false, mark_thread_busy: true },
+      );
+      expect(created?.face).toBe("copilotkit");
+
+      // A held insert, written once with its end.
+      const held = storage.insertRunHeld?.(newRun(id(), { kind: "stateless", face: "mcp" }), {
+        reject_if_busy: false,
+        create_hidden_thread: true,
+        claim: claimFor("replica-1"),
+      });
+      if (held) {
+        expect(held.run.face).toBe("mcp");
+        expect((await held.committed).face).toBe("mcp");
+      }
+
+      const listed = await storage.searchRuns(page({ thread_id: thread.thread_id }));
+      expect(listed.map((run) => run.face).sort()).toEqual(["acp", null].sort());
+      for (const run of [hidden, created!]) {
+        expect((await storage.getRun(run.run_id))?.face).toBe(run.face);
+      }
+    });
+
+    it("survives the run's end, read back whole or from what the insert kept", async () => {
+      const storage = context.storage;
+      const claim = claimFor("replica-1");
+      const run = await storage.insertRun(newRun(id(), { kind: "stateless", face: "langgraph" }), {
+        reject_if_busy: false,
+        create_hidden_thread: true,
+        claim,
+      });
+      const ended = await storage.finishRun(
+        run.run_id,
+        {
+          status: "success",
+          output: { type: "result", values: {}, messages: [] },
+          segments: [{ ...claim.segment, ended_at: new Date().toISOString() }],
+          owner: null,
+          lease_expires_at: null,
+        },
+        { delete: true },
+        { owner: "replica-1", epoch: 1 },
+      );
+      expect(ended.face).toBe("langgraph");
+      expect((await storage.getRun(run.run_id))?.face).toBe("langgraph");
     });
   });
 
@@ -290,6 +370,7 @@ export function describeRuns(factory: StorageFactory): void {
         last_seq: 0,
         principal: null,
         trace_context: null,
+        face: null,
       });
       expect(JSON.stringify(run.creation)).toBe(JSON.stringify(creation));
       expect(await context.storage.getRun("run-1")).toEqual(run);

@@ -26,19 +26,28 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
   );
 }
 
+/**
+ * Each status its own look: only a failure is red. A cancelled run is grey (someone stopped
+ * it), an interrupted one waits for an answer, a timed-out one ran out of its time limit.
+ */
 const STATUS_CLASS: Record<string, string> = {
   success: "ok",
   idle: "ok",
   ready: "ok",
   pending: "live",
   busy: "live",
-  interrupted: "warn",
+  interrupted: "ask",
+  timeout: "warn",
+  cancelled: "neutral",
   error: "bad",
-  timeout: "bad",
 };
 
 export function StatusBadge({ status }: { status: string }) {
-  return <span class={`badge ${STATUS_CLASS[status] ?? ""}`}>{status}</span>;
+  return (
+    <span class={`badge ${STATUS_CLASS[status] ?? ""}`} data-status={status}>
+      {status}
+    </span>
+  );
 }
 
 export function Tabs<T extends string>(props: {

@@ -21,28 +21,47 @@ export function SchemaForm(props: FieldProps) {
   return <Field {...props} />;
 }
 
-/** A value to start the form with: defaults, booleans false, objects with their fields. */
+/**
+ * A value to start the form with: defaults, objects with their fields. A yes-or-no without a
+ * default starts unanswered: answering an approval is the user's choice, not the form's.
+ */
 export function initialValue(schema: JsonSchema | undefined): Value {
   if (!schema) return {};
   if ("default" in schema) return structuredClone(schema.default);
   if ("const" in schema) return schema.const;
-  if (schema.type === "boolean") return false;
   if (schema.type === "object" || schema.properties) {
     const out: Record<string, Value> = {};
     for (const [name, child] of Object.entries(
       (schema.properties ?? {}) as Record<string, JsonSchema>,
     )) {
       const start = initialValue(child);
-      if (
-        start !== undefined &&
-        (child.type === "boolean" || "default" in child || child.type === "object")
-      ) {
+      if (start !== undefined && ("default" in child || child.type === "object")) {
         out[name] = start;
       }
     }
     return out;
   }
   return undefined;
+}
+
+/**
+ * The required fields `value` leaves out, by path (`approval.approved`): the form cannot be
+ * sent until they are given.
+ */
+export function missingFields(schema: JsonSchema, value: Value, path: string): string[] {
+  if (!(schema.type === "object" || schema.properties)) return [];
+  const current = (value && typeof value === "object" ? value : {}) as Record<string, Value>;
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const missing: string[] = [];
+  for (const name of (schema.required ?? []) as string[]) {
+    if (current[name] === undefined) missing.push(path ? `${path}.${name}` : name);
+  }
+  for (const [name, child] of Object.entries(properties)) {
+    if (current[name] !== undefined) {
+      missing.push(...missingFields(child, current[name], path ? `${path}.${name}` : name));
+    }
+  }
+  return missing;
 }
 
 function Field({ schema, value, onChange, path }: FieldProps) {
@@ -91,19 +110,50 @@ function Field({ schema, value, onChange, path }: FieldProps) {
     );
   }
   if (type === "boolean") {
-    return (
-      <label class="check">
-        <input
-          type="checkbox"
-          name={path}
-          checked={value === true}
-          onChange={(e) => onChange(e.currentTarget.checked)}
-        />
-        <span>{value === true ? "true" : "false"}</span>
-      </label>
-    );
+    return <YesNoField schema={schema} value={value} onChange={onChange} path={path} />;
   }
   return <JsonField value={value} onChange={onChange} name={path} />;
+}
+
+/** Words for a yes-or-no field named like an approval; others read yes and no. */
+const APPROVAL = /(^|[._-])(approved?|accept(ed)?|confirm(ed)?|allow(ed)?|grant(ed)?)$/i;
+
+/**
+ * A yes-or-no as two choices named for what they mean, "Approve" and "Reject" for an approval
+ * (`approved`, `confirm`…), else "Yes" and "No"; a schema's `oneOf` of `const` true and false
+ * with titles names them itself. The JSON value each sends is shown beside it.
+ */
+function YesNoField({ schema, value, onChange, path }: FieldProps) {
+  const [yes, no] = yesNoWords(schema, path);
+  const choice = (answer: boolean, word: string) => (
+    <label class={`choice${value === answer ? " chosen" : ""}`}>
+      <input
+        type="radio"
+        name={path}
+        value={String(answer)}
+        checked={value === answer}
+        onChange={() => onChange(answer)}
+      />
+      <span>{word}</span>
+      <code class="muted small">{String(answer)}</code>
+    </label>
+  );
+  return (
+    <div class="choices" role="radiogroup" aria-label={path}>
+      {choice(true, yes)}
+      {choice(false, no)}
+    </div>
+  );
+}
+
+function yesNoWords(schema: JsonSchema, path: string): [string, string] {
+  const titled = (schema.oneOf ?? schema.anyOf) as JsonSchema[] | undefined;
+  const title = (answer: boolean) =>
+    titled?.find((s) => s.const === answer && typeof s.title === "string")?.title as
+      | string
+      | undefined;
+  const [yes, no] = APPROVAL.test(path) ? ["Approve", "Reject"] : ["Yes", "No"];
+  return [title(true) ?? yes, title(false) ?? no];
 }
 
 function hasProperties(schema: JsonSchema): boolean {

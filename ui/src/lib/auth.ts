@@ -10,6 +10,11 @@ const listeners = new Set<Listener>();
 let key: string | null = readStored();
 /** Set when the server answered 401: the page shows the key dialog. */
 let needed = false;
+/**
+ * Whether the server wants a key (or an end user's token) at all: null until it said, from the
+ * inspector's overview or a 401. On a server without keys the page never asks for one.
+ */
+let required: boolean | null = null;
 
 function readStored(): string | null {
   try {
@@ -30,6 +35,15 @@ export const auth = {
   get needed(): boolean {
     return needed;
   },
+  get required(): boolean | null {
+    return required;
+  },
+  /** What the server's overview says of its authentication. */
+  learned(value: boolean): void {
+    if (required === value) return;
+    required = value;
+    emit();
+  },
   /** Bumped whenever the key changes, so data hooks can depend on it. */
   version: 0,
   set(value: string | null): void {
@@ -48,6 +62,7 @@ export const auth = {
   refused(): void {
     if (needed) return;
     needed = true;
+    required = true;
     emit();
   },
   dismiss(): void {

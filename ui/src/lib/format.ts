@@ -1,20 +1,5 @@
 /** Small display helpers. */
 
-/**
- * The tail of an id: the server's ids are UUID v7, whose first digits are a timestamp shared
- * by everything created in the same minute; the last ones are random.
- */
-export function shortId(id: string | undefined | null): string {
-  return id ? id.slice(-8) : "—";
-}
-
-/** When a UUID v7 was minted (its first 48 bits are milliseconds since 1970); else null. */
-export function uuidTime(id: string): string | null {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7/i.test(id)) return null;
-  const ms = Number.parseInt(id.replace(/-/g, "").slice(0, 12), 16);
-  return new Date(ms).toISOString();
-}
-
 export function formatTime(iso: string | undefined | null): string {
   if (!iso) return "—";
   const date = new Date(iso);

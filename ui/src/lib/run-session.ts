@@ -1,40 +1,18 @@
 import { ApiError, api, inspectorApi } from "./api";
 import { changedPaths } from "./diff";
-import { utf8Length } from "./format";
+import {
+  type Connection,
+  type Entry,
+  type FrameMode,
+  makeEntry,
+  modeOf,
+  type StateVersion,
+} from "./run-entry";
+import { runOutcome } from "./runs";
 import { readStream, type SseFrame } from "./sse";
 import type { AcpMessage, RunInfo, StoredFrames } from "./types";
 
-export type FrameMode = "custom" | "subagent" | "values" | "final";
-
-/** One ACP frame of the run, with the AG-UI event it carries (custom frames). */
-export interface Entry {
-  seq: number;
-  mode: FrameMode;
-  /** The frame's data as sent (one JSON line). */
-  raw: string;
-  data: Record<string, unknown>;
-  /** The AG-UI event of a custom frame. */
-  event?: Record<string, unknown>;
-  /** The AG-UI event type, or `values` / `final` for the ACP-only frames. */
-  type: string;
-  /** The subagent run the event belongs to (its lane), if any. */
-  lane: string | null;
-  size: number;
-  /** Messages a values or final frame carries (the messages themselves stay in `raw`). */
-  messageCount?: number;
-  /** When the page received it (ms since epoch); null for frames read back from storage. */
-  receivedAt: number | null;
-}
-
-/** The run's values and messages after one values (or final) frame, and what it changed. */
-export interface StateVersion {
-  seq: number;
-  values: Record<string, unknown>;
-  messages: AcpMessage[];
-  changed: Set<string>;
-}
-
-export type Connection = "connecting" | "live" | "ended" | "replaying" | "failed";
+export type { Connection, Entry, FrameMode, StateVersion } from "./run-entry";
 
 type Listener = () => void;
 
@@ -60,6 +38,8 @@ export class RunSession {
   error: string | null = null;
   /** True once a rollback deleted the run. */
   deleted = false;
+  /** True when the server has no such run (for this caller): there is nothing to show. */
+  missing = false;
   /** Subagent run id → its name (from SUBAGENT_STARTED). */
   lanes = new Map<string, string>();
   /** The request that started it (from this page), for display. */
@@ -86,6 +66,11 @@ export class RunSession {
 
   get latest(): StateVersion | undefined {
     return this.versions.at(-1);
+  }
+
+  /** The status as a person reads it: a cancelled run is `cancelled`, not `error`. */
+  get outcome(): string {
+    return runOutcome(this.status, this.output);
   }
 
   /** Open interrupts, by interrupt type, when the run is interrupted. */
@@ -149,6 +134,8 @@ export class RunSession {
             session.connection = "live";
             sessions.set(session.runId, session);
             named = true;
+            // Its record (when it was made, the face…) while its frames stream in.
+            void session.refreshInfo();
             resolve(session);
           },
           onFrame: (frame) => session.ingestLive(frame),
@@ -184,7 +171,11 @@ export class RunSession {
       else this.connection = "ended";
       this.watchInterrupted();
     } catch (error) {
-      this.fail(error as Error);
+      // No such run (or another caller's): a page that says so, nothing live about it.
+      if (error instanceof ApiError && error.status === 404) {
+        this.missing = true;
+        this.connection = "ended";
+      } else this.fail(error as Error);
     }
     this.changed();
   }
@@ -247,7 +238,26 @@ export class RunSession {
     } catch {
       return;
     }
-    this.ingest(frame.id, modeOf(data), data, Date.now(), frame.data);
+    const entry = this.ingest(frame.id, modeOf(data), data, Date.now(), frame.data);
+    // A segment the run record does not list yet (a resume): read it again for its start and
+    // the answers it was resumed with.
+    if (entry.type === "RUN_STARTED" && entry.lane === null && this.info) {
+      const started = this.entries.filter((e) => e.type === "RUN_STARTED" && !e.lane).length;
+      if (started > this.info.segments.length) void this.refreshInfo();
+    }
+  }
+
+  /** The run record again (its segments, status, output), without its frames. */
+  private async refreshInfo(): Promise<void> {
+    try {
+      const page = await api<StoredFrames>(
+        inspectorApi(`/runs/${this.runId}/frames?after_seq=${this.lastSeq}&limit=1`),
+      );
+      this.info = page.run;
+      this.changed();
+    } catch {
+      // The stream's end reads it again anyway.
+    }
   }
 
   /** The stream closed: fill in what it did not carry (other modes) from storage. */
@@ -310,33 +320,9 @@ export class RunSession {
     data: Record<string, unknown>,
     receivedAt: number | null,
     raw?: string,
-  ): void {
-    const event =
-      mode === "custom" || mode === "subagent"
-        ? (data.update as Record<string, unknown> | undefined)
-        : undefined;
-    const text = raw ?? JSON.stringify(data);
-    // Every values frame repeats all messages so far: only the newest version keeps them parsed
-    // (a long run's frames would otherwise hold its conversation once per frame).
-    let messages: AcpMessage[] | null = null;
-    let kept = data;
-    if (mode === "values" || mode === "final") {
-      messages = (data.messages ?? []) as AcpMessage[];
-      const { messages: _dropped, ...rest } = data;
-      kept = rest;
-    }
-    const entry: Entry = {
-      seq,
-      mode: mode === "custom" && event?.subagentRunId ? "subagent" : mode,
-      raw: text,
-      data: kept,
-      messageCount: messages?.length,
-      event,
-      type: event ? String(event.type ?? "?") : mode,
-      lane: laneOf(event),
-      size: utf8Length(text),
-      receivedAt,
-    };
+  ): Entry {
+    const { entry, messages } = makeEntry(seq, mode, data, receivedAt, raw);
+    const { event } = entry;
     if (event?.type === "SUBAGENT_STARTED" && typeof event.subagentRunId === "string") {
       this.lanes.set(event.subagentRunId, String(event.name ?? event.subagentRunId));
     }
@@ -350,6 +336,7 @@ export class RunSession {
       this.status = data.status;
     }
     this.changed();
+    return entry;
   }
 
   /** Adds the state after a values or final frame; `messages` null: read them when needed. */
@@ -449,18 +436,4 @@ export class RunSession {
     this.stream = null;
     this.stopReplay();
   }
-}
-
-function modeOf(data: Record<string, unknown>): FrameMode {
-  if (data.type === "custom") return "custom";
-  if ("output" in data || (typeof data.status === "string" && data.status !== "pending")) {
-    return "final";
-  }
-  return "values";
-}
-
-function laneOf(event: Record<string, unknown> | undefined): string | null {
-  if (!event) return null;
-  if (typeof event.subagentRunId === "string") return event.subagentRunId;
-  return null;
 }

@@ -66,10 +66,31 @@ export interface AcpRun {
   creation: Record<string, unknown>;
 }
 
-/** A run as the inspector API describes it: the ACP run plus kind, segments and output. */
+/** An AG-UI resume entry: the answer to one interrupt. */
+export interface ResumeEntry {
+  interruptId: string;
+  status: "resolved" | "cancelled";
+  payload?: unknown;
+  [key: string]: unknown;
+}
+
+/** A segment of a run: its start, and each resume's, with the answers that resume gave. */
+export interface RunSegment {
+  agui_run_id: string;
+  started_at: string;
+  ended_at: string | null;
+  resume?: ResumeEntry[];
+}
+
+/**
+ * A run as the inspector API describes it: the ACP run plus kind, the face it came through
+ * (null for runs from before faces were recorded), segments and output (in lists, only its
+ * type and an error's code and description).
+ */
 export interface RunInfo extends AcpRun {
   kind: "stateful" | "stateless";
-  segments: Array<{ agui_run_id: string; started_at: string; ended_at: string | null }>;
+  face: string | null;
+  segments: RunSegment[];
   last_seq: number;
   output: Record<string, unknown> | null;
 }
@@ -98,7 +119,8 @@ export interface Overview {
     version: string;
     storage: string;
     ready: boolean;
-    auth: boolean;
+    /** What a caller must present: an API key, an end user's token (either will do). */
+    auth: { keys: boolean; tokens: boolean };
     started_at: string;
     uptime_seconds: number;
   };

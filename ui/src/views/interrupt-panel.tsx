@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { CopyButton, ErrorNote } from "../components/common";
 import { JsonView } from "../components/json-view";
-import { initialValue, SchemaForm } from "../components/schema-form";
+import { initialValue, missingFields, SchemaForm } from "../components/schema-form";
 import { toCurl } from "../lib/curl";
 import type { RunSession } from "../lib/run-session";
 import type { AcpDescriptor, JsonSchema } from "../lib/types";
@@ -24,6 +24,7 @@ export function InterruptPanel({
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   if (open.length === 0) return null;
+  const missing = open.flatMap(({ type }, i) => missingFields(schemas[i]!, answers[i], type));
 
   const body: Record<string, unknown> = {};
   const counts = new Map<string, number>();
@@ -92,7 +93,12 @@ export function InterruptPanel({
         ))}
         <ErrorNote error={error} />
         <div class="row end">
-          <button type="submit" class="button primary" disabled={busy}>
+          {missing.length > 0 && (
+            <span class="muted small" data-testid="resume-missing">
+              still to answer: {missing.join(", ")}
+            </span>
+          )}
+          <button type="submit" class="button primary" disabled={busy || missing.length > 0}>
             {busy ? "Resuming…" : "Resume"}
           </button>
         </div>

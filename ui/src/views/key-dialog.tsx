@@ -18,8 +18,8 @@ export function KeyDialog() {
         <h2>API key</h2>
         <p>
           This server needs an API key (<code>server.auth.keys</code> or{" "}
-          <code>ACP_AGUI_API_KEYS</code>). The page sends it as <code>Authorization: Bearer …</code>{" "}
-          and keeps it for this tab only.
+          <code>ACP_AGUI_API_KEYS</code>) or an end user's token. The page sends it as{" "}
+          <code>Authorization: Bearer …</code> and keeps it for this tab only.
         </p>
         {auth.key && <p class="note error">The key you gave was refused.</p>}
         <input

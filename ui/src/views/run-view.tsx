@@ -3,14 +3,17 @@ import { CopyButton, ErrorNote, StatusBadge, Tabs } from "../components/common";
 import { JsonView } from "../components/json-view";
 import { agentName, descriptorOf } from "../lib/agents";
 import { toCurl } from "../lib/curl";
-import { formatDuration, formatTime, pretty, shortId } from "../lib/format";
+import { pretty } from "../lib/format";
+import { shortId } from "../lib/ids";
 import { href } from "../lib/router";
 import { RunSession } from "../lib/run-session";
 import { useLoad } from "../lib/use-load";
 import { Conversation } from "./conversation";
 import { InterruptPanel } from "./interrupt-panel";
+import { RunAnswers } from "./run-answers";
+import { RunFacts } from "./run-facts";
 import { StateView } from "./state-view";
-import { Timeline } from "./timeline";
+import { FrameDetail, Timeline } from "./timeline";
 
 /** Re-renders the caller whenever the session has news (at most once per animation frame). */
 function useSession(runId: string): RunSession {
@@ -20,12 +23,45 @@ function useSession(runId: string): RunSession {
   return session;
 }
 
-type SideTab = "conversation" | "state" | "output" | "request";
+type SideTab = "conversation" | "state" | "output" | "request" | "frame";
 
 /** One run, live or finished: status and timing, timeline, conversation, state, interrupts. */
 export function RunView({ runId }: { runId: string }) {
   const session = useSession(runId);
+  if (session.missing) return <RunNotFound runId={runId} />;
+  return <RunPage session={session} />;
+}
+
+/** A run the server does not have (deleted, mistyped, or another caller's): nothing live. */
+function RunNotFound({ runId }: { runId: string }) {
+  return (
+    <div class="page run-missing" data-testid="run-missing">
+      <header class="page-head">
+        <div>
+          <div class="crumbs">
+            <a href={href("/runs")}>runs</a> / run
+          </div>
+          <h1>No such run</h1>
+          <div class="muted small mono">run_id {runId}</div>
+        </div>
+      </header>
+      <div class="note" role="alert">
+        This server has no run <code>{runId}</code> that you may see: it may have been deleted
+        (rolled back, or forgotten after its retention time), the id may be mistyped, or it belongs
+        to another API key. See the <a href={href("/runs")}>recent runs</a>.
+      </div>
+    </div>
+  );
+}
+
+function RunPage({ session }: { session: RunSession }) {
   const [tab, setTab] = useState<SideTab>("conversation");
+  const [selected, setSelected] = useState<number | null>(null);
+  const select = (seq: number | null) => {
+    setSelected(seq);
+    setTab(seq === null ? "conversation" : "frame");
+  };
+  const current = selected === null ? undefined : session.entries.find((e) => e.seq === selected);
   const descriptor = useLoad(
     () => (session.agentId ? descriptorOf(session.agentId) : Promise.resolve(undefined)),
     [session.agentId],
@@ -35,10 +71,18 @@ export function RunView({ runId }: { runId: string }) {
     [session.agentId],
   );
   const latest = session.latest;
+  const outcome = session.outcome;
+  // Nothing said about the run (no status, nothing to cancel) until the server described it.
+  const known = session.info !== null || session.request !== null || session.entries.length > 0;
   const finalSeq = session.entries.findLast((e) => e.mode === "final")?.seq ?? 0;
 
   return (
-    <div class="run-view" data-status={session.status} data-connection={session.connection}>
+    <div
+      class="run-view"
+      data-status={session.status}
+      data-outcome={outcome}
+      data-connection={session.connection}
+    >
       <header class="page-head">
         <div>
           <div class="crumbs">
@@ -55,14 +99,14 @@ export function RunView({ runId }: { runId: string }) {
             ) : (
               "run"
             )}{" "}
-            <StatusBadge status={session.status} />{" "}
+            {known && <StatusBadge status={outcome} />}{" "}
             <span class="muted small connection">{connectionLabel(session)}</span>
           </h1>
           <div class="muted small mono">
             run_id {session.runId} · {session.kind}
           </div>
         </div>
-        <RunActions session={session} />
+        {known && <RunActions session={session} />}
       </header>
 
       <ErrorNote error={session.error} />
@@ -71,7 +115,7 @@ export function RunView({ runId }: { runId: string }) {
           Rolled back: the run was deleted and its thread restored to before it.
         </div>
       )}
-      <Timing session={session} />
+      <RunFacts session={session} />
       {session.status === "interrupted" && (
         <InterruptPanel
           // Built again once the descriptor (resume schemas) arrives, or a new interrupt does.
@@ -80,26 +124,29 @@ export function RunView({ runId }: { runId: string }) {
           descriptor={descriptor.data}
         />
       )}
-      {session.status === "error" || session.status === "timeout" ? (
-        <RunErrorNote session={session} />
-      ) : null}
+      <RunAnswers session={session} />
+      <RunEndNote session={session} />
 
       <div class="run-grid">
-        <Timeline session={session} />
+        <Timeline session={session} selected={selected} onSelect={select} />
         <section class="card side">
           <div class="card-body">
             <Tabs
-              active={tab}
+              active={tab === "frame" && !current ? "conversation" : tab}
               onChange={setTab}
               tabs={[
                 { id: "conversation", label: `Conversation (${latest?.messages.length ?? 0})` },
                 { id: "state", label: `State (${session.versions.length})` },
                 { id: "output", label: "Output" },
                 { id: "request", label: "Request" },
+                ...(current ? [{ id: "frame" as const, label: `Frame #${current.seq}` }] : []),
               ]}
             />
             <div class="tab-body">
-              {tab === "conversation" && (
+              {tab === "frame" && current && (
+                <FrameDetail entry={current} onClose={() => select(null)} />
+              )}
+              {(tab === "conversation" || (tab === "frame" && !current)) && (
                 <Conversation messages={latest?.messages ?? []} lanes={session.lanes} />
               )}
               {tab === "state" && <StateView versions={session.versions} />}
@@ -194,74 +241,18 @@ function RunActions({ session }: { session: RunSession }) {
   );
 }
 
-function Timing({ session }: { session: RunSession }) {
-  const [now, setNow] = useState(Date.now());
-  const live = session.status === "pending";
-  useEffect(() => {
-    if (!live) return;
-    const timer = setInterval(() => setNow(Date.now()), 500);
-    return () => clearInterval(timer);
-  }, [live]);
-  const info = session.info;
-  const first = session.entries.find((e) => e.receivedAt !== null)?.receivedAt ?? null;
-  const segments = info?.segments ?? [];
-  const executed = segments.reduce((ms, s) => {
-    const end = s.ended_at ? Date.parse(s.ended_at) : live ? now : Date.parse(s.started_at);
-    return ms + Math.max(0, end - Date.parse(s.started_at));
-  }, 0);
-  const elapsed =
-    segments.length > 0
-      ? executed
-      : first !== null
-        ? (live ? now : session.entries.at(-1)!.receivedAt!) - first
-        : null;
-  return (
-    <dl class="facts">
-      <div>
-        <dt>created</dt>
-        <dd>{formatTime(info?.created_at)}</dd>
-      </div>
-      <div>
-        <dt>executing</dt>
-        <dd data-testid="run-duration">{formatDuration(elapsed)}</dd>
-      </div>
-      <div>
-        <dt>segments</dt>
-        <dd>{segments.length || (session.entries.length > 0 ? 1 : 0)}</dd>
-      </div>
-      <div>
-        <dt>frames</dt>
-        <dd>{session.entries.length}</dd>
-      </div>
-      <div>
-        <dt>stream modes</dt>
-        <dd>{streamModes(info?.creation ?? session.request?.body)}</dd>
-      </div>
-      {session.threadId && session.kind === "stateful" && (
-        <div>
-          <dt>thread</dt>
-          <dd>
-            <a class="mono" href={href(`/threads/${session.threadId}`)}>
-              {shortId(session.threadId)}
-            </a>
-          </dd>
-        </div>
-      )}
-    </dl>
-  );
-}
-
-function streamModes(creation: unknown): string {
-  const mode = (creation as Record<string, unknown> | undefined)?.stream_mode;
-  if (Array.isArray(mode)) return mode.join(", ");
-  return typeof mode === "string" ? mode : "values";
-}
-
-function RunErrorNote({ session }: { session: RunSession }) {
+/**
+ * How the run ended, when not well: a failure or a timeout in red, a cancellation (by a caller,
+ * or by the agent itself) as the plain fact it is.
+ */
+function RunEndNote({ session }: { session: RunSession }) {
   const output = session.output;
   if (output?.type !== "error") return null;
+  const outcome = session.outcome;
+  if (outcome !== "error" && outcome !== "timeout" && outcome !== "cancelled") return null;
   return (
-    <div class="note error">
+    <div class={`note ${outcome === "cancelled" ? "" : "error"}`} data-testid="run-end">
+      {outcome === "cancelled" ? "Cancelled: " : ""}
       {String(output.description ?? "the run failed")}{" "}
       <span class="muted">(errcode {String(output.errcode)})</span>
     </div>

@@ -4,10 +4,10 @@ import { listAgents } from "../lib/agents";
 import { api, inspectorApi } from "../lib/api";
 import type { RunInfo } from "../lib/types";
 import { useLoad } from "../lib/use-load";
-import { Pager, RunTable } from "./threads";
+import { Pager, RunTable } from "./run-table";
 
 const PAGE = 25;
-const STATUSES = ["pending", "success", "error", "timeout", "interrupted"];
+const STATUSES = ["pending", "success", "interrupted", "cancelled", "timeout", "error"];
 
 /** Recent runs of every kind, newest first, by agent and status. */
 export function RunsView() {
@@ -63,7 +63,9 @@ export function RunsView() {
       <section class="card">
         <RunTable runs={runs.data ?? []} />
         {runs.data && runs.data.length === 0 && (
-          <Empty>No runs yet. Start one from an agent's page.</Empty>
+          <Empty>
+            {agent || status ? "No runs match." : "No runs yet. Start one from an agent's page."}
+          </Empty>
         )}
         <Pager offset={offset} count={runs.data?.length ?? 0} page={PAGE} onChange={setOffset} />
       </section>

@@ -60,8 +60,14 @@ export function ServerView() {
             </div>
             <div>
               <dt>API keys</dt>
-              <dd>{o.server.auth ? "required" : "off"}</dd>
+              <dd data-testid="api-keys">{o.server.auth.keys ? "required" : "off"}</dd>
             </div>
+            {o.server.auth.tokens && (
+              <div>
+                <dt>user tokens</dt>
+                <dd>accepted</dd>
+              </div>
+            )}
           </>
         )}
       </dl>

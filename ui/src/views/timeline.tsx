@@ -1,7 +1,8 @@
-import { useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { JsonView } from "../components/json-view";
 import { VirtualList } from "../components/virtual-list";
 import { formatBytes } from "../lib/format";
+import { type FrameClock, frameClock } from "../lib/frame-times";
 import type { Entry, RunSession } from "../lib/run-session";
 
 const ROW_HEIGHT = 28;
@@ -10,10 +11,14 @@ const ROW_HEIGHT = 28;
  * The run's frames in order: AG-UI events (from custom frames) with their time, lane and
  * size, and the ACP values and final frames between them. A virtual list, so a run of tens of
  * thousands of events scrolls as easily as a short one. Selecting a row shows the event and
- * the ACP frame that carried it side by side.
+ * the ACP frame that carried it beside the timeline (`FrameDetail`, placed by the run view).
  */
-export function Timeline({ session }: { session: RunSession }) {
-  const [selected, setSelected] = useState<number | null>(null);
+export function Timeline(props: {
+  session: RunSession;
+  selected: number | null;
+  onSelect(seq: number | null): void;
+}) {
+  const { session, selected, onSelect } = props;
   const [filter, setFilter] = useState("");
   const [eventsOnly, setEventsOnly] = useState(false);
   const entries = session.entries;
@@ -30,8 +35,11 @@ export function Timeline({ session }: { session: RunSession }) {
           summary(e).toLowerCase().includes(needle)),
     );
   }, [entries, count, filter, eventsOnly]);
-  const origin = useMemo(() => timeOrigin(entries), [entries, count > 0]);
-  const current = selected === null ? undefined : session.entries.find((e) => e.seq === selected);
+  const segments = session.info?.segments ?? [];
+  const clock = useMemo(
+    () => frameClock(entries, segments),
+    [entries, count, segments.length, segments.at(-1)?.ended_at],
+  );
   const events = entries.reduce((n, e) => n + (e.event ? 1 : 0), 0);
   const lanes = session.lanes;
 
@@ -63,7 +71,12 @@ export function Timeline({ session }: { session: RunSession }) {
       </header>
       <div class="timeline-head">
         <span class="c-seq">#</span>
-        <span class="c-time">time</span>
+        <span
+          class="c-time"
+          title="Since the run's start. Stored frames keep no time: of a run read back, only the events that open and close each segment (its start, each resume) are timed, unless the agent stamped its events."
+        >
+          time
+        </span>
         <span class="c-lane">lane</span>
         <span class="c-type">type</span>
         <span class="c-sum">content</span>
@@ -79,10 +92,10 @@ export function Timeline({ session }: { session: RunSession }) {
             type="button"
             class={`trow mode-${entry.mode}${entry.seq === selected ? " selected" : ""}`}
             data-type={entry.type}
-            onClick={() => setSelected(entry.seq === selected ? null : entry.seq)}
+            onClick={() => onSelect(entry.seq === selected ? null : entry.seq)}
           >
             <span class="c-seq">{entry.seq}</span>
-            <span class="c-time">{formatOffset(entry, origin)}</span>
+            <TimeCell entry={entry} clock={clock} />
             <span class="c-lane" title={entry.lane ?? "the run itself"}>
               {entry.lane ? (lanes.get(entry.lane) ?? entry.lane.slice(-8)) : "main"}
             </span>
@@ -92,14 +105,31 @@ export function Timeline({ session }: { session: RunSession }) {
           </button>
         )}
       />
-      {current && <FrameDetail entry={current} onClose={() => setSelected(null)} />}
     </section>
   );
 }
 
-function FrameDetail({ entry, onClose }: { entry: Entry; onClose(): void }) {
+function TimeCell({ entry, clock }: { entry: Entry; clock: FrameClock }) {
+  const offset = clock.offset(entry);
+  if (offset === null) {
+    return (
+      <span class="c-time untimed" title="Not timed: stored without a time">
+        ·
+      </span>
+    );
+  }
+  return <span class="c-time">{`+${(offset / 1000).toFixed(3)}s`}</span>;
+}
+
+/**
+ * One frame in full: the AG-UI event (or the ACP values) and the ACP frame that carried it.
+ * Brought into view when it opens or changes, wherever the page puts it.
+ */
+export function FrameDetail({ entry, onClose }: { entry: Entry; onClose(): void }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => box.current?.scrollIntoView({ block: "nearest" }), [entry.seq]);
   return (
-    <div class="frame-detail" data-testid="frame-detail">
+    <div class="frame-detail" data-testid="frame-detail" ref={box}>
       <div class="row between">
         <strong>
           #{entry.seq} {entry.type}
@@ -108,7 +138,7 @@ function FrameDetail({ entry, onClose }: { entry: Entry; onClose(): void }) {
           Close
         </button>
       </div>
-      <div class="two">
+      <div class="stack">
         <div>
           <h4>{entry.event ? "AG-UI event" : "ACP values"}</h4>
           <JsonView value={entry.event ?? JSON.parse(entry.raw)} open={3} />
@@ -124,32 +154,6 @@ function FrameDetail({ entry, onClose }: { entry: Entry; onClose(): void }) {
 
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
-}
-
-interface Origin {
-  received: number | null;
-  stamped: number | null;
-}
-
-function timeOrigin(entries: Entry[]): Origin {
-  const first = entries.find((e) => e.receivedAt !== null);
-  const stamped = entries.find((e) => typeof e.event?.timestamp === "number");
-  return {
-    received: first?.receivedAt ?? null,
-    stamped: (stamped?.event?.timestamp as number | undefined) ?? null,
-  };
-}
-
-/** Time since the run's first frame: as received live, else from the events' own timestamps. */
-function formatOffset(entry: Entry, origin: Origin): string {
-  if (entry.receivedAt !== null && origin.received !== null) {
-    return `+${((entry.receivedAt - origin.received) / 1000).toFixed(3)}s`;
-  }
-  const stamp = entry.event?.timestamp;
-  if (typeof stamp === "number" && origin.stamped !== null) {
-    return `+${((stamp - origin.stamped) / 1000).toFixed(3)}s`;
-  }
-  return "stored";
 }
 
 function family(type: string): string {
@@ -200,11 +204,18 @@ export function summary(entry: Entry): string {
       return `run ${text(e.runId)}`;
     case "RUN_FINISHED": {
       const outcome = e.outcome as Record<string, unknown> | undefined;
-      if (outcome?.type === "interrupt") return "interrupt: waiting for input";
-      return e.result === undefined ? "finished" : `result ${text(e.result)}`;
+      const said =
+        outcome?.type === "interrupt"
+          ? "interrupt: waiting for input"
+          : outcome?.type === "cancelled"
+            ? "cancelled by the agent"
+            : e.result === undefined
+              ? "finished"
+              : `result ${text(e.result)}`;
+      return `${said}${tokens(e.usage)}`;
     }
     case "RUN_ERROR":
-      return text(e.message);
+      return `${text(e.message)}${tokens(e.usage)}`;
     case "STEP_STARTED":
     case "STEP_FINISHED":
       return text(e.stepName);
@@ -222,4 +233,17 @@ export function summary(entry: Entry): string {
     default:
       return "";
   }
+}
+
+/** " · 1,234 tokens" for a terminal event's `usage`, else nothing. */
+function tokens(usage: unknown): string {
+  if (!Array.isArray(usage)) return "";
+  const total = (usage as Array<Record<string, unknown>>).reduce((n, u) => {
+    const sum =
+      typeof u.totalTokens === "number"
+        ? u.totalTokens
+        : Number(u.inputTokens ?? 0) + Number(u.outputTokens ?? 0);
+    return n + (Number.isFinite(sum) ? sum : 0);
+  }, 0);
+  return ` · ${total.toLocaleString("en-US")} tokens`;
 }
