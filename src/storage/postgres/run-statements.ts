@@ -235,3 +235,8 @@ export function insertedRun(
     face: run.face ?? null,
   };
 }
+
+/** A new run's trace context and face: the last columns of every run insert, in that order. */
+export function lastColumns(run: Pick<NewRun, "trace_context" | "face">): unknown[] {
+  return [run.trace_context ?? null, run.face ?? null];
+}

@@ -41,6 +41,7 @@ import {
   LOCK_THREAD,
   LOCK_THREAD_OF_RUN,
   LOCK_THREAD_OF_RUN_TO_DELETE,
+  lastColumns,
   MARK_THREAD_BUSY,
   RUN_EXISTS,
   runParams,
@@ -72,9 +73,8 @@ export class RunRepository {
    * Locks the thread row, then inserts with the busy check in the same transaction: a second
    * insert on the thread (this replica or another) waits on the lock and then sees this run as
    * pending. The INSERT is a statement after the lock, so its snapshot sees every run committed
-   * before the lock was granted.
-   *
-   * A stateless run creates its hidden thread in the same statement (#insertWithHiddenThread).
+   * before the lock was granted. A stateless run creates its hidden thread in the same statement
+   * (#insertWithHiddenThread).
    */
   async insert(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
     assertObject(run.creation, "run creation");
@@ -100,8 +100,7 @@ export class RunRepository {
           ...params,
           options.reject_if_busy,
           ...claimParams(options.claim),
-          run.trace_context ?? null,
-          run.face ?? null,
+          ...lastColumns(run),
         ]);
         inserting.catch(() => undefined);
         if ((await locking).rowCount === 0) {
@@ -144,8 +143,7 @@ export class RunRepository {
       ...columns,
       ...claimParams(options.claim),
       options.queue_limit ?? null,
-      run.trace_context ?? null,
-      run.face ?? null,
+      ...lastColumns(run),
     ];
     const row = await this.#insertRunWithThread(params);
     if (row === undefined) {
@@ -190,8 +188,7 @@ export class RunRepository {
       ...columns,
       ...claimParams(options.claim),
       options.queue_limit ?? null,
-      run.trace_context ?? null,
-      run.face ?? null,
+      ...lastColumns(run),
       toJson(thread.metadata),
       entryDigests(thread.metadata),
       thread.hidden === true,
@@ -230,8 +227,7 @@ export class RunRepository {
       // Due: planned only when its start is not after the claim's now.
       record.start_after,
       null,
-      record.trace_context,
-      record.face,
+      ...lastColumns(record),
     ]);
     if (row === undefined) throw conflict(`thread ${record.thread_id} already exists`);
     return this.#known.remember(record);
