@@ -89,6 +89,7 @@ export function a2aServiceImplementation(binding: GrpcBinding): UntypedServiceIm
     if (!("caller" in found)) {
       throw new A2aError(found.refused === 401 ? "Unauthenticated" : "Unavailable", found.message);
     }
+    checkVersion(metadataText(metadata, "a2a-version"));
     if ("malformed" in received) {
       throw new A2aError(
         "InvalidRequest",
@@ -157,6 +158,19 @@ export function a2aServiceImplementation(binding: GrpcBinding): UntypedServiceIm
     implementation[method.key] = operation.stream ? stream(name, method) : unary(name, method);
   }
   return implementation;
+}
+
+/**
+ * The service is A2A 1.0's (`lf.a2a.v1`): a call that names no version, or a 1.x one in its
+ * `a2a-version` metadata, is served; any other version is VersionNotSupported.
+ */
+function checkVersion(version: string | undefined): void {
+  const asked = version?.trim();
+  if (!asked || /^1(\.\d+){0,2}$/.test(asked)) return;
+  throw new A2aError(
+    "VersionNotSupported",
+    `A2A-Version ${JSON.stringify(asked.slice(0, 40))} is not supported over gRPC: this service is A2A 1.0 (lf.a2a.v1)`,
+  );
 }
 
 /** Resolves once the stream takes more, or its client is gone. */
