@@ -319,5 +319,10 @@ export function servedFaces(settings: ServerSettings): Array<{ face: string; pat
     faces.push({ face: "CopilotKit", path: settings.copilotkit.basePath });
   }
   if (settings.a2a.enabled) faces.push({ face: "A2A", path: `${settings.a2a.basePath}/{agent}` });
+  if (settings.a2a.enabled && settings.a2a.grpc.enabled) {
+    // Its own port (0: any free one, which the cards give).
+    const { host = settings.host, port } = settings.a2a.grpc;
+    faces.push({ face: "A2A gRPC", path: `${host.includes(":") ? `[${host}]` : host}:${port}` });
+  }
   return faces;
 }

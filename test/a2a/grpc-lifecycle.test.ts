@@ -80,6 +80,24 @@ describe("the A2A gRPC binding's life", () => {
     expect(info.reason).toBe("UNSUPPORTED_OPERATION");
   });
 
+  it("bounds its open streams by server.limits.maxOpenStreams: RESOURCE_EXHAUSTED", async () => {
+    const { base } = await start({
+      ...grpcOn(),
+      limits: { ...DEFAULT_SETTINGS.limits, maxOpenStreams: 0 },
+    } as ReturnType<typeof grpcOn>);
+    const client = await grpcClient(base, "slow");
+    const refused = (await (async () => {
+      for await (const _ of client.sendMessageStream({ message: userMessage("x") } as never)) {
+        // Nothing comes: the refusal is the stream's status.
+      }
+    })().catch((e: unknown) => e)) as { status?: number };
+    expect(refused.status).toBe(8);
+    // A unary call takes no stream.
+    expect(
+      asTask(await client.sendMessage({ message: userMessage("x") } as never)).id,
+    ).toBeTruthy();
+  });
+
   it("ends open streams with their run's final state when the server closes, then stops", async () => {
     const { t, base } = await start();
     const client = await grpcClient(base, "slow");
