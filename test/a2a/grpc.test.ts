@@ -22,7 +22,7 @@ import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 import { grpcClient, grpcOn } from "./grpc-helpers.js";
 import { asTask, collect, responseText, userMessage } from "./helpers.js";
-import { receiver } from "./push-helpers.js";
+import { ofTask, receiver, stateOf, until } from "./push-helpers.js";
 
 const PNG_BASE64 =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -94,14 +94,6 @@ describe("A2A over gRPC", () => {
     await t?.close();
     await hooks?.close();
   });
-
-  const until = async (check: () => Promise<boolean>, what: string) => {
-    const deadline = Date.now() + 20_000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
 
   it("is declared in each card as GRPC, its address and the agent as tenant", async () => {
     const card = (await (await fetch(`${base}/a2a/echo/.well-known/agent-card.json`)).json()) as {
@@ -237,6 +229,27 @@ describe("A2A over gRPC", () => {
     expect(gone.status).toBe(5);
     const listedAfter = await listOf(sent.id);
     expect(listedAfter.configs).toEqual([]);
+  });
+
+  it("pushes a task's events to the config sent with its message", async () => {
+    const sent = asTask(
+      await echo.sendMessage({
+        message: userMessage("push me"),
+        configuration: {
+          returnImmediately: true,
+          taskPushNotificationConfig: TaskPushNotificationConfig.fromJSON({
+            url: hooks.url,
+            token: "tok-grpc",
+          }),
+        },
+      } as never),
+    );
+    await until(
+      () => ofTask(hooks.received, sent.id).some((r) => stateOf(r) === "TASK_STATE_COMPLETED"),
+      "the completed status to be pushed",
+    );
+    const pushed = ofTask(hooks.received, sent.id);
+    expect(pushed.every((r) => r.headers["x-a2a-notification-token"] === "tok-grpc")).toBe(true);
   });
 
   it("hands a client's file parts to the agent and gives a tool's file back as an artifact", async () => {
