@@ -41,6 +41,11 @@ agents:
     version: 1.0.0
     description: Describes the files it gets; draws a chart; asks a question.
     adapter: { type: module, path: ./media-agent.mjs }
+  - name: talker
+    version: 1.0.0
+    description: Replies with messages.
+    adapter: { type: module, path: ./media-agent.mjs }
+    a2a: { reply: message }
 `;
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
@@ -302,6 +307,16 @@ describe("A2A over gRPC", () => {
     expect(done.id).toBe(asked.id);
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(responseText(done)).toBe('answer: {"text":"Ada"}');
+  });
+
+  it("answers with a Message for an agent that replies with messages", async () => {
+    const talker = await grpcClient(base, "talker");
+    const answer = await talker.sendMessage({ message: userMessage("hi there") } as never);
+    expect("messageId" in answer && answer.parts.map(partJson)).toEqual([{ text: "hi there" }]);
+    const events = await collect(
+      talker.sendMessageStream({ message: userMessage("stream hi") } as never),
+    );
+    expect(events.map((e) => e.payload?.$case)).toEqual(["message"]);
   });
 
   it("answers NOT_FOUND with TASK_NOT_FOUND for a task that is not there", async () => {
