@@ -12,6 +12,7 @@ import { decodeErrorInfo, decodeStatus } from "@a2a-js/sdk/errors/grpc";
 import { A2AService } from "@a2a-js/sdk/server/grpc";
 import { credentials, Client as GrpcClient, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 import { grpcClient, grpcOn } from "./grpc-helpers.js";
@@ -32,6 +33,7 @@ agents:
 const INVALID_ARGUMENT = 3;
 const NOT_FOUND = 5;
 const FAILED_PRECONDITION = 9;
+const RESOURCE_EXHAUSTED = 8;
 const SERVICE = "/lf.a2a.v1.A2AService";
 
 /** The status and ErrorInfo reason of a gRPC error, from its `grpc-status-details-bin`. */
@@ -102,6 +104,12 @@ describe("A2A gRPC refusals", () => {
         expect(refused.message).toContain(`not a valid lf.a2a.v1 ${method} request`);
       }
     }
+  });
+
+  it("refuses a request larger than server.limits.maxBodyBytes: RESOURCE_EXHAUSTED", async () => {
+    const big = Buffer.alloc(DEFAULT_SETTINGS.limits.maxBodyBytes + 1024, 0x20);
+    const refused = await unaryBytes("SendMessage", big);
+    expect(refused.code).toBe(RESOURCE_EXHAUSTED);
   });
 
   it("refuses a stream request that is no protobuf message before any event", async () => {
