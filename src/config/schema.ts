@@ -299,6 +299,11 @@ export const configFileSchema = {
               enabled: { type: "boolean" },
               port: { type: "integer", minimum: 0, maximum: 65535 },
               host: { type: "string", minLength: 1 },
+              publicAddress: {
+                type: "string",
+                pattern: "^[^\\s/]+:[0-9]{1,5}$",
+                "x-expected": "host:port, such as a2a.example.com:443",
+              },
             },
           },
         }),

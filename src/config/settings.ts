@@ -102,6 +102,11 @@ export interface A2aGrpcSettings {
   port: number;
   /** The address it listens on; unset: the server's `host`. */
   host?: string;
+  /**
+   * The `host:port` the cards give for it, when clients reach it elsewhere (a TLS-terminating
+   * proxy); unset: the host name the card was asked by and the port it listens on.
+   */
+  publicAddress?: string;
 }
 
 /** Webhook delivery (ACP runs' webhooks, A2A push notifications); see src/webhooks. */

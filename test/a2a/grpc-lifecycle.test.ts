@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
+import { buildServing, echoAgent } from "../security/helpers.js";
 import { grpcClient, grpcOn } from "./grpc-helpers.js";
 import { asTask, userMessage } from "./helpers.js";
 
@@ -51,6 +52,21 @@ describe("the A2A gRPC binding's life", () => {
       "HTTP+JSON",
       "JSONRPC",
     ]);
+  });
+
+  it("gives the public address in the cards when one is configured, and checks it", async () => {
+    const server = (grpc: Record<string, unknown>) => ({
+      server: { a2a: { grpc: { enabled: true, port: 0, ...grpc } } },
+      agents: [echoAgent("slow")],
+    });
+    const t = await buildServing(server({ publicAddress: "a2a.example.com:443" }), {
+      unchecked: true,
+    });
+    apps.push(t);
+    expect(await grpcAddress(await listen(t))).toBe("a2a.example.com:443");
+    await expect(
+      buildServing(server({ publicAddress: "https://a2a.example.com" }), { unchecked: true }),
+    ).rejects.toThrow(/server\.a2a\.grpc\.publicAddress.*host:port/);
   });
 
   it("does not start on a port it cannot take, and says which", async () => {

@@ -16,7 +16,8 @@ const DRAIN_MS = 1000;
 export interface A2aGrpcServer {
   /**
    * The binding's address for a client that reached this server by `hostname` (`host:port`,
-   * as the cards' GRPC interface gives it); undefined until it listens.
+   * as the cards' GRPC interface gives it: `publicAddress` when set); undefined until it
+   * listens.
    */
   addressFor(hostname: string): string | undefined;
 }
@@ -39,14 +40,14 @@ export function serveA2aGrpc(
   basePath: string,
 ): A2aGrpcServer {
   const { settings } = app.deps;
-  const { port, host = settings.host } = settings.a2a.grpc;
+  const { port, host = settings.host, publicAddress } = settings.a2a.grpc;
   const auth: CardAuth = {
     apiKeys: settings.auth.keys.length > 0,
     jwt: settings.auth.jwt !== undefined,
   };
   let bound: number | undefined;
   const addressFor = (hostname: string) =>
-    bound === undefined ? undefined : hostPort(hostname, bound);
+    bound === undefined ? undefined : (publicAddress ?? hostPort(hostname, bound));
 
   /**
    * The extended cards of an agent, for a caller that reached the binding at `authority`: its
