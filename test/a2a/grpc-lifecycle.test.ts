@@ -4,12 +4,15 @@
  * extended card over gRPC either, and closing the server ends the streams of its runs and
  * the binding with it.
  */
+
+import { Writable } from "node:stream";
 import type { StreamResponse } from "@a2a-js/sdk";
 import { AgentCard } from "@a2a-js/sdk";
 import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
 import { decodeErrorInfo, decodeStatus } from "@a2a-js/sdk/errors/grpc";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS } from "../../src/config/settings.js";
+import { createLogger } from "../../src/util/logging.js";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 import { buildServing, echoAgent } from "../security/helpers.js";
@@ -112,6 +115,32 @@ describe("the A2A gRPC binding's life", () => {
     expect(
       asTask(await client.sendMessage({ message: userMessage("x") } as never)).id,
     ).toBeTruthy();
+  });
+
+  it("logs one line per call: the method, the agent, how it ended", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const t = await build({
+      yaml: YAML,
+      unchecked: true,
+      settings: grpcOn(),
+      logger: createLogger("info", destination),
+    });
+    apps.push(t);
+    const client = await grpcClient(await listen(t), "slow");
+    await client.sendMessage({ message: userMessage("hi") } as never);
+    await client.getTask({ id: "nope" } as never).catch(() => {});
+    const calls = lines.filter((line) => line.msg === "gRPC call completed");
+    expect(calls).toEqual([
+      expect.objectContaining({ grpc: "SendMessage", tenant: "slow", code: "OK" }),
+      expect.objectContaining({ grpc: "GetTask", tenant: "slow", code: "NOT_FOUND" }),
+    ]);
+    expect(calls[0]!.responseTime).toEqual(expect.any(Number));
   });
 
   it("ends open streams with their run's final state when the server closes, then stops", async () => {

@@ -1,9 +1,10 @@
-import type {
-  Metadata,
-  ServerUnaryCall,
-  ServerWritableStream,
-  sendUnaryData,
-  UntypedServiceImplementation,
+import {
+  type Metadata,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type sendUnaryData,
+  status,
+  type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import type { FastifyBaseLogger } from "fastify";
 import type { Principal } from "../../../auth/principal.js";
@@ -100,9 +101,26 @@ export function a2aServiceImplementation(binding: GrpcBinding): UntypedServiceIm
     return { face, who: found.caller, params: requestJson(GRPC_METHODS[method], received.value) };
   };
 
+  /** One line per call, as Fastify logs each HTTP request: what, for which agent, how it ended. */
+  const logged = (name: GrpcMethodName, received: Received) => {
+    const started = performance.now();
+    const tenant = "value" in received ? received.value.tenant : undefined;
+    return (code: number) =>
+      log.info(
+        {
+          grpc: name,
+          ...(typeof tenant === "string" && tenant !== "" ? { tenant: tenant.slice(0, 300) } : {}),
+          code: status[code] ?? code,
+          responseTime: performance.now() - started,
+        },
+        "gRPC call completed",
+      );
+  };
+
   const unary = (name: GrpcMethodName, method: GrpcMethod) => {
     const operation = V1_OPERATIONS.methods[name]!;
     return async (call: ServerUnaryCall<Received, unknown>, callback: sendUnaryData<unknown>) => {
+      const done = logged(name, call.request);
       const cancelled = new AbortController();
       call.once("cancelled", () => cancelled.abort());
       try {
@@ -110,8 +128,11 @@ export function a2aServiceImplementation(binding: GrpcBinding): UntypedServiceIm
         const cards = binding.cardsOf(face, who, call.getHost());
         const result = await operation.unary!(face, who, params, cancelled.signal, cards);
         callback(null, responseMessage(method, result));
+        done(status.OK);
       } catch (err) {
-        callback(toServiceError(asA2aError(err, log)));
+        const error = toServiceError(asA2aError(err, log));
+        callback(error);
+        done(error.code ?? status.UNKNOWN);
       }
     };
   };
@@ -119,6 +140,7 @@ export function a2aServiceImplementation(binding: GrpcBinding): UntypedServiceIm
   const stream = (name: GrpcMethodName, method: GrpcMethod) => {
     const operation = V1_OPERATIONS.methods[name]!;
     return async (call: ServerWritableStream<Received, unknown>) => {
+      const done = logged(name, call.request);
       // The task outlives its stream: a client that goes away stops the following only.
       const following = new AbortController();
       call.once("cancelled", () => following.abort());
@@ -143,8 +165,11 @@ export function a2aServiceImplementation(binding: GrpcBinding): UntypedServiceIm
           await events.return(undefined);
         }
         call.end();
+        done(call.cancelled ? status.CANCELLED : status.OK);
       } catch (err) {
-        if (!call.cancelled) call.emit("error", toServiceError(asA2aError(err, log)));
+        const error = toServiceError(asA2aError(err, log));
+        if (!call.cancelled) call.emit("error", error);
+        done(call.cancelled ? status.CANCELLED : (error.code ?? status.UNKNOWN));
       } finally {
         if (counted) openStreams--;
       }
