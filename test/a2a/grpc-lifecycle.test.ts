@@ -1,8 +1,8 @@
 /**
  * The gRPC binding's life with the server: off unless configured (no GRPC interface in the
- * cards), a port it cannot take stops the start, a server without authentication has no
- * extended card over gRPC either, and closing the server ends the streams of its runs and
- * the binding with it.
+ * cards), its public address as configured, a port it cannot take stops the start, a server
+ * without authentication has no extended card over gRPC either, its streams bounded, one log
+ * line per call, and closing the server ends the streams of its runs and the binding with it.
  */
 
 import { Writable } from "node:stream";
