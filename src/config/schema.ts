@@ -292,6 +292,20 @@ export const configFileSchema = {
         a2a: faceSection("/a2a", undefined, {
           maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
           cardMaxAgeSeconds: nonNegativeInteger,
+          grpc: {
+            type: "object",
+            additionalProperties: false,
+            properties: {
+              enabled: { type: "boolean" },
+              port: { type: "integer", minimum: 0, maximum: 65535 },
+              host: { type: "string", minLength: 1 },
+              publicAddress: {
+                type: "string",
+                pattern: "^[^\\s/]+:[0-9]{1,5}$",
+                "x-expected": "host:port, such as a2a.example.com:443",
+              },
+            },
+          },
         }),
         rateLimit: {
           type: "object",

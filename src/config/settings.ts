@@ -92,6 +92,21 @@ export interface A2aSettings {
   cardMaxAgeSeconds: number;
   /** Push notification configs one task may have at once (a further one is InvalidParams). */
   maxPushConfigsPerTask: number;
+  /** A2A's gRPC binding (`lf.a2a.v1.A2AService`) on a port of its own; off by default. */
+  grpc: A2aGrpcSettings;
+}
+
+export interface A2aGrpcSettings {
+  enabled: boolean;
+  /** The port it listens on (0: any free one; the cards say which). */
+  port: number;
+  /** The address it listens on; unset: the server's `host`. */
+  host?: string;
+  /**
+   * The `host:port` the cards give for it, when clients reach it elsewhere (a TLS-terminating
+   * proxy); unset: the host name the card was asked by and the port it listens on.
+   */
+  publicAddress?: string;
 }
 
 /** Webhook delivery (ACP runs' webhooks, A2A push notifications); see src/webhooks. */
@@ -211,7 +226,13 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   acp: { enabled: true },
   agui: { enabled: true, basePath: "/ag-ui" },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
-  a2a: { enabled: true, basePath: "/a2a", cardMaxAgeSeconds: 300, maxPushConfigsPerTask: 10 },
+  a2a: {
+    enabled: true,
+    basePath: "/a2a",
+    cardMaxAgeSeconds: 300,
+    maxPushConfigsPerTask: 10,
+    grpc: { enabled: false, port: 50051 },
+  },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,
@@ -267,7 +288,13 @@ export function mergeSettings(
       } else if ((SECTIONS as readonly string[]).includes(key)) {
         const target = (merged as unknown as Record<string, Record<string, unknown>>)[key]!;
         for (const [inner, innerValue] of Object.entries(value as Record<string, unknown>)) {
-          if (innerValue !== undefined) target[inner] = innerValue;
+          if (innerValue === undefined) continue;
+          // A section within a section (`a2a.grpc`) merges key by key too.
+          const current = target[inner];
+          target[inner] =
+            isPlainObject(current) && isPlainObject(innerValue)
+              ? { ...current, ...innerValue }
+              : innerValue;
         }
       } else {
         (merged as unknown as Record<string, unknown>)[key] = value;
@@ -276,6 +303,9 @@ export function mergeSettings(
   }
   return merged;
 }
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Whether callers see failures without internals: as set, else whenever authentication is on. */
 export function hidesInternals(settings: ServerSettings): boolean {
@@ -294,5 +324,10 @@ export function servedFaces(settings: ServerSettings): Array<{ face: string; pat
     faces.push({ face: "CopilotKit", path: settings.copilotkit.basePath });
   }
   if (settings.a2a.enabled) faces.push({ face: "A2A", path: `${settings.a2a.basePath}/{agent}` });
+  if (settings.a2a.enabled && settings.a2a.grpc.enabled) {
+    // Its own port (0: any free one, which the cards give).
+    const { host = settings.host, port } = settings.a2a.grpc;
+    faces.push({ face: "A2A gRPC", path: `${host.includes(":") ? `[${host}]` : host}:${port}` });
+  }
   return faces;
 }

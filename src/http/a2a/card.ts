@@ -73,22 +73,35 @@ function security(auth: CardAuth) {
   return { schemes, requirements };
 }
 
-/** The A2A 1.0 agent card of an agent whose interface is at `url`. */
+/**
+ * The A2A 1.0 agent card of an agent whose interface is at `url`; with the gRPC binding on, its
+ * address (`host:port`) too, where the agent is the `tenant` its requests name.
+ */
 export function agentCard(
   agent: RegisteredAgent,
   url: string,
   auth: CardAuth,
   modes: CardModes,
+  grpcAddress?: string,
 ): AgentCard {
   const { schemes, requirements } = security(auth);
+  const supportedInterfaces: AgentCard["supportedInterfaces"] = [
+    { url, protocolBinding: "JSONRPC", protocolVersion: A2A_PROTOCOL_VERSION },
+    { url, protocolBinding: "HTTP+JSON", protocolVersion: A2A_PROTOCOL_VERSION },
+  ];
+  if (grpcAddress !== undefined) {
+    supportedInterfaces.push({
+      url: grpcAddress,
+      protocolBinding: "GRPC",
+      protocolVersion: A2A_PROTOCOL_VERSION,
+      tenant: agent.name,
+    });
+  }
+  supportedInterfaces.push({ url, protocolBinding: "JSONRPC", protocolVersion: "0.3" });
   const card: AgentCard = {
     name: agent.name,
     description: agent.config.description ?? `the ${agent.name} agent`,
-    supportedInterfaces: [
-      { url, protocolBinding: "JSONRPC", protocolVersion: A2A_PROTOCOL_VERSION },
-      { url, protocolBinding: "HTTP+JSON", protocolVersion: A2A_PROTOCOL_VERSION },
-      { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
-    ],
+    supportedInterfaces,
     version: agent.version,
     capabilities: {
       streaming: true,
@@ -172,8 +185,9 @@ export function extendedAgentCard(
   auth: CardAuth,
   modes: CardModes,
   context: ExtendedCardContext,
+  grpcAddress?: string,
 ): AgentCard {
-  const card = agentCard(agent, url, auth, modes);
+  const card = agentCard(agent, url, auth, modes, grpcAddress);
   card.capabilities.extensions = [agentExtension(agent, context)];
   return card;
 }

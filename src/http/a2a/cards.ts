@@ -72,9 +72,15 @@ function fresh(request: FastifyRequest, validators: Validators): boolean {
 export function registerCards(
   app: FastifyInstance,
   agents: A2aAgents,
-  options: { basePath: string; auth: CardAuth; maxAgeSeconds: number },
+  options: {
+    basePath: string;
+    auth: CardAuth;
+    maxAgeSeconds: number;
+    /** The gRPC binding's address for a client that reached `hostname` (none: it is off). */
+    grpcAddress?: (hostname: string) => string | undefined;
+  },
 ): void {
-  const { basePath, auth, maxAgeSeconds } = options;
+  const { basePath, auth, maxAgeSeconds, grpcAddress } = options;
   // Seconds: Last-Modified has no finer unit, and If-Modified-Since compares to the second.
   const lastModified = new Date(Math.floor(Date.now() / 1000) * 1000).toUTCString();
   /** The agent's interface URL as this request reached the server. */
@@ -91,9 +97,15 @@ export function registerCards(
     if (fresh(request, validators)) return reply.code(304).send();
     return reply.type("application/json").send(body);
   };
-  const cardOf = (agent: RegisteredAgent, url: string, legacy: boolean) => {
+  const cardOf = (
+    request: FastifyRequest,
+    agent: RegisteredAgent,
+    url: string,
+    legacy: boolean,
+  ) => {
     const modes = a2aOptionsOf(agent.config);
-    return legacy ? legacyAgentCard(agent, url, auth, modes) : agentCard(agent, url, auth, modes);
+    if (legacy) return legacyAgentCard(agent, url, auth, modes);
+    return agentCard(agent, url, auth, modes, grpcAddress?.(request.hostname));
   };
 
   for (const [path, legacy] of [
@@ -102,7 +114,7 @@ export function registerCards(
   ] as const) {
     app.get(`/:agent${path}`, { schema: { params: agentParams } }, async (request, reply) => {
       const agent = agents.agent((request.params as { agent: string }).agent);
-      return send(request, reply, cardOf(agent, baseUrl(request, agent), legacy));
+      return send(request, reply, cardOf(request, agent, baseUrl(request, agent), legacy));
     });
     // A client that resolved the card against the base rather than the agent's URL (the JS
     // SDK's createFromUrl("…/a2a/echo") without a trailing slash does).
@@ -111,7 +123,7 @@ export function registerCards(
       if (!only || others.length > 0) {
         throw new A2aError("NotFound", `no card at ${basePath}${path}: ${cardHint(basePath)}`);
       }
-      return send(request, reply, cardOf(only, baseUrl(request, only), legacy));
+      return send(request, reply, cardOf(request, only, baseUrl(request, only), legacy));
     });
   }
 }

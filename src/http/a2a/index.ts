@@ -1,6 +1,7 @@
 import { facePlugin } from "../face-plugin.js";
 import { PLUGIN } from "../plugins/names.js";
 import type { A2aAgents } from "./agents.js";
+import { serveA2aGrpc } from "./grpc/server.js";
 import { createA2aAgents } from "./layer.js";
 import { a2aRoutes } from "./routes.js";
 
@@ -26,7 +27,14 @@ export const a2aFace = facePlugin<{ basePath: string }>(
   async (app, { basePath }) => {
     const agents = createA2aAgents(app);
     app.decorate("a2aAgents", agents);
-    await app.register(a2aRoutes, { prefix: basePath, basePath, agents });
+    // The gRPC binding (off by default) listens on a port of its own; the cards declare it.
+    const grpc = app.deps.settings.a2a.grpc.enabled ? serveA2aGrpc(app, agents, basePath) : null;
+    await app.register(a2aRoutes, {
+      prefix: basePath,
+      basePath,
+      agents,
+      grpcAddress: grpc?.addressFor,
+    });
   },
 );
 

@@ -35,10 +35,12 @@ const agentParams = {
  * the prefix is in its binding's shape: a JSON-RPC error for the interface URL, a
  * google.rpc.Status for the rest (unrouted.ts).
  */
-export const a2aRoutes: FastifyPluginAsync<{ basePath: string; agents: A2aAgents }> = async (
-  app,
-  { basePath, agents },
-) => {
+export const a2aRoutes: FastifyPluginAsync<{
+  basePath: string;
+  agents: A2aAgents;
+  /** The gRPC binding's address for a client that reached `hostname` (none: it is off). */
+  grpcAddress?: (hostname: string) => string | undefined;
+}> = async (app, { basePath, agents, grpcAddress }) => {
   const { settings } = app.deps;
   const auth: CardAuth = {
     apiKeys: settings.auth.keys.length > 0,
@@ -90,6 +92,7 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string; agents: A2aAgents
     basePath,
     auth,
     maxAgeSeconds: settings.a2a.cardMaxAgeSeconds,
+    grpcAddress,
   });
 
   /** The caller's extended cards of the agent the path names (it must be allowed to use it). */
@@ -99,8 +102,9 @@ export const a2aRoutes: FastifyPluginAsync<{ basePath: string; agents: A2aAgents
     const context = { origin: `${request.protocol}://${request.host}`, caller: request.caller };
     const url = `${context.origin}${basePath}/${encodeURIComponent(agent.name)}`;
     const modes = a2aOptionsOf(agent.config);
+    const grpc = grpcAddress?.(request.hostname);
     return {
-      v1: () => extendedAgentCard(agent, url, auth, modes, context),
+      v1: () => extendedAgentCard(agent, url, auth, modes, context, grpc),
       v03: () => legacyExtendedAgentCard(agent, url, auth, modes, context),
     };
   };

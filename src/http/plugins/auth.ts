@@ -25,7 +25,17 @@ declare module "fastify" {
      */
     caller: Principal;
   }
+  interface FastifyInstance {
+    /**
+     * Who presents `presented` (an API key or bearer token; undefined: none), as the key check
+     * of every request decides it: for a binding that is not served over HTTP (A2A's gRPC).
+     */
+    authenticate(presented: string | undefined): Promise<Authentication>;
+  }
 }
+
+/** A caller, or why none: 401 (no or bad credentials), 503 (the token issuer unreachable). */
+export type Authentication = { caller: Principal } | { refused: 401 | 503; message: string };
 
 export interface AuthOptions {
   keys: readonly ApiKey[];
@@ -62,13 +72,22 @@ const digest = (value: string): Buffer => createHash("sha256").update(value, "ut
 
 /** The key a request presents: `Authorization: Bearer <key>`, else `x-api-key: <key>`. */
 export function presentedKey(request: FastifyRequest): string | undefined {
-  const authorization = first(request.headers.authorization);
+  return presentedCredential(
+    first(request.headers.authorization),
+    first(request.headers["x-api-key"]),
+  );
+}
+
+/** The key or token of an `authorization: Bearer <key>` value, else of an `x-api-key` value. */
+export function presentedCredential(
+  authorization: string | undefined,
+  apiKey: string | undefined,
+): string | undefined {
   if (authorization) {
     const match = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization);
     if (match) return match[1];
   }
-  const header = first(request.headers["x-api-key"]);
-  return header?.trim() || undefined;
+  return apiKey?.trim() || undefined;
 }
 
 const first = (value: string | string[] | undefined): string | undefined =>
@@ -85,6 +104,7 @@ const first = (value: string | string[] | undefined): string | undefined =>
 async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise<void> {
   app.decorateRequest("caller", null as unknown as Principal);
   if (options.keys.length === 0 && options.jwt === undefined) {
+    app.decorate("authenticate", async () => ({ caller: ANONYMOUS }));
     app.addHook("onRequest", async (request: FastifyRequest) => {
       request.caller = ANONYMOUS;
     });
@@ -140,36 +160,40 @@ async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise
     };
   };
 
+  const authenticate = async (presented: string | undefined): Promise<Authentication> => {
+    const refused = (message: string) => ({ refused: 401 as const, message });
+    if (presented === undefined) {
+      return refused(tokens ? "missing API key or bearer token" : "missing or invalid API key");
+    }
+    const key = identify(presented);
+    if (key) return { caller: key };
+    if (!tokens || !looksLikeJwt(presented)) {
+      return refused(tokens ? "invalid API key or bearer token" : "missing or invalid API key");
+    }
+    try {
+      return { caller: await userOf(presented) };
+    } catch (err) {
+      if (!(err instanceof TokenRefused)) throw err;
+      if (err.kind === "unavailable") return { refused: 503, message: err.message };
+      return refused(err.message);
+    }
+  };
+  app.decorate("authenticate", authenticate);
+
   app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
     request.caller = NOBODY;
     if (request.method === "OPTIONS") return;
     if (openPaths.has(request.url.split("?")[0]!)) return;
-    const presented = presentedKey(request);
-    const shaped = refusals.find((r) => request.url.startsWith(r.prefix));
-    const send = (status: number, message: string) =>
-      shaped ? shaped.send(request, reply, status, message) : sendError(reply, status, message);
-    const refuse = (message: string) => {
-      reply.header("www-authenticate", "Bearer");
-      return send(401, message);
-    };
-    if (presented === undefined) {
-      return refuse(tokens ? "missing API key or bearer token" : "missing or invalid API key");
-    }
-    const key = identify(presented);
-    if (key) {
-      request.caller = key;
+    const found = await authenticate(presentedKey(request));
+    if ("caller" in found) {
+      request.caller = found.caller;
       return;
     }
-    if (!tokens || !looksLikeJwt(presented)) {
-      return refuse(tokens ? "invalid API key or bearer token" : "missing or invalid API key");
-    }
-    try {
-      request.caller = await userOf(presented);
-    } catch (err) {
-      if (!(err instanceof TokenRefused)) throw err;
-      if (err.kind === "unavailable") return send(503, err.message);
-      return refuse(err.message);
-    }
+    if (found.refused === 401) reply.header("www-authenticate", "Bearer");
+    const shaped = refusals.find((r) => request.url.startsWith(r.prefix));
+    return shaped
+      ? shaped.send(request, reply, found.refused, found.message)
+      : sendError(reply, found.refused, found.message);
   });
 
   const refuse = (caller: Principal, agent: string) =>

@@ -3,6 +3,13 @@ import { sendError } from "../errors.js";
 import { PLUGIN } from "./names.js";
 import type { LongRequests } from "./streams.js";
 
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Whether the shutdown began: a binding not served over HTTP (A2A's gRPC) refuses calls. */
+    isShuttingDown(): boolean;
+  }
+}
+
 export interface ShutdownOptions {
   /** Stops the run engine, giving running runs `graceMs` to finish. */
   stopEngine(graceMs: number): Promise<void>;
@@ -37,6 +44,7 @@ export function shutdownTimeoutMs(graceMs: number): number {
 export const shutdown = fp<ShutdownOptions>(
   async (app, options) => {
     let closing = false;
+    app.decorate("isShuttingDown", () => closing);
     app.addHook("onRequest", async (_request, reply) => {
       if (!closing) return;
       reply.header("connection", "close");
