@@ -26,51 +26,13 @@ import { type OpenAiAdapterConfig, openAiOptionsSchema } from "../adapters/opena
 import { type ScriptedAdapterConfig, scriptedOptionsSchema } from "../adapters/scripted-options.js";
 import { retentionConfigSchema } from "../retention/settings.js";
 import { type AgentA2aOptions, agentA2aSchema } from "./agent-a2a.js";
+import { faceSchemas } from "./face-schemas.js";
 import { envName, httpUrl, nonNegativeInteger, positiveInteger } from "./schema-fragments.js";
 import { LOG_LEVELS, type ServerSettings } from "./settings.js";
 
 export const ADAPTER_TYPES = ["echo", "scripted", "agui-http", "openai", "module", "a2a"] as const;
 
 export type AdapterType = (typeof ADAPTER_TYPES)[number];
-
-/**
- * A path the server serves something under (the inspector, a face): one or more segments, no
- * trailing slash, and not under a path of the ACP face, the AG-UI face's default or the probes
- * (it would shadow or clash). The AG-UI face's own base path may be its default (`ownPath`).
- */
-function servedPath(example: string, ownPath?: "ag-ui") {
-  const reserved = ["agents", "threads", "runs", "ag-ui", "schemas", "healthz", "readyz", "metrics"]
-    .filter((segment) => segment !== ownPath)
-    .concat("openapi\\.json");
-  const named = ["/agents", "/threads", "/runs", "/ag-ui", "/schemas", "/metrics"]
-    .filter((path) => path !== `/${ownPath}`)
-    .join(", ");
-  return {
-    type: "string",
-    pattern: `^/(?!(${reserved.join("|")})(/|$))[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$`,
-    "x-expected": `a path such as ${example} (no trailing slash, not under ${named} or the probes)`,
-  } as const;
-}
-
-/**
- * A face's settings section (`server.<face>`): on or off, where it is served when it has a path
- * of its own (docs/architecture.md, "Adding a face"), and the face's own settings (`more`).
- */
-function faceSection(
-  exampleBasePath?: string,
-  ownPath?: "ag-ui",
-  more: Record<string, object> = {},
-) {
-  return {
-    type: "object",
-    additionalProperties: false,
-    properties: {
-      enabled: { type: "boolean" },
-      ...(exampleBasePath ? { basePath: servedPath(exampleBasePath, ownPath) } : {}),
-      ...more,
-    },
-  };
-}
 
 /** A user JSON Schema (OpenAPI 3.1 schema object): any object, checked later by the registry. */
 const userSchema = { type: "object", "x-expected": "a JSON Schema object" } as const;
@@ -281,32 +243,7 @@ export const configFileSchema = {
           additionalProperties: false,
           properties: { enabled: { type: "boolean" }, public: { type: "boolean" } },
         },
-        inspector: {
-          type: "object",
-          additionalProperties: false,
-          properties: { enabled: { type: "boolean" }, path: servedPath("/ui") },
-        },
-        acp: faceSection(),
-        agui: faceSection("/ag-ui", "ag-ui"),
-        copilotkit: faceSection("/copilotkit"),
-        a2a: faceSection("/a2a", undefined, {
-          maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
-          cardMaxAgeSeconds: nonNegativeInteger,
-          grpc: {
-            type: "object",
-            additionalProperties: false,
-            properties: {
-              enabled: { type: "boolean" },
-              port: { type: "integer", minimum: 0, maximum: 65535 },
-              host: { type: "string", minLength: 1 },
-              publicAddress: {
-                type: "string",
-                pattern: "^[^\\s/]+:[0-9]{1,5}$",
-                "x-expected": "host:port, such as a2a.example.com:443",
-              },
-            },
-          },
-        }),
+        ...faceSchemas,
         rateLimit: {
           type: "object",
           additionalProperties: false,
