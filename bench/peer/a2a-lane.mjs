@@ -5,7 +5,7 @@
 // other; each phase goes round the servers in turn (ours, SDK, SDK on SQLite, ours…), so a
 // ratio compares servers measured under the same conditions. Ours also serves ACP `runs/wait`
 // (the same echo run) for the "CPU per run at 1 connection ÷ at 50" and "A2A ÷ ACP" rows.
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fmt, fmtNum } from "../lib/format.mjs";
 import { Pool, summarize, ttfeLoop } from "../lib/http.mjs";
 import { cpuTimeMs, freePort, spawnNode, waitReady } from "../lib/proc.mjs";
@@ -13,6 +13,11 @@ import { BENCH_DIR, startOurs } from "../lib/servers.mjs";
 
 const CONNECTIONS = [1, 10, 50];
 const SERVERS = ["ours", "sdk", "sdkDb"];
+/**
+ * Another build of ours (its dist/cli.js, e.g. main's copied aside) measured in the same turns
+ * as "before", for the before ÷ after table: BENCH_CLI_BEFORE=<dir>/dist/cli.js.
+ */
+const BEFORE_CLI = process.env.BENCH_CLI_BEFORE ? resolve(process.env.BENCH_CLI_BEFORE) : null;
 const TEXT = "hello from the benchmark";
 const message = { messageId: "bench-1", role: "ROLE_USER", parts: [{ text: TEXT }] };
 const HEADERS = { "content-type": "application/json", "a2a-version": "1.0" };
@@ -33,11 +38,22 @@ const PATHS = {
   },
 };
 
+/**
+ * Some workloads only: BENCH_A2A_ONLY=jsonrpc-send,rest-send,jsonrpc-stream,acp-wait,acp-thread
+ * (all by default).
+ */
+const ONLY = (
+  process.env.BENCH_A2A_ONLY ?? "jsonrpc-send,rest-send,jsonrpc-stream,acp-wait,acp-thread"
+)
+  .split(",")
+  .map((w) => w.trim());
+
 const LABEL = {
   "jsonrpc-send": "JSON-RPC SendMessage",
   "rest-send": "HTTP+JSON message:send",
   "jsonrpc-stream": "JSON-RPC SendStreamingMessage",
   "acp-wait": "ACP POST /runs/wait (ours only)",
+  "acp-thread": "ACP POST /threads/{new}/runs/wait (ours only)",
 };
 
 async function startSdk(plan, tmp, store) {
@@ -63,7 +79,8 @@ async function sendLoop({ origin, path, body, connections, seconds }) {
     while (performance.now() < deadline) {
       const t0 = performance.now();
       try {
-        const res = await pool.request({ path, method: "POST", headers: HEADERS, body });
+        const at = typeof path === "function" ? path() : path;
+        const res = await pool.request({ path: at, method: "POST", headers: HEADERS, body });
         await res.body.arrayBuffer();
         if (res.statusCode >= 200 && res.statusCode < 300) samples.push(performance.now() - t0);
         else errors += 1;
@@ -156,6 +173,10 @@ export async function a2aLane({ plan, tmp, configPath, log, seconds, rounds }) {
   try {
     const ours = await startOurs(plan, { tmp, configPath, db: join(tmp, "a2a-lane.db") });
     servers.ours = ours;
+    if (BEFORE_CLI) {
+      const db = join(tmp, "a2a-lane-before.db");
+      servers.before = await startOurs(plan, { tmp, configPath, db, cli: BEFORE_CLI });
+    }
     servers.sdk = await startSdk(plan, tmp, "memory");
     servers.sdkDb = await startSdk(plan, tmp, "sqlite");
     const agents = await (
@@ -171,24 +192,47 @@ export async function a2aLane({ plan, tmp, configPath, log, seconds, rounds }) {
       input: { messages: [{ role: "user", content: TEXT }] },
     });
     const figures = {};
-    for (const id of Object.keys(PATHS)) {
+    for (const id of Object.keys(PATHS).filter((w) => ONLY.includes(w))) {
       const { body } = PATHS[id];
-      const targets = SERVERS.map((key) => ({
+      const keys = BEFORE_CLI ? ["before", ...SERVERS] : SERVERS;
+      const targets = keys.map((key) => ({
         key,
         origin: servers[key].origin,
         pid: servers[key].proc.pid,
-        path: key === "ours" ? PATHS[id].ours : PATHS[id].sdk,
+        path: key === "ours" || key === "before" ? PATHS[id].ours : PATHS[id].sdk,
         body,
       }));
       for (const t of targets) await check(t.origin, t.path, body, id === "jsonrpc-stream");
       figures[id] = await measure({ id, targets, log, seconds, rounds });
     }
-    const acp = [{ key: "ours", origin: ours.origin, pid: ours.proc.pid, path: "/runs/wait" }];
-    acp[0].body = waitBody;
-    figures["acp-wait"] = await measure({ id: "acp-wait", targets: acp, log, seconds, rounds });
+    const acp = (BEFORE_CLI ? ["before", "ours"] : ["ours"]).map((key) => ({
+      key,
+      origin: servers[key].origin,
+      pid: servers[key].proc.pid,
+      path: "/runs/wait",
+      body: waitBody,
+    }));
+    if (ONLY.includes("acp-wait")) {
+      figures["acp-wait"] = await measure({ id: "acp-wait", targets: acp, log, seconds, rounds });
+    }
+    // The run an A2A message makes: stateful, on a new thread (a new context) each time.
+    if (ONLY.includes("acp-thread")) {
+      const onNewThread = acp.map((t) => ({
+        ...t,
+        path: () => `/threads/${crypto.randomUUID()}/runs/wait`,
+        body: JSON.stringify({ ...JSON.parse(waitBody), if_not_exists: "create" }),
+      }));
+      figures["acp-thread"] = await measure({
+        id: "acp-thread",
+        targets: onNewThread,
+        log,
+        seconds,
+        rounds,
+      });
+    }
     return { figures, lines: report(figures) };
   } finally {
-    for (const key of ["sdkDb", "sdk", "ours"]) await servers[key]?.proc.stop();
+    for (const key of ["sdkDb", "sdk", "before", "ours"]) await servers[key]?.proc.stop();
   }
 }
 
@@ -212,7 +256,8 @@ function report(figures) {
     "met?",
   ];
   const lines = [];
-  for (const id of Object.keys(PATHS)) {
+  const a2a = Object.keys(PATHS).filter((id) => figures[id]);
+  for (const id of a2a) {
     for (const c of CONNECTIONS) {
       const f = figures[id][c];
       const add = (figure, key, unit, memTarget, dbTarget) => {
@@ -244,7 +289,7 @@ function report(figures) {
   const out = [table(header, lines), ""];
   // Ours alone: a lone request's cost against a batched one's, and A2A against ACP.
   const own = [];
-  for (const id of [...Object.keys(PATHS), "acp-wait"]) {
+  for (const id of Object.keys(figures)) {
     const one = figures[id][1].ours;
     const fifty = figures[id][50].ours;
     const r = ratio(one.cpuPerTask, fifty.cpuPerTask);
@@ -266,20 +311,23 @@ function report(figures) {
       verdict(tail, (v) => v <= 3),
     ]);
   }
-  for (const id of Object.keys(PATHS)) {
-    const a = figures[id][50].ours.cpuPerTask;
-    const b = figures["acp-wait"][50].ours.cpuPerTask;
-    const r = ratio(a, b);
-    own.push([
-      LABEL[id],
-      "CPU per task ÷ ACP runs/wait's, 50 conn",
-      `${fmt(a, "cpu-ms")} ÷ ${fmt(b, "cpu-ms")}`,
-      x(r),
-      "≤ 1×",
-      verdict(r, (v) => v <= 1),
-    ]);
+  for (const acpId of ["acp-wait", "acp-thread"].filter((w) => figures[w])) {
+    for (const id of a2a) {
+      const a = figures[id][50].ours.cpuPerTask;
+      const b = figures[acpId][50].ours.cpuPerTask;
+      const r = ratio(a, b);
+      own.push([
+        LABEL[id],
+        `CPU per task ÷ ${acpId === "acp-wait" ? "ACP runs/wait's" : "ACP thread runs/wait's"}, 50 conn`,
+        `${fmt(a, "cpu-ms")} ÷ ${fmt(b, "cpu-ms")}`,
+        x(r),
+        "≤ 1×",
+        verdict(r, (v) => v <= 1),
+      ]);
+    }
   }
   out.push(table(["workload", "figure", "ours", "ratio", "target", "met?"], own), "");
+  if (Object.values(figures)[0]?.[1].before) out.push(beforeAfter(figures), "");
   const counts = [];
   for (const id of Object.keys(figures)) {
     for (const c of CONNECTIONS) {
@@ -290,6 +338,28 @@ function report(figures) {
   }
   out.push(`Tasks timed (non-2xx or failed requests): ${counts.join("; ")}`);
   return out;
+}
+
+/** This build ÷ BENCH_CLI_BEFORE's, measured in the same turns. */
+function beforeAfter(figures) {
+  const lines = [];
+  for (const id of Object.keys(figures)) {
+    for (const c of CONNECTIONS) {
+      const { ours, before } = figures[id][c];
+      const cell = (key, unit) =>
+        `${fmt(ours[key], unit)} ÷ ${fmt(before[key], unit)} = ${x(ratio(ours[key], before[key]))}`;
+      lines.push([
+        LABEL[id],
+        c,
+        cell("tasksPerSecond", "/s"),
+        cell("cpuPerTask", "cpu-ms"),
+        cell("p50", "ms"),
+        cell("p99", "ms"),
+      ]);
+    }
+  }
+  const header = ["workload", "conn", "tasks/s", "server CPU per task", "p50", "p99"];
+  return [`This build ÷ BENCH_CLI_BEFORE (${BEFORE_CLI}):`, "", table(header, lines)].join("\n");
 }
 
 function table(header, lines) {
