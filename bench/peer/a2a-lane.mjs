@@ -17,6 +17,8 @@ const SERVERS = ["ours", "sdk", "sdkDb"];
  * Another build of ours (its dist/cli.js, e.g. main's copied aside) measured in the same turns
  * as "before", for the before ÷ after table: BENCH_CLI_BEFORE=<dir>/dist/cli.js.
  */
+/** Seconds each server is warmed on each workload before the first is measured. */
+const WARM_SECONDS = Math.max(0, Number(process.env.BENCH_A2A_WARMUP ?? 2));
 const BEFORE_CLI = process.env.BENCH_CLI_BEFORE ? resolve(process.env.BENCH_CLI_BEFORE) : null;
 const TEXT = "hello from the benchmark";
 const message = { messageId: "bench-1", role: "ROLE_USER", parts: [{ text: TEXT }] };
@@ -192,6 +194,17 @@ export async function a2aLane({ plan, tmp, configPath, log, seconds, rounds }) {
       input: { messages: [{ role: "user", content: TEXT }] },
     });
     const figures = {};
+    // Every server warmed on every workload first: the first workload measured would otherwise
+    // pay for V8 compiling the server's request path (seen as 1.5× the CPU per task at 1
+    // connection for whichever binding came first).
+    for (const id of Object.keys(PATHS).filter((w) => ONLY.includes(w))) {
+      const loop = id === "jsonrpc-stream" ? streamLoop : sendLoop;
+      for (const key of BEFORE_CLI ? ["before", ...SERVERS] : SERVERS) {
+        const path = key === "ours" || key === "before" ? PATHS[id].ours : PATHS[id].sdk;
+        const { origin } = servers[key];
+        await loop({ origin, path, body: PATHS[id].body, connections: 10, seconds: WARM_SECONDS });
+      }
+    }
     for (const id of Object.keys(PATHS).filter((w) => ONLY.includes(w))) {
       const { body } = PATHS[id];
       const keys = BEFORE_CLI ? ["before", ...SERVERS] : SERVERS;
