@@ -5,7 +5,9 @@
 // other; each phase goes round the servers in turn (ours, SDK, SDK on SQLite, ours…), so a
 // ratio compares servers measured under the same conditions. Ours also serves ACP `runs/wait`
 // (the same echo run) for the "CPU per run at 1 connection ÷ at 50" and "A2A ÷ ACP" rows.
-import { join, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
 import { fmt, fmtNum } from "../lib/format.mjs";
 import { Pool, summarize, ttfeLoop } from "../lib/http.mjs";
 import { cpuTimeMs, freePort, spawnNode, waitReady } from "../lib/proc.mjs";
@@ -243,10 +245,17 @@ export async function a2aLane({ plan, tmp, configPath, log, seconds, rounds }) {
         rounds,
       });
     }
-    return { figures, lines: report(figures) };
+    const heading = `## A2A: ours beside @a2a-js/sdk ${sdkVersion()} (DefaultRequestHandler on Express; InMemoryTaskStore, and DatabaseTaskStore on SQLite), measured in turn in this run`;
+    return { figures, lines: [heading, "", ...report(figures)] };
   } finally {
     for (const key of ["sdkDb", "sdk", "before", "ours"]) await servers[key]?.proc.stop();
   }
+}
+
+/** The installed SDK's version (its main entry is dist/index.cjs, under the package root). */
+function sdkVersion() {
+  const main = createRequire(import.meta.url).resolve("@a2a-js/sdk");
+  return JSON.parse(readFileSync(join(dirname(main), "..", "package.json"), "utf8")).version;
 }
 
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : Number.NaN);

@@ -14,7 +14,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fmt, fmtNum } from "../lib/format.mjs";
 import {
   cannon,
   jsonRequest,
@@ -46,6 +45,7 @@ import {
 } from "../lib/servers.mjs";
 import { a2aLane } from "./a2a-lane.mjs";
 import { COPILOTKIT_VERSION_FILE, copilotkitConversations } from "./copilotkit-conversations.mjs";
+import { printPeerReport } from "./report.mjs";
 
 const env = process.env;
 const SECONDS = Math.max(2, Number(env.BENCH_SECONDS ?? 10));
@@ -59,18 +59,10 @@ const PEER_VERSION_FILE = join(
   "langgraph-api",
   "package.json",
 );
-const A2A_SDK_VERSION_FILE = join(
-  BENCH_DIR,
-  "..",
-  "node_modules",
-  "@a2a-js",
-  "sdk",
-  "package.json",
-);
 const MAX_REQUESTS = 200_000;
 /** Which peers (BENCH_PEER_ONLY=langgraph, copilotkit or a2a, comma-separated); all by default. */
 const ONLY = (env.BENCH_PEER_ONLY ?? "langgraph,copilotkit,a2a").split(",").map((s) => s.trim());
-/** The A2A lane's printed section (its own table: three servers and targets per row). */
+/** The A2A lane's printed section (its own tables) and figures. */
 let a2aSection = null;
 let a2aFigures = null;
 
@@ -318,62 +310,9 @@ const WORKLOADS = [
 
 // ---------------------------------------------------------------------------------------------
 
-function printTable(facts) {
-  const header = ["workload", "figure", "ours", "peer", "ours ÷ peer", "better"];
-  const lines = rows.map((r) => [
-    r.workload,
-    r.figure,
-    fmt(r.ours, r.unit),
-    fmt(r.peer, r.unit),
-    r.ratio === null ? "n/a" : `${fmtNum(r.ratio, r.ratio < 0.1 ? 3 : 2)}×`,
-    r.better === "higher" ? "higher is better" : "lower is better",
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => String(l[i]).length)));
-  const pad = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
-  const out = ["", "## Machine"];
-  out.push(
-    `CPU: ${facts.cpuModel}; cores: ${facts.cores}; Node: ${facts.node}; pinning: ${facts.pinning}`,
-  );
-  out.push(`build: ${facts.build}; BENCH_SECONDS=${SECONDS}, BENCH_ROUNDS=${ROUNDS}`);
-  if (ONLY.includes("langgraph") || ONLY.includes("copilotkit")) {
-    out.push(
-      `peers: @langchain/langgraph-api ${facts.peerVersion}, ${PEER_WORKERS} queue workers, its in-memory storage (flushed to files in a temp dir), for the rows without "CopilotKit"; @copilotkit/runtime ${facts.copilotkitVersion} (CopilotRuntime, InMemoryAgentRunner) for the "CopilotKit route" rows; ours: dist/cli.js on SQLite`,
-    );
-  }
-  if (rows.length > 0) {
-    out.push("", "## Ours beside the peer (measured alternately in this run)", "");
-    out.push(pad(header));
-    out.push(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
-    for (const l of lines) out.push(pad(l));
-  }
-  if (a2aSection) {
-    out.push(
-      "",
-      `## A2A: ours beside @a2a-js/sdk ${facts.a2aSdkVersion} (DefaultRequestHandler on Express; InMemoryTaskStore, and DatabaseTaskStore on SQLite), measured in turn in this run`,
-      "",
-      ...a2aSection,
-    );
-  }
-  out.push("");
-  out.push(
-    `Other processes' CPU during each workload (share of one core): ${workloadRuns.map((w) => `${w.id} ${Math.round(w.foreignLoad * 100)} %`).join(", ")}`,
-  );
-  if (workloadRuns.some((w) => w.foreignLoad > 0.1)) {
-    out.push(
-      "WARNING: the machine was busy with other work during this run; the absolute figures are unreliable, the ratios less so.",
-    );
-  }
-  out.push("", "## Notes");
-  for (const r of rows) if (r.notes) out.push(`- ${r.workload} / ${r.figure}: ${r.notes}`);
-  process.stdout.write(`${out.join("\n")}\n`);
-}
-
 async function main() {
-  const needsPeerInstall = ONLY.includes("langgraph") || ONLY.includes("copilotkit");
-  if (
-    needsPeerInstall &&
-    (!existsSync(PEER_VERSION_FILE) || !existsSync(COPILOTKIT_VERSION_FILE))
-  ) {
+  const installed = existsSync(PEER_VERSION_FILE) && existsSync(COPILOTKIT_VERSION_FILE);
+  if (!installed && (ONLY.includes("langgraph") || ONLY.includes("copilotkit"))) {
     throw new Error(
       "the peers are not installed: run `npm install --prefix bench/peer` first (it installs @langchain/langgraph-api, @copilotkit/runtime and their packages into bench/peer/node_modules)",
     );
@@ -386,7 +325,6 @@ async function main() {
     existsSync(file) ? JSON.parse(readFileSync(file, "utf8")).version : "not installed";
   facts.peerVersion = versionOf(PEER_VERSION_FILE);
   facts.copilotkitVersion = versionOf(COPILOTKIT_VERSION_FILE);
-  facts.a2aSdkVersion = versionOf(A2A_SDK_VERSION_FILE);
   facts.build = ensureBuilt(log);
   process.stdout.write(`# acp-agui beside its peers: ${ONLY.join(", ")}\n`);
   const tmp = makeTempDir();
@@ -408,19 +346,19 @@ async function main() {
     const t0 = Date.now();
     const foreign = foreignLoad();
     log("== a2a");
-    const lane = await a2aLane({
-      plan,
-      tmp,
-      configPath: config.path,
-      log,
-      seconds: SECONDS,
-      rounds: ROUNDS,
-    });
+    const settings = { plan, tmp, log, seconds: SECONDS, rounds: ROUNDS };
+    const lane = await a2aLane({ ...settings, configPath: config.path });
     a2aSection = lane.lines;
     a2aFigures = lane.figures;
     workloadRuns.push({ id: "a2a", seconds: (Date.now() - t0) / 1000, foreignLoad: foreign() });
   }
-  printTable(facts);
+  printPeerReport({
+    facts,
+    rows,
+    workloadRuns,
+    settings: { seconds: SECONDS, rounds: ROUNDS, peerWorkers: PEER_WORKERS, only: ONLY },
+    a2aSection,
+  });
   process.stdout.write(`\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   mkdirSync(RESULTS_DIR, { recursive: true });
   const out = join(RESULTS_DIR, "peer.json");
