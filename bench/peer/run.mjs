@@ -6,12 +6,14 @@
 // 10,000-event scripted agents. Both run at the same time, pinned to the server CPU, and are
 // measured alternately (ours, peer, ours, peer…). See bench/README.md, "Peer lane".
 //
-// Environment: BENCH_SECONDS (10), BENCH_ROUNDS (2), BENCH_PEER_WORKERS (10: runs the peer
+// With BENCH_PEER_ONLY=a2a, the A2A lane alone (a2a-lane.mjs: the official @a2a-js/sdk server,
+// a root dependency, so nothing to install in bench/peer).
+//
+// Environment: BENCH_SECONDS (10; per connection count and server in the A2A lane), BENCH_ROUNDS (2), BENCH_PEER_WORKERS (10: runs the peer
 // executes at once), BENCH_NO_PIN, BENCH_SKIP_BUILD, BENCH_KEEP_TMP, BENCH_STREAM_EVENTS.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fmt, fmtNum } from "../lib/format.mjs";
 import {
   cannon,
   jsonRequest,
@@ -41,7 +43,9 @@ import {
   startOurs,
   writeBenchConfig,
 } from "../lib/servers.mjs";
+import { a2aLane } from "./a2a-lane.mjs";
 import { COPILOTKIT_VERSION_FILE, copilotkitConversations } from "./copilotkit-conversations.mjs";
+import { printPeerReport } from "./report.mjs";
 
 const env = process.env;
 const SECONDS = Math.max(2, Number(env.BENCH_SECONDS ?? 10));
@@ -56,8 +60,11 @@ const PEER_VERSION_FILE = join(
   "package.json",
 );
 const MAX_REQUESTS = 200_000;
-/** Which peers (BENCH_PEER_ONLY=langgraph or copilotkit); both by default. */
-const ONLY = (env.BENCH_PEER_ONLY ?? "langgraph,copilotkit").split(",").map((s) => s.trim());
+/** Which peers (BENCH_PEER_ONLY=langgraph, copilotkit or a2a, comma-separated); all by default. */
+const ONLY = (env.BENCH_PEER_ONLY ?? "langgraph,copilotkit,a2a").split(",").map((s) => s.trim());
+/** The A2A lane's printed section (its own tables) and figures. */
+let a2aSection = null;
+let a2aFigures = null;
 
 const log = (msg) =>
   process.stderr.write(`[bench:peer ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -303,46 +310,9 @@ const WORKLOADS = [
 
 // ---------------------------------------------------------------------------------------------
 
-function printTable(facts) {
-  const header = ["workload", "figure", "ours", "peer", "ours ÷ peer", "better"];
-  const lines = rows.map((r) => [
-    r.workload,
-    r.figure,
-    fmt(r.ours, r.unit),
-    fmt(r.peer, r.unit),
-    r.ratio === null ? "n/a" : `${fmtNum(r.ratio, r.ratio < 0.1 ? 3 : 2)}×`,
-    r.better === "higher" ? "higher is better" : "lower is better",
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => String(l[i]).length)));
-  const pad = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
-  const out = ["", "## Machine"];
-  out.push(
-    `CPU: ${facts.cpuModel}; cores: ${facts.cores}; Node: ${facts.node}; pinning: ${facts.pinning}`,
-  );
-  out.push(`build: ${facts.build}; BENCH_SECONDS=${SECONDS}, BENCH_ROUNDS=${ROUNDS}`);
-  out.push(
-    `peers: @langchain/langgraph-api ${facts.peerVersion}, ${PEER_WORKERS} queue workers, its in-memory storage (flushed to files in a temp dir), for the rows without "CopilotKit"; @copilotkit/runtime ${facts.copilotkitVersion} (CopilotRuntime, InMemoryAgentRunner) for the "CopilotKit route" rows; ours: dist/cli.js on SQLite`,
-  );
-  out.push("", "## Ours beside the peer (measured alternately in this run)", "");
-  out.push(pad(header));
-  out.push(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
-  for (const l of lines) out.push(pad(l));
-  out.push("");
-  out.push(
-    `Other processes' CPU during each workload (share of one core): ${workloadRuns.map((w) => `${w.id} ${Math.round(w.foreignLoad * 100)} %`).join(", ")}`,
-  );
-  if (workloadRuns.some((w) => w.foreignLoad > 0.1)) {
-    out.push(
-      "WARNING: the machine was busy with other work during this run; the absolute figures are unreliable, the ratios less so.",
-    );
-  }
-  out.push("", "## Notes");
-  for (const r of rows) if (r.notes) out.push(`- ${r.workload} / ${r.figure}: ${r.notes}`);
-  process.stdout.write(`${out.join("\n")}\n`);
-}
-
 async function main() {
-  if (!existsSync(PEER_VERSION_FILE) || !existsSync(COPILOTKIT_VERSION_FILE)) {
+  const installed = existsSync(PEER_VERSION_FILE) && existsSync(COPILOTKIT_VERSION_FILE);
+  if (!installed && (ONLY.includes("langgraph") || ONLY.includes("copilotkit"))) {
     throw new Error(
       "the peers are not installed: run `npm install --prefix bench/peer` first (it installs @langchain/langgraph-api, @copilotkit/runtime and their packages into bench/peer/node_modules)",
     );
@@ -351,10 +321,12 @@ async function main() {
   const plan = pinningPlan();
   pinSelf(plan);
   const facts = machineFacts(plan);
-  facts.peerVersion = JSON.parse(readFileSync(PEER_VERSION_FILE, "utf8")).version;
-  facts.copilotkitVersion = JSON.parse(readFileSync(COPILOTKIT_VERSION_FILE, "utf8")).version;
+  const versionOf = (file) =>
+    existsSync(file) ? JSON.parse(readFileSync(file, "utf8")).version : "not installed";
+  facts.peerVersion = versionOf(PEER_VERSION_FILE);
+  facts.copilotkitVersion = versionOf(COPILOTKIT_VERSION_FILE);
   facts.build = ensureBuilt(log);
-  process.stdout.write(`# acp-agui beside the LangGraph JS API server and CopilotKit's runtime\n`);
+  process.stdout.write(`# acp-agui beside its peers: ${ONLY.join(", ")}\n`);
   const tmp = makeTempDir();
   const config = writeBenchConfig(tmp);
   const started = Date.now();
@@ -370,13 +342,29 @@ async function main() {
       foreignLoad: foreign(),
     });
   }
-  printTable(facts);
+  if (ONLY.includes("a2a")) {
+    const t0 = Date.now();
+    const foreign = foreignLoad();
+    log("== a2a");
+    const settings = { plan, tmp, log, seconds: SECONDS, rounds: ROUNDS };
+    const lane = await a2aLane({ ...settings, configPath: config.path });
+    a2aSection = lane.lines;
+    a2aFigures = lane.figures;
+    workloadRuns.push({ id: "a2a", seconds: (Date.now() - t0) / 1000, foreignLoad: foreign() });
+  }
+  printPeerReport({
+    facts,
+    rows,
+    workloadRuns,
+    settings: { seconds: SECONDS, rounds: ROUNDS, peerWorkers: PEER_WORKERS, only: ONLY },
+    a2aSection,
+  });
   process.stdout.write(`\ntotal time ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   mkdirSync(RESULTS_DIR, { recursive: true });
   const out = join(RESULTS_DIR, "peer.json");
   writeFileSync(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), machine: facts, settings: { seconds: SECONDS, rounds: ROUNDS, peerWorkers: PEER_WORKERS, streamEvents: STREAM_EVENTS, only: ONLY }, rows, workloads: workloadRuns }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), machine: facts, settings: { seconds: SECONDS, rounds: ROUNDS, peerWorkers: PEER_WORKERS, streamEvents: STREAM_EVENTS, only: ONLY }, rows, a2a: a2aFigures, workloads: workloadRuns }, null, 2)}\n`,
   );
   process.stdout.write(`results: ${out}\n`);
 }

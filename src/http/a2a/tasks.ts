@@ -195,7 +195,10 @@ export class A2aTasks {
   /** Waits until the task finishes or pauses (or the signal aborts), then reads it. */
   async settle(who: Principal, handle: TaskHandle, signal: AbortSignal): Promise<TaskHandle> {
     const run = await this.runs.waitFor(handle.run, signal);
-    const fresh = (await this.runs.findReachable(who, run.run_id)) ?? run;
+    // A run that ended is handed over as recorded (by the engine here, or read after its end):
+    // reading it again would cost a lone request a query and a parse for the same record.
+    const ended = run !== handle.run && run.status !== "pending";
+    const fresh = ended ? run : ((await this.runs.findReachable(who, run.run_id)) ?? run);
     return { run: fresh, view: taskRunOf(fresh) };
   }
 

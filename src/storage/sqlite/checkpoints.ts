@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
 import { conflict, notFound } from "../../util/errors.js";
-import type { CheckpointRecord, NewCheckpoint } from "../types.js";
+import type { CheckpointRecord, NewCheckpoint, ThreadStatus } from "../types.js";
 import { assertObject, toJson } from "./json.js";
-import { type CheckpointRow, nowIso, sqliteCode, toCheckpoint } from "./mapping.js";
+import { type CheckpointRow, nowIso, rethrowCheck, sqliteCode, toCheckpoint } from "./mapping.js";
 import { packJson } from "./packed-json.js";
 
 interface ThreadPointer {
@@ -16,6 +16,7 @@ export class CheckpointRepository {
   readonly #select: Database.Statement<[string, string], CheckpointRow>;
   readonly #insert: Database.Statement;
   readonly #setCurrent: Database.Statement;
+  readonly #setCurrentAndStatus: Database.Statement;
   readonly #setPointer: Database.Statement;
   readonly #listNewest: Database.Statement<[string, number], CheckpointRow>;
   readonly #listBefore: Database.Statement<[string, number, number], CheckpointRow>;
@@ -46,6 +47,10 @@ export class CheckpointRepository {
       `UPDATE threads SET "values" = ?, messages = ?, checkpoint_id = ?, updated_at = ?
        WHERE thread_id = ?`,
     );
+    this.#setCurrentAndStatus = db.prepare(
+      `UPDATE threads SET "values" = ?, messages = ?, checkpoint_id = ?, status = ?, updated_at = ?
+       WHERE thread_id = ?`,
+    );
     this.#setPointer = db.prepare("UPDATE threads SET checkpoint_id = ? WHERE thread_id = ?");
     this.#listNewest = db.prepare(
       "SELECT * FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?",
@@ -66,6 +71,15 @@ export class CheckpointRepository {
 
   add(threadId: string, checkpoint: NewCheckpoint): CheckpointRecord {
     return this.#addTx.immediate(threadId, checkpoint);
+  }
+
+  /**
+   * `add` inside the caller's transaction (a run's end), setting the thread's status in the
+   * same UPDATE: no savepoint of its own (and its sub-journal's page copies) and no second
+   * UPDATE of the thread row and its status and recency indexes.
+   */
+  addEnding(threadId: string, checkpoint: NewCheckpoint, status: ThreadStatus): CheckpointRecord {
+    return this.#add(threadId, checkpoint, status);
   }
 
   get(threadId: string, checkpointId: string): CheckpointRecord | null {
@@ -123,7 +137,7 @@ export class CheckpointRepository {
     return row;
   }
 
-  #add(threadId: string, checkpoint: NewCheckpoint): CheckpointRecord {
+  #add(threadId: string, checkpoint: NewCheckpoint, status?: ThreadStatus): CheckpointRecord {
     const pointer = this.#requirePointer(threadId);
     assertObject(checkpoint.metadata, "checkpoint metadata");
     const parent =
@@ -152,7 +166,22 @@ export class CheckpointRepository {
       }
       throw err;
     }
-    this.#setCurrent.run(values, messages, checkpoint.checkpoint_id, now, threadId);
+    if (status === undefined) {
+      this.#setCurrent.run(values, messages, checkpoint.checkpoint_id, now, threadId);
+    } else {
+      try {
+        this.#setCurrentAndStatus.run(
+          values,
+          messages,
+          checkpoint.checkpoint_id,
+          status,
+          now,
+          threadId,
+        );
+      } catch (err) {
+        rethrowCheck(err, "thread status");
+      }
+    }
     // What the row now holds, without reading it back: a packed state read back would be
     // inflated and parsed again at every run's end, megabytes after a long answer. A packed
     // value is the one given (its JSON text is never whole to parse).

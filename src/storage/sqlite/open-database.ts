@@ -179,10 +179,11 @@ export function openDatabase(
           const updated = runs.updateInTransaction(runId, patch, fence, lastSeq);
           if (writes?.checkpoint !== undefined) {
             if (updated.thread_id === null) throw notFound("thread of run", runId);
-            checkpoints.add(updated.thread_id, writes.checkpoint);
+            checkpoints.addEnding(updated.thread_id, writes.checkpoint, thread.status);
+          } else if (updated.thread_id !== null) {
+            // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
+            threads.setStatus(updated.thread_id, thread.status);
           }
-          // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
-          if (updated.thread_id !== null) threads.setStatus(updated.thread_id, thread.status);
           return updated;
         },
       ),
