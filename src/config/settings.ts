@@ -69,6 +69,8 @@ export interface ServerSettings {
   copilotkit: CopilotKitSettings;
   /** Every agent as an A2A agent under `{basePath}/{agent}`; see docs/a2a.md. */
   a2a: A2aSettings;
+  /** LangGraph's API under `basePath`: every agent as an assistant; see docs/langgraph.md. */
+  langgraph: LangGraphSettings;
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
@@ -108,6 +110,12 @@ export interface WebhookSettings {
   concurrency: number;
   /** Attempts open at once to one receiver (`scheme://host:port`) on this replica. */
   perTargetConcurrency: number;
+}
+
+export interface LangGraphSettings {
+  enabled: boolean;
+  /** LangGraph's client's `apiUrl` is this server's origin followed by this path. */
+  basePath: string;
 }
 
 export interface CopilotKitSettings {
@@ -212,6 +220,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   agui: { enabled: true, basePath: "/ag-ui" },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
   a2a: { enabled: true, basePath: "/a2a", cardMaxAgeSeconds: 300, maxPushConfigsPerTask: 10 },
+  langgraph: { enabled: true, basePath: "/langgraph" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,
@@ -237,6 +246,7 @@ const SECTIONS = [
   "agui",
   "copilotkit",
   "a2a",
+  "langgraph",
   "rateLimit",
   "limits",
   "retention",
@@ -294,5 +304,7 @@ export function servedFaces(settings: ServerSettings): Array<{ face: string; pat
     faces.push({ face: "CopilotKit", path: settings.copilotkit.basePath });
   }
   if (settings.a2a.enabled) faces.push({ face: "A2A", path: `${settings.a2a.basePath}/{agent}` });
+  if (settings.langgraph.enabled)
+    faces.push({ face: "LangGraph", path: settings.langgraph.basePath });
   return faces;
 }
