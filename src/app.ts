@@ -120,6 +120,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       if (enabled && request.url.startsWith(`${basePath}/`)) {
         return sendA2aFrameworkError(basePath, request, reply, err.code);
       }
+      const langgraph = settings.langgraph;
+      if (langgraph.enabled && request.url.startsWith(`${langgraph.basePath}/`)) {
+        return sendDetail(reply, err.code === "FST_ERR_MAX_PARAM_LENGTH" ? 414 : 400, err.message);
+      }
       return sendFrameworkError(err, request, reply);
     },
     // Our own 503 during shutdown (below), an ACP string error like every other.

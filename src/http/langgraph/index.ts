@@ -1,7 +1,7 @@
 import { facePlugin } from "../face-plugin.js";
 import { PLUGIN } from "../plugins/names.js";
 import { assistantRoutes } from "./assistants.js";
-import { answerErrorsAsLangGraph } from "./errors.js";
+import { answerErrorsAsLangGraph, sendDetail } from "./errors.js";
 import { runRoutes } from "./runs.js";
 import { threadRoutes } from "./threads.js";
 
@@ -18,6 +18,9 @@ export const langgraphFace = facePlugin<{ basePath: string }>(
     await app.register(
       async (face) => {
         answerErrorsAsLangGraph(face);
+        face.setNotFoundHandler((request, reply) =>
+          sendDetail(reply, 404, `no route for ${request.method} ${request.url.split("?", 1)[0]}`),
+        );
         await face.register(assistantRoutes);
         await face.register(threadRoutes);
         await face.register(runRoutes);
