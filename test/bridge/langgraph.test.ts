@@ -105,7 +105,7 @@ describe("run bodies", () => {
   it("refuses stream modes it does not produce, naming them", () => {
     expect(parseStreamModes(undefined)).toEqual(["values"]);
     expect(parseStreamModes(["values", "values", "custom"])).toEqual(["values", "custom"]);
-    expect(() => parseStreamModes(["events", "values"])).toThrow('"events" not supported');
+    expect(() => parseStreamModes(["debug", "values"])).toThrow('"debug" not supported');
   });
 });
 
@@ -163,6 +163,27 @@ describe("stream events", () => {
         output: { type: "result", values: { n: 1 }, messages },
       }),
     ).toEqual([]);
+  });
+
+  it("gives LangChain stream events in events mode, before the same chunk in messages-tuple", () => {
+    const mapper = new LangGraphStreamMapper(["events", "messages-tuple"], context);
+    const events = mapper.map({
+      kind: "event",
+      event: { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "hi" },
+    });
+    expect(events.map((e) => e.event)).toEqual(["events", "messages"]);
+    expect(events[0]!.data).toMatchObject({
+      event: "on_chat_model_stream",
+      metadata: { langgraph_node: "bot" },
+      data: { chunk: { type: "AIMessageChunk", id: "m", content: "hi" } },
+    });
+    const [end] = mapper.map({
+      kind: "event",
+      event: { type: "TEXT_MESSAGE_END", messageId: "m" },
+    });
+    expect(end!.data).toMatchObject({ event: "on_chat_model_end" });
+    const [custom] = mapper.map({ kind: "event", event: { type: "CUSTOM", name: "n", value: 1 } });
+    expect(custom!.data).toMatchObject({ event: "on_custom_event", name: "n", data: 1 });
   });
 
   it("ends with an error event for a failure and nothing for a cancel", () => {

@@ -156,6 +156,55 @@ describe("runs.wait", () => {
   });
 });
 
+describe("state updates", () => {
+  it("updates a thread's state as LangGraph's reducers would, as a new checkpoint", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "echo", {
+      input: { messages: [{ type: "human", content: "before", id: "h-1" }] },
+    });
+    const before = await client.threads.getState<Values>(thread.thread_id);
+    const updated = (await client.threads.updateState(thread.thread_id, {
+      values: {
+        topic: "plans",
+        messages: [
+          { type: "human", content: "before, edited", id: "h-1" },
+          { type: "ai", content: "added", id: "a-9" },
+        ],
+      },
+    })) as unknown as { checkpoint: { checkpoint_id: string } };
+    const after = await client.threads.getState<Values>(thread.thread_id);
+    expect(after.checkpoint.checkpoint_id).toBe(updated.checkpoint.checkpoint_id);
+    expect(after.values.topic).toBe("plans");
+    expect(after.values.messages.map((m) => m.content)).toEqual([
+      "before, edited",
+      "before",
+      "added",
+    ]);
+    // The checkpoint before the update is still there to read.
+    const old = await client.threads.getState<Values>(
+      thread.thread_id,
+      before.checkpoint.checkpoint_id!,
+    );
+    expect(old.values.messages.map((m) => m.content)).toEqual(["before", "before"]);
+    // A run reads the updated state: the next answer comes after the added message.
+    const next = (await client.runs.wait(thread.thread_id, "echo", {
+      input: { messages: [{ type: "human", content: "then" }] },
+    })) as Values;
+    expect(next.messages.map((m) => m.content).slice(2)).toEqual(["added", "then", "then"]);
+  });
+
+  it("does not add again the messages a client sends that the thread has", async () => {
+    const thread = await client.threads.create();
+    const first = (await client.runs.wait(thread.thread_id, "echo", {
+      input: { messages: [{ type: "human", content: "once", id: "h-once" }] },
+    })) as Values;
+    const again = (await client.runs.wait(thread.thread_id, "echo", {
+      input: { messages: [...first.messages, { type: "human", content: "twice", id: "h-2" }] },
+    })) as Values;
+    expect(again.messages.map((m) => m.content)).toEqual(["once", "once", "twice", "twice"]);
+  });
+});
+
 describe("bad input", () => {
   const post = (path: string, body: unknown) =>
     fetch(`${base}/langgraph${path}`, {

@@ -121,10 +121,10 @@ describe("runs.stream", () => {
     const refused = collect(
       client.runs.stream(thread.thread_id, "echo", {
         input: human("x"),
-        streamMode: ["values", "events", "debug"],
+        streamMode: ["values", "debug", "tasks"],
       }),
     );
-    await expect(refused).rejects.toThrow(/422.*events.*debug.*not supported/s);
+    await expect(refused).rejects.toThrow(/422.*debug.*tasks.*not supported/s);
   });
 });
 

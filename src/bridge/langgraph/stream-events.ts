@@ -8,6 +8,7 @@
  * | TOOL_CALL_START / _ARGS / _CHUNK              | `messages`: an `AIMessageChunk` with `tool_call_chunks` (id of the message the call belongs to) |
  * | TOOL_CALL_RESULT                              | `messages`: the `tool` message                   |
  * | CUSTOM `{name, value}`                        | `custom`: `{name, value}`                        |
+ * | text and tool call chunks, their ends, tool results, CUSTOM | `events` (LangChain's stream events): `on_chat_model_stream` with the same chunks, `on_chat_model_end`, `on_tool_end` with the tool message, `on_custom_event` |
  * | a values frame after a message, tool call or state change ended (not after each token) | `values`: the thread's values; `updates`: `{<agent>: <what changed>}` |
  * | the final frame: a result                     | `values` once more if they changed               |
  * | the final frame: an interrupt                 | `values` and `updates`: `{"__interrupt__": [...]}` |
@@ -112,14 +113,55 @@ export class LangGraphStreamMapper {
   private fromEvent(event: Rec): StreamEvent[] {
     const type = String(event.type);
     this.lastEventType = type;
+    const out: StreamEvent[] = [];
     if (type === "CUSTOM") {
-      return this.modes.has("custom")
-        ? [{ event: "custom", data: { name: event.name, value: event.value } }]
-        : [];
+      if (this.modes.has("custom")) {
+        out.push({ event: "custom", data: { name: event.name, value: event.value } });
+      }
+      if (this.modes.has("events")) {
+        out.push(this.langchainEvent("on_custom_event", String(event.name), event.value));
+      }
+      return out;
     }
-    if (!this.modes.has("messages-tuple")) return [];
-    const chunk = this.chunkOf(type, event);
-    return chunk ? [{ event: "messages", data: [chunk, this.metadata] }] : [];
+    const wantsChunks = this.modes.has("messages-tuple") || this.modes.has("events");
+    const chunk = wantsChunks ? this.chunkOf(type, event) : undefined;
+    // The stream event first: a client reading both (`@ag-ui/langgraph`) takes the text from
+    // `events` once it has seen one, and would take the first chunk twice otherwise.
+    if (this.modes.has("events")) {
+      const langchain = this.eventOf(type, chunk);
+      if (langchain) out.push(langchain);
+    }
+    if (chunk && this.modes.has("messages-tuple")) {
+      out.push({ event: "messages", data: [chunk, this.metadata] });
+    }
+    return out;
+  }
+
+  /** The LangChain stream event (`events` mode) of an AG-UI event, if it has one. */
+  private eventOf(type: string, chunk: Rec | undefined): StreamEvent | undefined {
+    switch (type) {
+      case "TEXT_MESSAGE_END":
+      case "TOOL_CALL_END":
+        return this.langchainEvent("on_chat_model_end", "model", { output: {} });
+      case "TOOL_CALL_RESULT":
+        return this.langchainEvent("on_tool_end", "tool", { input: {}, output: chunk });
+      default:
+        return chunk ? this.langchainEvent("on_chat_model_stream", "model", { chunk }) : undefined;
+    }
+  }
+
+  private langchainEvent(name: string, runnable: string, data: unknown): StreamEvent {
+    return {
+      event: "events",
+      data: {
+        event: name,
+        name: runnable,
+        run_id: this.context.runId,
+        tags: [],
+        metadata: this.metadata,
+        data,
+      },
+    };
   }
 
   private chunkOf(type: string, event: Rec): Rec | undefined {

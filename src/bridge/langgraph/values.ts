@@ -9,8 +9,11 @@
  * `{id, value: {reason?, message?, responseSchema?, …}}`: LangGraph's has no field for a schema,
  * so everything the agent said of the interrupt goes in its value.
  */
-import { storedValues } from "../acp/values.js";
-import { acpToLangchainMessages } from "./messages.js";
+
+import { invalid } from "../../util/errors.js";
+import { acpToAguiMessages, aguiToAcpMessages } from "../acp/messages.js";
+import { isObject, storedValues, threadStateForAgent } from "../acp/values.js";
+import { acpToLangchainMessages, langchainToAcpMessages } from "./messages.js";
 
 type Rec = Record<string, unknown>;
 
@@ -72,4 +75,36 @@ function entry(interruptId: string, payload: unknown): Rec {
   return payload === undefined || payload === null
     ? { interruptId, status: "resolved" }
     : { interruptId, status: "resolved", payload };
+}
+
+/**
+ * A LangGraph state update (`POST /threads/{id}/state`) applied to a thread's values and
+ * messages, as LangGraph's reducers would: `messages` are added by id (one with a known id
+ * replaces it), every other key replaces the agent state's key. Returns what the thread
+ * stores: values, and messages in our stored form.
+ */
+export function applyStateUpdate(
+  update: unknown,
+  values: unknown,
+  messages: readonly unknown[] | null,
+): { values: Record<string, unknown>; messages: Record<string, unknown>[] } {
+  const current = (messages ?? []) as Record<string, unknown>[];
+  if (update === null || update === undefined)
+    return { values: storedValues(values), messages: current };
+  if (!isObject(update)) throw invalid("values must be an object (the state update), or null");
+  const { messages: added, ...rest } = update;
+  const state = threadStateForAgent(values, undefined);
+  const base = isObject(state) ? state : { $state: state };
+  const next = [...current];
+  if (added !== undefined && added !== null) {
+    const stored = aguiToAcpMessages(
+      acpToAguiMessages(langchainToAcpMessages(added, "values/messages")),
+    ) as unknown as Record<string, unknown>[];
+    for (const message of stored) {
+      const at = next.findIndex((known) => known.id === message.id);
+      if (at >= 0) next[at] = message;
+      else next.push(message);
+    }
+  }
+  return { values: { ...base, ...rest }, messages: next };
 }

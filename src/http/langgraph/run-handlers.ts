@@ -8,7 +8,7 @@ import type { AgentRegistry, RegisteredAgent } from "../../config/registry.js";
 import { LazyAbortController } from "../../engine/run-engine/lazy-abort.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
-import type { RunKind, RunRecord } from "../../storage/types.js";
+import type { RunKind, RunRecord, ThreadRecord } from "../../storage/types.js";
 import { conflict, invalid, notFound } from "../../util/errors.js";
 import { clientGone, disconnectSignal } from "../streaming/client-gone.js";
 import { lastEventId } from "../streaming/last-event-id.js";
@@ -184,12 +184,17 @@ export class LangGraphRuns {
       const run = await runs.resume(who, interrupted.run_id, "stateful", body, threadId);
       return { run, afterSeq: interrupted.last_seq };
     }
+    // Read once here, so that the run's creation need not read it again.
+    const thread =
+      kind === "stateful" ? ((await threads.findReachable(who, threadId!)) ?? null) : undefined;
+    if (thread) withoutKnownMessages(parsed, thread);
     const command = parseRunCommand(parsed.acp, "langgraph");
     if (toWait) {
       const { run, ended } = await runs.createToWait(who, kind, command, threadId);
       return { run, afterSeq: 0, ended };
     }
-    return { run: await runs.create(who, kind, command, threadId), afterSeq: 0 };
+    const run = await runs.create(who, kind, command, threadId, undefined, thread);
+    return { run, afterSeq: 0 };
   }
 
   /** A stopped run's values as `wait` and `join` answer them. */
@@ -206,4 +211,17 @@ export class LangGraphRuns {
       messages: thread?.messages ?? null,
     });
   }
+}
+
+/**
+ * LangGraph adds input messages by id: a client may send the whole conversation again
+ * (`@ag-ui/langgraph` does), and the messages the thread has already are not added twice.
+ */
+function withoutKnownMessages(parsed: ParsedRunBody, thread: ThreadRecord): void {
+  const input = parsed.acp.input as { messages?: Array<{ id?: unknown }> } | undefined;
+  if (!input?.messages || !thread.messages) return;
+  const known = new Set(thread.messages.map((message) => message.id));
+  input.messages = input.messages.filter(
+    (message) => typeof message.id !== "string" || !known.has(message.id),
+  );
 }

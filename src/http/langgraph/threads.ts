@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { Principal } from "../../auth/principal.js";
-import { toLangGraphInterrupts } from "../../bridge/langgraph/values.js";
+import { applyStateUpdate, toLangGraphInterrupts } from "../../bridge/langgraph/values.js";
 import type { RunService } from "../../engine/run-service.js";
-import type { ThreadRecord, ThreadStatus } from "../../storage/types.js";
+import type { AcpMessage, ThreadRecord, ThreadStatus } from "../../storage/types.js";
 import { invalid } from "../../util/errors.js";
 import { threadIdParams } from "../params.js";
 import { toCheckpointState, toThread, toThreadState } from "./records.js";
@@ -164,6 +164,63 @@ export const threadRoutes: FastifyPluginAsync = async (app) => {
           node: nodeOf(open.run.agent_id),
         },
       );
+    },
+  );
+
+  const checkpointParams = {
+    type: "object",
+    properties: {
+      thread_id: threadIdParams.properties.thread_id,
+      checkpoint_id: { type: "string", minLength: 1, maxLength: 200 },
+    },
+    required: ["thread_id", "checkpoint_id"],
+  } as const;
+
+  app.get<{ Params: { thread_id: string; checkpoint_id: string } }>(
+    "/threads/:thread_id/state/:checkpoint_id",
+    { schema: { params: checkpointParams } },
+    async (request) => {
+      const { thread_id, checkpoint_id } = request.params;
+      return toCheckpointState(await threads.checkpoint(request.caller, thread_id, checkpoint_id));
+    },
+  );
+
+  app.post<ThreadParams>(
+    "/threads/:thread_id/state/checkpoint",
+    { schema: { params: threadIdParams } },
+    async (request) => {
+      const checkpoint = optionalObject(objectBody(request.body), "checkpoint");
+      const id = checkpoint?.checkpoint_id;
+      if (typeof id !== "string") throw invalid("checkpoint.checkpoint_id is required");
+      return toCheckpointState(
+        await threads.checkpoint(request.caller, request.params.thread_id, id),
+      );
+    },
+  );
+
+  // A state update: a new checkpoint of the thread (refused while a run is in progress).
+  app.post<ThreadParams>(
+    "/threads/:thread_id/state",
+    { schema: { params: threadIdParams } },
+    async (request) => {
+      const body = objectBody(request.body);
+      const from = body.checkpoint_id ?? optionalObject(body, "checkpoint")?.checkpoint_id;
+      if (from != null && typeof from !== "string") throw invalid("checkpoint_id must be a string");
+      const base = from
+        ? await threads.checkpoint(request.caller, request.params.thread_id, from as string)
+        : await threads.get(request.caller, request.params.thread_id);
+      const next = applyStateUpdate(body.values, base.values, base.messages);
+      const thread = await threads.patch(request.caller, request.params.thread_id, {
+        values: next.values,
+        messages: next.messages as unknown as AcpMessage[],
+        checkpoint: from ? { checkpoint_id: from as string } : undefined,
+      });
+      const checkpoint = {
+        thread_id: thread.thread_id,
+        checkpoint_ns: "",
+        checkpoint_id: thread.checkpoint_id,
+      };
+      return { checkpoint, configurable: checkpoint };
     },
   );
 
