@@ -162,6 +162,10 @@ TEMPLATES.LgHistory = {
   template: { limit: 5, before: { configurable: { checkpoint_id: "x" } } },
   keys: ["limit", "before", "metadata", "checkpoint"],
 };
+TEMPLATES.LgStateUpdate = {
+  template: { values: { messages: [{ type: "ai", content: "x", id: "m" }], topic: 1 } },
+  keys: ["values", "as_node", "checkpoint_id", "checkpoint"],
+};
 const EMPTY = { template: {}, keys: ["metadata", "input"] };
 
 interface Endpoint {
@@ -325,6 +329,7 @@ const endpoints: Endpoint[] = [
       ["lg_threads_search", "POST", "/langgraph/threads/search", "LgSearch", []],
       ["lg_thread", "PATCH", "/langgraph/threads/{thread_id}", "LgSearch", []],
       ["lg_thread_state", "GET", "/langgraph/threads/{thread_id}/state", undefined, []],
+      ["lg_state_update", "POST", "/langgraph/threads/{thread_id}/state", "LgStateUpdate", []],
       ["lg_thread_history", "POST", "/langgraph/threads/{thread_id}/history", "LgHistory", []],
       ["lg_runs_wait", "POST", "/langgraph/runs/wait", "LgRun", []],
       ["lg_runs_stream", "POST", "/langgraph/runs/stream", "LgRun", []],
