@@ -95,6 +95,9 @@ describe("runs.stream", () => {
       (u) => ((u.echo as Chunk | undefined)?.messages as Chunk[] | undefined) ?? [],
     );
     expect(updatedMessages.map((m) => m.content)).toContain("one two three");
+    // The first values are the run's input, as LangGraph's are: the question, not the answer begun.
+    const first = parts.find((p) => p.event === "values")!.data as { messages: Chunk[] };
+    expect(first.messages.map((m) => [m.type, m.content])).toEqual([["human", "one two three"]]);
     // The values are sent when a message is complete, not after every token.
     expect(parts.filter((p) => p.event === "values").length).toBeLessThan(chunks.length);
   });

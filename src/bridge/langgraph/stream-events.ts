@@ -44,9 +44,12 @@ export interface StreamContext {
   runMetadata: Rec;
 }
 
-/** AG-UI events after which values are worth a `values` event (a token's are not). */
+/**
+ * AG-UI events after which values are not worth a `values` event: a token's. (A text message's
+ * start is: the values then show the run's input, as LangGraph's first `values` does, without
+ * the message just begun.)
+ */
 const PARTIAL = new Set([
-  "TEXT_MESSAGE_START",
   "TEXT_MESSAGE_CONTENT",
   "TEXT_MESSAGE_CHUNK",
   "TOOL_CALL_START",
@@ -68,6 +71,8 @@ export class LangGraphStreamMapper {
   private readonly callsPerMessage = new Map<string, number>();
   /** The last AG-UI event seen: whether the next values frame is one to send. */
   private lastEventType: string | undefined;
+  /** Text messages begun and not ended: left out of `values` until they are complete. */
+  private readonly openMessages = new Set<unknown>();
   /** The last values sent, as JSON, and as values (what `updates` diffs against). */
   private lastValuesJson: string | undefined;
   private lastValues: Rec | undefined;
@@ -104,7 +109,7 @@ export class LangGraphStreamMapper {
         return this.fromEvent(item.event);
       case "values":
         if (this.lastEventType !== undefined && PARTIAL.has(this.lastEventType)) return [];
-        return this.fromValues(toLangGraphValues(item.values, item.messages));
+        return this.fromValues(toLangGraphValues(item.values, this.completeOnly(item.messages)));
       case "final":
         return this.fromFinal(item.status, item.output);
     }
@@ -113,6 +118,8 @@ export class LangGraphStreamMapper {
   private fromEvent(event: Rec): StreamEvent[] {
     const type = String(event.type);
     this.lastEventType = type;
+    if (type === "TEXT_MESSAGE_START") this.openMessages.add(event.messageId);
+    if (type === "TEXT_MESSAGE_END") this.openMessages.delete(event.messageId);
     const out: StreamEvent[] = [];
     if (type === "CUSTOM") {
       if (this.modes.has("custom")) {
@@ -135,6 +142,11 @@ export class LangGraphStreamMapper {
       out.push({ event: "messages", data: [chunk, this.metadata] });
     }
     return out;
+  }
+
+  private completeOnly(messages: unknown): unknown {
+    if (this.openMessages.size === 0 || !Array.isArray(messages)) return messages;
+    return messages.filter((message) => !this.openMessages.has((message as Rec | null)?.id));
   }
 
   /** The LangChain stream event (`events` mode) of an AG-UI event, if it has one. */
