@@ -141,7 +141,7 @@ describe("runs.wait", () => {
     expect((await client.threads.get(threadId)).status).toBe("idle");
   });
 
-  it("reads the same thread back through the ACP face", async () => {
+  it("reads the same thread back through the ACP and AG-UI faces", async () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, "echo", {
       input: { messages: [{ type: "human", content: "seen by ACP" }] },
@@ -150,6 +150,23 @@ describe("runs.wait", () => {
       messages: Array<{ role: string; content: string }>;
     };
     expect(acp.messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "seen by ACP"],
+      ["assistant", "seen by ACP"],
+    ]);
+    // And through the AG-UI face: a client rejoining the thread gets its messages.
+    const sse = await (
+      await fetch(`${base}/ag-ui/echo/connect`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({ threadId: thread.thread_id, runId: "r", messages: [] }),
+      })
+    ).text();
+    const events = sse
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)) as { type: string; messages?: typeof acp.messages });
+    const snapshot = events.find((e) => e.type === "MESSAGES_SNAPSHOT");
+    expect(snapshot?.messages?.map((m) => [m.role, m.content])).toEqual([
       ["user", "seen by ACP"],
       ["assistant", "seen by ACP"],
     ]);
