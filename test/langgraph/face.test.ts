@@ -131,6 +131,19 @@ describe("runs.wait", () => {
     expect(values.forecast).toEqual({ temperature: 21, sky: "clear" });
   });
 
+  it("copies a thread with its state, and deletes a run", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "echo", {
+      input: { messages: [{ type: "human", content: "copy me" }] },
+    });
+    const copy = await client.threads.copy(thread.thread_id);
+    expect(copy.thread_id).not.toBe(thread.thread_id);
+    expect((copy.values as Values).messages.map((m) => m.content)).toEqual(["copy me", "copy me"]);
+    const [run] = await client.runs.list(thread.thread_id);
+    await client.runs.delete(thread.thread_id, run!.run_id);
+    await expect(client.runs.get(thread.thread_id, run!.run_id)).rejects.toThrow(/404/);
+  });
+
   it("creates the thread a run names when if_not_exists is create", async () => {
     const threadId = crypto.randomUUID();
     const values = (await client.runs.wait(threadId, "echo", {
