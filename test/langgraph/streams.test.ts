@@ -119,6 +119,38 @@ describe("runs.stream", () => {
     expect(chunks.at(-1)).toMatchObject({ type: "tool", id: "msg-2", tool_call_id: "call-1" });
   });
 
+  it("streams each message as it grows in messages mode", async () => {
+    const parts = await collect(
+      client.runs.stream(null, "scripted-demo", {
+        input: human("weather?"),
+        streamMode: "messages",
+      }),
+    );
+    const events = parts.map((p) => p.event);
+    expect(events[1]).toBe("messages/metadata");
+    expect(Object.keys(parts[1]!.data as Chunk)).toEqual(["msg-1"]);
+    const partials = parts
+      .filter((p) => p.event === "messages/partial")
+      .map((p) => (p.data as Chunk[])[0]!);
+    expect(partials[0]).toMatchObject({
+      type: "ai",
+      id: "msg-1",
+      content: "Let me check the weather ",
+    });
+    const complete = parts
+      .filter((p) => p.event === "messages/complete")
+      .map((p) => (p.data as Chunk[])[0]!);
+    expect(complete.at(-2)).toMatchObject({
+      type: "ai",
+      id: "msg-1",
+      content: "Let me check the weather in Lisbon.",
+      tool_calls: [
+        { id: "call-1", name: "get_weather", args: { city: "Lisbon" }, type: "tool_call" },
+      ],
+    });
+    expect(complete.at(-1)).toMatchObject({ type: "tool", id: "msg-2", tool_call_id: "call-1" });
+  });
+
   it("refuses a stream mode it cannot honour, naming it", async () => {
     const thread = await client.threads.create();
     const refused = collect(

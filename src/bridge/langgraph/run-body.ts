@@ -25,7 +25,14 @@ const isRecord = (value: unknown): value is Rec =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The stream modes this face produces, in LangGraph's names. */
-export const STREAM_MODES = ["values", "messages-tuple", "updates", "custom", "events"] as const;
+export const STREAM_MODES = [
+  "values",
+  "messages-tuple",
+  "messages",
+  "updates",
+  "custom",
+  "events",
+] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
 
 /** What the face keeps of a LangGraph run body with the run (the `langgraph` key). */

@@ -7,6 +7,7 @@
  * | TEXT_MESSAGE_CONTENT / _CHUNK                 | `messages` (messages-tuple): an `AIMessageChunk` with the message's final id |
  * | TOOL_CALL_START / _ARGS / _CHUNK              | `messages`: an `AIMessageChunk` with `tool_call_chunks` (id of the message the call belongs to) |
  * | TOOL_CALL_RESULT                              | `messages`: the `tool` message                   |
+ * | the same, in `messages` mode                  | `messages/metadata`, `messages/partial` (the message so far), `messages/complete` (messages-mode.ts) |
  * | CUSTOM `{name, value}`                        | `custom`: `{name, value}`                        |
  * | text and tool call chunks, their ends, tool results, CUSTOM | `events` (LangChain's stream events): `on_chat_model_stream` with the same chunks, `on_chat_model_end`, `on_tool_end` with the tool message, `on_custom_event` |
  * | a values frame after a message, tool call or state change ended (not after each token) | `values`: the thread's values; `updates`: `{<agent>: <what changed>}` |
@@ -20,6 +21,7 @@
  */
 import { ERRCODE } from "../acp/outcomes.js";
 import { parseArgs } from "./messages.js";
+import { MessagesMode } from "./messages-mode.js";
 import type { StreamMode } from "./run-body.js";
 import { interruptsOfOutput, toLangGraphInterrupts, toLangGraphValues } from "./values.js";
 
@@ -73,6 +75,8 @@ export class LangGraphStreamMapper {
   private lastEventType: string | undefined;
   /** Text messages begun and not ended: left out of `values` until they are complete. */
   private readonly openMessages = new Set<unknown>();
+  /** The `messages` mode's growing messages, when that mode is asked for. */
+  private readonly messagesMode: MessagesMode | undefined;
   /** The last values sent, as JSON, and as values (what `updates` diffs against). */
   private lastValuesJson: string | undefined;
   private lastValues: Rec | undefined;
@@ -96,6 +100,7 @@ export class LangGraphStreamMapper {
       langgraph_checkpoint_ns: `${agentName}:${runId}`,
       checkpoint_ns: `${agentName}:${runId}`,
     };
+    if (this.modes.has("messages")) this.messagesMode = new MessagesMode(this.metadata);
   }
 
   /** The `metadata` event every stream starts with. */
@@ -141,6 +146,7 @@ export class LangGraphStreamMapper {
     if (chunk && this.modes.has("messages-tuple")) {
       out.push({ event: "messages", data: [chunk, this.metadata] });
     }
+    if (this.messagesMode) out.push(...this.messagesMode.map(type, event));
     return out;
   }
 
