@@ -61,6 +61,15 @@ describe("threads", () => {
     const found = await client.threads.search({ metadata: { owner: "face-test", topic: "tests" } });
     expect(found.map((f) => f.thread_id)).toEqual([thread.thread_id]);
 
+    const byId = await client.threads.search({
+      ids: [thread.thread_id, crypto.randomUUID()],
+      metadata: { owner: "face-test" },
+    });
+    expect(byId.map((f) => f.thread_id)).toEqual([thread.thread_id]);
+    expect(
+      await client.threads.search({ ids: [thread.thread_id], metadata: { owner: "x" } }),
+    ).toEqual([]);
+
     await client.threads.delete(thread.thread_id);
     await expect(client.threads.get(thread.thread_id)).rejects.toThrow(/404/);
   });

@@ -37,6 +37,13 @@ function page(body: Rec, field: "limit" | "offset", fallback: number, max: numbe
   return value;
 }
 
+/** Every key of `wanted` is in `have` with an equal value (a metadata filter, as storage's). */
+function contains(have: Rec, wanted: Rec): boolean {
+  return Object.entries(wanted).every(
+    ([key, value]) => JSON.stringify(have[key]) === JSON.stringify(value),
+  );
+}
+
 /** The open interrupts of an interrupted thread, with the run that holds them. */
 async function openInterrupts(runs: RunService, who: Principal, thread: ThreadRecord) {
   if (thread.status !== "interrupted") return undefined;
@@ -99,9 +106,11 @@ export const threadRoutes: FastifyPluginAsync = async (app) => {
       const reachable = await Promise.all(
         (ids as string[]).map((id) => threads.findReachable(request.caller, id)),
       );
+      const metadata = optionalObject(body, "metadata") ?? {};
       found = reachable
         .filter((t): t is ThreadRecord => t !== undefined && !t.hidden)
         .filter((t) => status == null || t.status === status)
+        .filter((t) => contains(t.metadata, metadata))
         .slice(offset, offset + limit);
     } else {
       found = await threads.search(request.caller, {
@@ -238,11 +247,7 @@ export const threadRoutes: FastifyPluginAsync = async (app) => {
     });
     const metadata = optionalObject(body, "metadata");
     return checkpoints
-      .filter((checkpoint) =>
-        Object.entries(metadata ?? {}).every(
-          ([key, value]) => JSON.stringify(checkpoint.metadata[key]) === JSON.stringify(value),
-        ),
-      )
+      .filter((checkpoint) => contains(checkpoint.metadata, metadata ?? {}))
       .map(toCheckpointState);
   };
 
