@@ -223,6 +223,49 @@ describe("background runs", () => {
   });
 });
 
+describe("a busy thread", () => {
+  it("refuses a second run by default, and interrupts the first with multitask_strategy interrupt", async () => {
+    const thread = await client.threads.create();
+    const words = Array.from({ length: 200 }, (_, i) => `w${i}`).join(" ");
+    const first = await client.runs.create(thread.thread_id, "echo", { input: human(words) });
+    await expect(
+      client.runs.wait(thread.thread_id, "echo", { input: human("me too") }),
+    ).rejects.toThrow(/409.*busy/s);
+    const second = (await client.runs.wait(thread.thread_id, "echo", {
+      input: human("me first"),
+      multitaskStrategy: "interrupt",
+    })) as { messages: Chunk[] };
+    expect(second.messages.at(-1)!.content).toBe("me first");
+    expect((await client.runs.get(thread.thread_id, first.run_id)).status).toBe("interrupted");
+  });
+
+  it("cancels a stream's run when the client leaves, with on_disconnect cancel", async () => {
+    const thread = await client.threads.create();
+    const words = Array.from({ length: 200 }, (_, i) => `w${i}`).join(" ");
+    const controller = new AbortController();
+    let runId = "";
+    try {
+      for await (const part of client.runs.stream(thread.thread_id, "echo", {
+        input: human(words),
+        streamMode: ["messages-tuple"],
+        onDisconnect: "cancel",
+        signal: controller.signal,
+        onRunCreated: (run) => {
+          runId = run.run_id;
+        },
+      })) {
+        if (part.event === "messages") controller.abort();
+      }
+    } catch (err) {
+      expect((err as Error).name).toBe("AbortError");
+    }
+    const run = await client.runs
+      .join(thread.thread_id, runId)
+      .then(() => client.runs.get(thread.thread_id, runId));
+    expect(run.status).toBe("interrupted");
+  });
+});
+
 describe("resumable streams", () => {
   it("rejoins a dropped stream with Last-Event-ID and gets exactly the events it missed", async () => {
     const thread = await client.threads.create();
