@@ -121,10 +121,9 @@ export function toThreadState(
   checkpoint: CheckpointRecord | undefined,
   interrupts: { runId: string; interrupts: LangGraphInterrupt[]; node: string } | undefined,
 ): Rec {
-  const state = checkpoint
+  const state: Rec = checkpoint
     ? toCheckpointState(checkpoint)
     : {
-        values: toLangGraphValues(thread.values, thread.messages),
         next: [],
         checkpoint: checkpointOf(thread.thread_id, thread.checkpoint_id),
         metadata: {},
@@ -132,7 +131,7 @@ export function toThreadState(
         parent_checkpoint: null,
         tasks: [],
       };
-  // The thread's own values are newer than its last checkpoint while a run writes them.
+  // The thread's own values: newer than its last checkpoint while a run writes them.
   state.values = toLangGraphValues(thread.values, thread.messages);
   if (interrupts) {
     state.next = [interrupts.node];
