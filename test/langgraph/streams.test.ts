@@ -151,6 +151,26 @@ describe("runs.stream", () => {
     expect(complete.at(-1)).toMatchObject({ type: "tool", id: "msg-2", tool_call_id: "call-1" });
   });
 
+  it("streams a tool's start and end in tools mode", async () => {
+    const parts = await collect(
+      client.runs.stream(null, "scripted-demo", { input: human("weather?"), streamMode: "tools" }),
+    );
+    expect(parts.filter((p) => p.event === "tools").map((p) => p.data)).toEqual([
+      {
+        event: "on_tool_start",
+        toolCallId: "call-1",
+        name: "get_weather",
+        input: { city: "Lisbon" },
+      },
+      {
+        event: "on_tool_end",
+        toolCallId: "call-1",
+        name: "get_weather",
+        output: '{"temperature":21,"sky":"clear"}',
+      },
+    ]);
+  });
+
   it("refuses a stream mode it cannot honour, naming it", async () => {
     const thread = await client.threads.create();
     const refused = collect(

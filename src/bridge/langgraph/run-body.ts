@@ -32,6 +32,7 @@ export const STREAM_MODES = [
   "updates",
   "custom",
   "events",
+  "tools",
 ] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
 

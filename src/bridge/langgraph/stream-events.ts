@@ -7,6 +7,7 @@
  * | TEXT_MESSAGE_CONTENT / _CHUNK                 | `messages` (messages-tuple): an `AIMessageChunk` with the message's final id |
  * | TOOL_CALL_START / _ARGS / _CHUNK              | `messages`: an `AIMessageChunk` with `tool_call_chunks` (id of the message the call belongs to) |
  * | TOOL_CALL_RESULT                              | `messages`: the `tool` message                   |
+ * | tool calls complete, their results            | `tools`: `on_tool_start` with the call's input, `on_tool_end` with its output (tools-mode.ts) |
  * | the same, in `messages` mode                  | `messages/metadata`, `messages/partial` (the message so far), `messages/complete` (messages-mode.ts) |
  * | CUSTOM `{name, value}`                        | `custom`: `{name, value}`                        |
  * | text and tool call chunks, their ends, tool results, CUSTOM | `events` (LangChain's stream events): `on_chat_model_stream` with the same chunks, `on_chat_model_end`, `on_tool_end` with the tool message, `on_custom_event` |
@@ -23,6 +24,7 @@ import { ERRCODE } from "../acp/outcomes.js";
 import { parseArgs } from "./messages.js";
 import { MessagesMode } from "./messages-mode.js";
 import type { StreamMode } from "./run-body.js";
+import { ToolsMode } from "./tools-mode.js";
 import { interruptsOfOutput, toLangGraphInterrupts, toLangGraphValues } from "./values.js";
 
 type Rec = Record<string, unknown>;
@@ -77,6 +79,8 @@ export class LangGraphStreamMapper {
   private readonly openMessages = new Set<unknown>();
   /** The `messages` mode's growing messages, when that mode is asked for. */
   private readonly messagesMode: MessagesMode | undefined;
+  /** The `tools` mode's calls in progress, when that mode is asked for. */
+  private readonly toolsMode: ToolsMode | undefined;
   /** The last values sent, as JSON, and as values (what `updates` diffs against). */
   private lastValuesJson: string | undefined;
   private lastValues: Rec | undefined;
@@ -101,6 +105,7 @@ export class LangGraphStreamMapper {
       checkpoint_ns: `${agentName}:${runId}`,
     };
     if (this.modes.has("messages")) this.messagesMode = new MessagesMode(this.metadata);
+    if (this.modes.has("tools")) this.toolsMode = new ToolsMode();
   }
 
   /** The `metadata` event every stream starts with. */
@@ -147,6 +152,7 @@ export class LangGraphStreamMapper {
       out.push({ event: "messages", data: [chunk, this.metadata] });
     }
     if (this.messagesMode) out.push(...this.messagesMode.map(type, event));
+    if (this.toolsMode) out.push(...this.toolsMode.map(type, event));
     return out;
   }
 
