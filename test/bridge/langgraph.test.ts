@@ -4,8 +4,10 @@ import {
   acpToLangchainMessages,
   langchainToAcpMessages,
 } from "../../src/bridge/langgraph/messages.js";
+import { MessagesMode } from "../../src/bridge/langgraph/messages-mode.js";
 import { parseRunBody, parseStreamModes } from "../../src/bridge/langgraph/run-body.js";
 import { LangGraphStreamMapper, waitResult } from "../../src/bridge/langgraph/stream-events.js";
+import { ToolsMode } from "../../src/bridge/langgraph/tools-mode.js";
 import {
   interruptsOfOutput,
   resumeBodyOf,
@@ -209,5 +211,43 @@ describe("stream events", () => {
         output: { type: "error", errcode: 504, description: "slow" },
       }),
     ).toEqual({ a: 1, messages: [], __error__: { error: "TimeoutError", message: "slow" } });
+  });
+});
+
+describe("the messages and tools modes", () => {
+  it("grows a message with its tool call, then completes it", () => {
+    const mode = new MessagesMode({ langgraph_node: "bot" });
+    const first = mode.map("TEXT_MESSAGE_CONTENT", { messageId: "m", delta: "Hi " });
+    expect(first.map((e) => e.event)).toEqual(["messages/metadata", "messages/partial"]);
+    expect(first[0]!.data).toEqual({ m: { metadata: { langgraph_node: "bot" } } });
+    mode.map("TEXT_MESSAGE_CONTENT", { messageId: "m", delta: "there" });
+    mode.map("TOOL_CALL_START", { toolCallId: "c", toolCallName: "f", parentMessageId: "m" });
+    const [partial] = mode.map("TOOL_CALL_ARGS", { toolCallId: "c", delta: '{"a":1}' });
+    expect(partial!.data).toEqual([
+      expect.objectContaining({
+        id: "m",
+        content: "Hi there",
+        tool_calls: [{ id: "c", name: "f", args: { a: 1 }, type: "tool_call" }],
+      }),
+    ]);
+    expect(mode.map("TOOL_CALL_END", { toolCallId: "c" })[0]!.event).toBe("messages/complete");
+  });
+
+  it("starts a tool when its arguments are complete and ends it with its result or error", () => {
+    const mode = new ToolsMode();
+    mode.map("TOOL_CALL_START", { toolCallId: "c", toolCallName: "f" });
+    mode.map("TOOL_CALL_ARGS", { toolCallId: "c", delta: '{"q":"x"}' });
+    expect(mode.map("TOOL_CALL_END", { toolCallId: "c" })).toEqual([
+      {
+        event: "tools",
+        data: { event: "on_tool_start", toolCallId: "c", name: "f", input: { q: "x" } },
+      },
+    ]);
+    expect(mode.map("TOOL_CALL_RESULT", { toolCallId: "c", content: "r", error: "boom" })).toEqual([
+      {
+        event: "tools",
+        data: { event: "on_tool_error", toolCallId: "c", name: "f", error: "boom" },
+      },
+    ]);
   });
 });
