@@ -7,7 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const folders = ["test/browser-copilotkit"];
+const folders = ["test/browser-copilotkit", "test/browser-langgraph"];
 
 for (const folder of folders) {
   const dir = join(root, folder);

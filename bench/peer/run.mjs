@@ -7,10 +7,14 @@
 // measured alternately (ours, peer, ours, peer…). See bench/README.md, "Peer lane".
 //
 // With BENCH_PEER_ONLY=a2a, the A2A lane alone (a2a-lane.mjs: the official @a2a-js/sdk server,
-// a root dependency, so nothing to install in bench/peer).
+// a root dependency, so nothing to install in bench/peer). The LangGraph lane runs twice: ours
+// through ACP's paths, then through our LangGraph face (`/langgraph`, the very bodies the peer
+// gets), the rows of the second marked "LangGraph face".
 //
-// Environment: BENCH_SECONDS (10; per connection count and server in the A2A lane), BENCH_ROUNDS (2), BENCH_PEER_WORKERS (10: runs the peer
-// executes at once), BENCH_NO_PIN, BENCH_SKIP_BUILD, BENCH_KEEP_TMP, BENCH_STREAM_EVENTS.
+// Environment: BENCH_SECONDS (10; per connection count and server in the A2A lane), BENCH_ROUNDS
+// (2), BENCH_PEER_WORKERS (10: runs the peer executes at once), BENCH_NO_PIN, BENCH_SKIP_BUILD,
+// BENCH_KEEP_TMP, BENCH_STREAM_EVENTS, BENCH_PEER_FACES (acp,langgraph: which of our faces the
+// LangGraph lane measures).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -62,6 +66,7 @@ const PEER_VERSION_FILE = join(
 const MAX_REQUESTS = 200_000;
 /** Which peers (BENCH_PEER_ONLY=langgraph, copilotkit or a2a, comma-separated); all by default. */
 const ONLY = (env.BENCH_PEER_ONLY ?? "langgraph,copilotkit,a2a").split(",").map((s) => s.trim());
+const FACES = (env.BENCH_PEER_FACES ?? "acp,langgraph").split(",").map((s) => s.trim());
 /** The A2A lane's printed section (its own tables) and figures. */
 let a2aSection = null;
 let a2aFigures = null;
@@ -73,11 +78,15 @@ const rows = [];
 const workloadRuns = [];
 const SIDES = ["ours", "peer"];
 
+/** The face ours is measured through in the current lane, named in its rows (none: ACP). */
+let lane = "";
+
 /** `better`: which way is better for this figure, so the ratio can be read either way. */
 function row(r) {
   const ratio =
     Number.isFinite(r.ours) && Number.isFinite(r.peer) && r.peer !== 0 ? r.ours / r.peer : null;
-  rows.push({ notes: "", ...r, ratio });
+  const workload = lane ? `${r.workload} (${lane})` : r.workload;
+  rows.push({ notes: "", ...r, workload, ratio });
 }
 
 const userMessage = { role: "user", content: "hello from the benchmark" };
@@ -214,7 +223,7 @@ async function timeToFirstEvent(s) {
     const loop = (k, seconds, maxRequests) =>
       ttfeLoop({
         origin: s[k].origin,
-        request: { path: "/runs/stream", method: "POST", body: s[k].streamBody },
+        request: { path: s[k].streamPath, method: "POST", body: s[k].streamBody },
         match: s[k].eventNeedle,
         connections,
         seconds,
@@ -243,7 +252,7 @@ async function timeToFirstEvent(s) {
       ours: o.p50,
       peer: p.p50,
       notes:
-        `POST /runs/stream, timed from sending the request to the first frame the agent produced (ours: the first custom frame of stream_mode custom; peer: the first \`event: custom\`, written by the graph's node); ` +
+        `POST ${s.ours.streamPath}, timed from sending the request to the first frame the agent produced (ours: ${s.ours.firstEvent}; peer: the first \`event: custom\`, written by the graph's node); ` +
         `the first data line of any kind (the peer sends \`metadata\` first) came at p50 ${od.p50.toFixed(2)} ms (ours) / ${pd.p50.toFixed(2)} ms (peer); ` +
         `ours ${o.count} streams (${errors.ours} errors), peer ${p.count} (${errors.peer} errors)`,
     });
@@ -258,7 +267,7 @@ async function customStream(s) {
       const t0 = performance.now();
       const r = await readSse(
         pool,
-        { path: "/runs/stream", method: "POST", body: s[k].longBody },
+        { path: s[k].streamPath, method: "POST", body: s[k].longBody },
         t0,
         {
           match: s[k].eventNeedle,
@@ -305,7 +314,9 @@ const WORKLOADS = [
   { id: "wait-50", run: waitThroughput },
   { id: "wait-1", run: waitLatency },
   { id: "ttfe", run: timeToFirstEvent },
-  { id: "custom-stream", run: customStream },
+  // Through ACP only: the LangGraph face streams an agent's text as messages, not as custom
+  // events, so the 10,000-event run has no equal on the peer there.
+  { id: "custom-stream", run: customStream, faces: ["acp"] },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -388,12 +399,16 @@ async function langgraphLane({ plan, tmp, config }) {
       list.map((a) => [a.metadata?.ref?.name ?? a.name, a.agent_id]),
     );
     const input = { messages: [userMessage] };
+    /** What the peer gets, and our LangGraph face the same (a LangChain human message). */
+    const lgInput = { messages: [{ type: "human", content: userMessage.content }] };
     const s = {
       ours: {
         origin: ours.origin,
         pid: ours.proc.pid,
         waitPath: "/runs/wait",
         waitUrl: `${ours.origin}/runs/wait`,
+        streamPath: "/runs/stream",
+        firstEvent: "the first custom frame of stream_mode custom",
         waitBody: JSON.stringify({ agent_id: agents.echo, input }),
         streamBody: JSON.stringify({ agent_id: agents.echo, input, stream_mode: ["custom"] }),
         longBody: JSON.stringify({
@@ -409,6 +424,7 @@ async function langgraphLane({ plan, tmp, config }) {
         waitPath: "/runs/wait",
         waitUrl: `${peer.origin}/runs/wait`,
         waitBody: JSON.stringify({ assistant_id: "echo", input }),
+        streamPath: "/runs/stream",
         streamBody: JSON.stringify({ assistant_id: "echo", input, stream_mode: ["custom"] }),
         longBody: JSON.stringify({ assistant_id: "stream", input: {}, stream_mode: ["custom"] }),
         eventNeedle: Buffer.from("event: custom\n"),
@@ -426,18 +442,51 @@ async function langgraphLane({ plan, tmp, config }) {
     if (p?.messages?.at(-1)?.content !== userMessage.content) {
       throw new Error(`peer: runs/wait answered ${JSON.stringify(p).slice(0, 300)}`);
     }
-    for (const w of WORKLOADS) {
-      const t0 = Date.now();
-      const foreign = foreignLoad();
-      log(`== ${w.id}`);
-      await w.run(s);
-      const load = foreign();
-      workloadRuns.push({ id: w.id, seconds: (Date.now() - t0) / 1000, foreignLoad: load });
-      log(
-        `== ${w.id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s (other processes: ${Math.round(load * 100)} % of a core)`,
+    // Ours through the LangGraph face: the peer's own requests, under /langgraph.
+    const face = {
+      ...s.ours,
+      waitPath: "/langgraph/runs/wait",
+      waitUrl: `${ours.origin}/langgraph/runs/wait`,
+      waitBody: JSON.stringify({ assistant_id: "echo", input: lgInput }),
+      streamPath: "/langgraph/runs/stream",
+      streamBody: JSON.stringify({
+        assistant_id: "echo",
+        input: lgInput,
+        stream_mode: ["messages-tuple"],
+      }),
+      firstEvent: "the first `event: messages` chunk of stream_mode messages-tuple",
+      eventNeedle: Buffer.from("event: messages\n"),
+    };
+    const checkFace = new Pool(ours.origin, { connections: 1 });
+    const f = await jsonRequest(checkFace, "POST", face.waitPath, JSON.parse(face.waitBody));
+    await checkFace.close();
+    if (f?.messages?.at(-1)?.content !== userMessage.content) {
+      throw new Error(
+        `ours (LangGraph face): runs/wait answered ${JSON.stringify(f).slice(0, 300)}`,
       );
-      await sleep(200);
     }
+    const lanes = [
+      { face: "acp", label: "", s },
+      { face: "langgraph", label: "LangGraph face", s: { ...s, ours: face } },
+    ].filter((l) => FACES.includes(l.face));
+    for (const l of lanes) {
+      lane = l.label;
+      for (const w of WORKLOADS) {
+        if (w.faces && !w.faces.includes(l.face)) continue;
+        const id = l.label ? `${w.id} (${l.face})` : w.id;
+        const t0 = Date.now();
+        const foreign = foreignLoad();
+        log(`== ${id}`);
+        await w.run(l.s);
+        const load = foreign();
+        workloadRuns.push({ id, seconds: (Date.now() - t0) / 1000, foreignLoad: load });
+        log(
+          `== ${id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s (other processes: ${Math.round(load * 100)} % of a core)`,
+        );
+        await sleep(200);
+      }
+    }
+    lane = "";
   } finally {
     for (const srv of servers.reverse()) await srv.proc.stop();
   }

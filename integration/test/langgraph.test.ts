@@ -153,6 +153,65 @@ for (const s of [
   faceFlows(s);
 }
 
+describe("the LangGraph graph through acp-agui's own LangGraph face", () => {
+  // LangGraph's client pointed at us: the graph behind an agent, the agent an assistant.
+  const face = () => new Client({ apiUrl: `${server.url}/langgraph` });
+  const human = (content: string) => ({ messages: [{ type: "human", content }] });
+  type Part = { event: string; data: unknown };
+  type Values = { messages: Array<{ type: string; content: unknown }>; __interrupt__?: unknown[] };
+
+  it("streams the graph's reply as messages and values; LangGraph's thread has it too", async () => {
+    const client = face();
+    const thread = await client.threads.create();
+    const parts: Part[] = [];
+    for await (const part of client.runs.stream(thread.thread_id, "langgraph-http", {
+      input: human("hello"),
+      streamMode: ["values", "messages-tuple"],
+    })) {
+      parts.push(part);
+    }
+    expect(parts[0]!.event).toBe("metadata");
+    const text = parts
+      .filter((p) => p.event === "messages")
+      .map((p) => (p.data as Array<{ content: string }>)[0]!.content)
+      .join("");
+    expect(text).toBe("You said: hello");
+    const last = parts.filter((p) => p.event === "values").at(-1)!.data as Values;
+    expect(last.messages.map((m) => [m.type, m.content])).toEqual([
+      ["human", "hello"],
+      ["ai", "You said: hello"],
+    ]);
+    expect(await upstream.threadMessages(thread.thread_id)).toEqual([
+      { role: "user", text: "hello" },
+      { role: "assistant", text: "You said: hello" },
+    ]);
+  });
+
+  it("shows the graph's interrupt as __interrupt__ and answers it with command.resume", async () => {
+    const client = face();
+    const thread = await client.threads.create();
+    const asked = (await client.runs.wait(thread.thread_id, "langgraph", {
+      input: human("deploy production"),
+    })) as Values;
+    expect(asked.__interrupt__).toEqual([
+      expect.objectContaining({
+        id: expect.any(String),
+        value: expect.objectContaining({ reason: "approval" }),
+      }),
+    ]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    await expect(
+      client.runs.wait(thread.thread_id, "langgraph", { command: { resume: { approved: "yes" } } }),
+    ).rejects.toThrow(/422.*approved/s);
+    const done = (await client.runs.wait(thread.thread_id, "langgraph", {
+      command: { resume: { approved: true } },
+    })) as Values;
+    const replies = done.messages.filter((m) => m.type === "ai" && m.content !== "");
+    expect(replies.at(-1)!.content).toBe("Deployment approved.");
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+});
+
 describe("LangGraph's RAW events and rawEvent fields", () => {
   /** One "hello" run, streamed with every AG-UI event: its custom frames and their size. */
   async function run(agent: string) {

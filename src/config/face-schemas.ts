@@ -55,6 +55,7 @@ export const faceSchemas = {
   acp: faceSection(),
   agui: faceSection("/ag-ui", "ag-ui"),
   copilotkit: faceSection("/copilotkit"),
+  langgraph: faceSection("/langgraph"),
   a2a: faceSection("/a2a", undefined, {
     maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
     cardMaxAgeSeconds: nonNegativeInteger,

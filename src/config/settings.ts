@@ -69,6 +69,8 @@ export interface ServerSettings {
   copilotkit: CopilotKitSettings;
   /** Every agent as an A2A agent under `{basePath}/{agent}`; see docs/a2a.md. */
   a2a: A2aSettings;
+  /** LangGraph's API under `basePath`: every agent as an assistant; see docs/langgraph.md. */
+  langgraph: LangGraphSettings;
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
@@ -123,6 +125,12 @@ export interface WebhookSettings {
   concurrency: number;
   /** Attempts open at once to one receiver (`scheme://host:port`) on this replica. */
   perTargetConcurrency: number;
+}
+
+export interface LangGraphSettings {
+  enabled: boolean;
+  /** LangGraph's client's `apiUrl` is this server's origin followed by this path. */
+  basePath: string;
 }
 
 export interface CopilotKitSettings {
@@ -233,6 +241,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
     maxPushConfigsPerTask: 10,
     grpc: { enabled: false, port: 50051 },
   },
+  langgraph: { enabled: true, basePath: "/langgraph" },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,
@@ -258,6 +267,7 @@ const SECTIONS = [
   "agui",
   "copilotkit",
   "a2a",
+  "langgraph",
   "rateLimit",
   "limits",
   "retention",
@@ -329,5 +339,7 @@ export function servedFaces(settings: ServerSettings): Array<{ face: string; pat
     const { host = settings.host, port } = settings.a2a.grpc;
     faces.push({ face: "A2A gRPC", path: `${host.includes(":") ? `[${host}]` : host}:${port}` });
   }
+  if (settings.langgraph.enabled)
+    faces.push({ face: "LangGraph", path: settings.langgraph.basePath });
   return faces;
 }

@@ -118,6 +118,14 @@ export class ThreadService {
     return this.storage.listCheckpoints(threadId, options);
   }
 
+  /** One checkpoint of a thread the caller may reach; `not_found` for either missing. */
+  async checkpoint(who: Principal, threadId: string, checkpointId: string) {
+    await this.get(who, threadId);
+    const checkpoint = await this.storage.getCheckpoint(threadId, checkpointId);
+    if (!checkpoint) throw notFound("checkpoint", checkpointId);
+    return checkpoint;
+  }
+
   // For the faces that map their own thread ids onto ACP threads (AG-UI, CopilotKit).
 
   /** The thread when `who` may reach it, hidden or not; undefined for another's or none. */

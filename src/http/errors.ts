@@ -13,6 +13,11 @@ const STATUS_BY_CODE: Record<DomainErrorCode, number> = {
   overloaded: 429,
 };
 
+/** The HTTP status of a coded domain error, for a face that answers errors in its own shape. */
+export function domainErrorStatus(code: DomainErrorCode): number {
+  return STATUS_BY_CODE[code];
+}
+
 /**
  * ACP's `ErrorResponse` is a JSON *string*: the body is `"thread … not found"` with an
  * `application/json` content type. Sent pre-serialized so no serializer can alter it.

@@ -122,6 +122,50 @@ TEMPLATES.A2aPushConfig = {
   template: { url: "https://hooks.example.com/a2a", token: "t", id: "cfg" },
   keys: ["url", "token", "id", "authentication", "taskId"],
 };
+const LG_RUN_KEYS = [
+  "assistant_id",
+  "input",
+  "command",
+  "config",
+  "context",
+  "metadata",
+  "stream_mode",
+  "stream_resumable",
+  "on_disconnect",
+  "multitask_strategy",
+  "if_not_exists",
+  "on_completion",
+  "interrupt_before",
+  "checkpoint",
+];
+TEMPLATES.LgRun = {
+  template: {
+    assistant_id: "alpha",
+    input: { messages: [{ type: "human", content: "hi" }] },
+    stream_mode: ["values", "messages-tuple"],
+  },
+  keys: LG_RUN_KEYS,
+};
+TEMPLATES.LgResume = {
+  template: { assistant_id: "alpha", command: { resume: { approval: { approved: true } } } },
+  keys: LG_RUN_KEYS,
+};
+TEMPLATES.LgSearch = {
+  template: { metadata: { user: "ana" }, status: "idle", limit: 10, offset: 0 },
+  keys: ["metadata", "values", "status", "limit", "offset", "ids", "graph_id", "name"],
+};
+TEMPLATES.LgThreadCreate = {
+  template: { metadata: { user: "ana" }, if_exists: "do_nothing" },
+  keys: ["thread_id", "metadata", "if_exists", "supersteps"],
+};
+TEMPLATES.LgHistory = {
+  template: { limit: 5, before: { configurable: { checkpoint_id: "x" } } },
+  keys: ["limit", "before", "metadata", "checkpoint"],
+};
+TEMPLATES.LgStateUpdate = {
+  template: { values: { messages: [{ type: "ai", content: "x", id: "m" }], topic: 1 } },
+  keys: ["values", "as_node", "checkpoint_id", "checkpoint"],
+};
 const EMPTY = { template: {}, keys: ["metadata", "input"] };
 
 interface Endpoint {
@@ -134,6 +178,8 @@ interface Endpoint {
   acp: boolean;
   /** The A2A face: refusals are its own error objects (JSON-RPC, google.rpc.Status). */
   a2a?: boolean;
+  /** The LangGraph face: refusals are `{"detail": "…"}`. */
+  langgraph?: boolean;
 }
 
 const QUERY_KEYS: Record<string, string[]> = {
@@ -274,6 +320,52 @@ const endpoints: Endpoint[] = [
     acp: false,
     a2a: true,
   })),
+  // The LangGraph face: LangGraph's API under /langgraph.
+  ...(
+    [
+      ["lg_assistants_search", "POST", "/langgraph/assistants/search", "LgSearch", []],
+      ["lg_assistant", "GET", "/langgraph/assistants/{agent}/schemas", undefined, []],
+      ["lg_threads_create", "POST", "/langgraph/threads", "LgThreadCreate", []],
+      ["lg_threads_search", "POST", "/langgraph/threads/search", "LgSearch", []],
+      ["lg_thread", "PATCH", "/langgraph/threads/{thread_id}", "LgSearch", []],
+      ["lg_thread_state", "GET", "/langgraph/threads/{thread_id}/state", undefined, []],
+      ["lg_state_update", "POST", "/langgraph/threads/{thread_id}/state", "LgStateUpdate", []],
+      ["lg_thread_history", "POST", "/langgraph/threads/{thread_id}/history", "LgHistory", []],
+      ["lg_runs_wait", "POST", "/langgraph/runs/wait", "LgRun", []],
+      ["lg_runs_stream", "POST", "/langgraph/runs/stream", "LgRun", []],
+      [
+        "lg_thread_runs",
+        "GET",
+        "/langgraph/threads/{thread_id}/runs",
+        undefined,
+        ["limit", "offset", "status"],
+      ],
+      ["lg_thread_runs_wait", "POST", "/langgraph/threads/{thread_id}/runs/wait", "LgResume", []],
+      ["lg_thread_runs_stream", "POST", "/langgraph/threads/{thread_id}/runs/stream", "LgRun", []],
+      [
+        "lg_join_stream",
+        "GET",
+        "/langgraph/threads/{thread_id}/runs/{run_id}/stream",
+        undefined,
+        ["cancel_on_disconnect", "stream_mode"],
+      ],
+      [
+        "lg_cancel",
+        "POST",
+        "/langgraph/threads/{thread_id}/runs/{run_id}/cancel",
+        undefined,
+        ["wait", "action"],
+      ],
+    ] as const
+  ).map(([id, method, path, body, queryKeys]) => ({
+    id,
+    method,
+    path,
+    body,
+    queryKeys: [...queryKeys],
+    acp: false,
+    langgraph: true,
+  })),
 ];
 
 interface Fixtures {
@@ -337,7 +429,7 @@ function requestArbitrary(endpoint: Endpoint, fixtures: Fixtures): fc.Arbitrary<
   const names = [...endpoint.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
   const pools: Record<string, string[]> = {
     thread_id: fixtures.thread_id,
-    run_id: endpoint.path.startsWith("/threads")
+    run_id: endpoint.path.includes("/threads/")
       ? fixtures.stateful_run_id
       : fixtures.stateless_run_id,
     agent_id: [ALPHA, BETA],
@@ -425,6 +517,8 @@ function checkResponse(
     // A path that left the prefix (`/a2a/../threads`) is another face's.
     if (endpoint.a2a && url.startsWith("/a2a/")) {
       expectA2aRefusal(refusal, where);
+    } else if (endpoint.langgraph && url.startsWith("/langgraph/")) {
+      expect(typeof (refusal as { detail?: unknown }).detail, where).toBe("string");
     } else {
       expect(typeof refusal, where).toBe("string");
     }

@@ -13,7 +13,8 @@ import type { RunKind, RunRecord } from "../../storage/types.js";
 import { invalid } from "../../util/errors.js";
 import type { AcpWaitResponse } from "../../validation/acp-types.js";
 import { clientGone, disconnectSignal } from "../streaming/client-gone.js";
-import { AcpSseStream, lastEventId } from "./sse.js";
+import { lastEventId } from "../streaming/last-event-id.js";
+import { AcpSseStream } from "./sse.js";
 
 /**
  * The run operations shared by the thread-run and stateless-run routes; the route files only

@@ -230,12 +230,3 @@ export class AcpSseStream {
     this.writer.write(escapeLineBreaks(text));
   }
 }
-
-/** The `Last-Event-ID` header as a sequence number, or undefined when absent or not a number. */
-export function lastEventId(request: FastifyRequest): number | undefined {
-  const header = request.headers["last-event-id"];
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined || value.trim() === "") return undefined;
-  const seq = Number(value);
-  return Number.isSafeInteger(seq) && seq >= 0 ? seq : undefined;
-}
