@@ -29,8 +29,9 @@ import { aguiFace, aguiRouteHint } from "./http/agui/index.js";
 import { copilotkitFace, copilotkitRouteHint } from "./http/copilotkit/index.js";
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
+import { mcpFace, mcpRefusals } from "./http/mcp/index.js";
 import { metaRoutes } from "./http/meta.js";
-import { authPlugin } from "./http/plugins/auth.js";
+import { authPlugin, type Refusal } from "./http/plugins/auth.js";
 import { corsPlugin } from "./http/plugins/cors.js";
 import { httpConventions } from "./http/plugins/http-conventions.js";
 import { metricsPlugin } from "./http/plugins/metrics.js";
@@ -267,15 +268,18 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     registry,
     runs,
     openPaths,
-    refusals: settings.a2a.enabled
-      ? [
-          {
-            prefix: `${settings.a2a.basePath}/`,
-            send: (request, reply, status, message) =>
-              sendA2aRefusal(settings.a2a.basePath, request, reply, status, message),
-          },
-        ]
-      : [],
+    refusals: [
+      ...(settings.a2a.enabled
+        ? [
+            {
+              prefix: `${settings.a2a.basePath}/`,
+              send: (request, reply, status, message) =>
+                sendA2aRefusal(settings.a2a.basePath, request, reply, status, message),
+            } satisfies Refusal,
+          ]
+        : []),
+      ...(settings.mcp.enabled ? [mcpRefusals(settings.mcp.basePath)] : []),
+    ],
   });
   await app.register(rateLimitPlugin, { ...settings.rateLimit, openPaths });
   await app.register(longRequestsPlugin, { tracker: longRequests });
@@ -287,11 +291,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   if (inspector) await app.register(inspectorPlugin, { inspector, metrics });
   // The faces: one line each, each switched by its settings section (docs/config.md).
-  const { acp, agui, copilotkit, a2a } = settings;
+  const { acp, agui, copilotkit, a2a, mcp } = settings;
   if (acp.enabled) await app.register(acpFace);
   if (agui.enabled) await app.register(aguiFace, { basePath: agui.basePath });
   if (copilotkit.enabled) await app.register(copilotkitFace, { basePath: copilotkit.basePath });
   if (a2a.enabled) await app.register(a2aFace, { basePath: a2a.basePath });
+  if (mcp.enabled) await app.register(mcpFace, mcp);
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();

@@ -293,6 +293,13 @@ export const configFileSchema = {
           maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
           cardMaxAgeSeconds: nonNegativeInteger,
         }),
+        mcp: faceSection("/mcp", undefined, {
+          allowedOrigins: {
+            type: "array",
+            items: { type: "string", pattern: "^(\\*|https?://[^/]+)$", maxLength: 300 },
+            maxItems: 100,
+          },
+        }),
         rateLimit: {
           type: "object",
           additionalProperties: false,

@@ -69,6 +69,8 @@ export interface ServerSettings {
   copilotkit: CopilotKitSettings;
   /** Every agent as an A2A agent under `{basePath}/{agent}`; see docs/a2a.md. */
   a2a: A2aSettings;
+  /** Every agent as an MCP tool at `basePath` (and `{basePath}/{agent}`); see docs/mcp.md. */
+  mcp: McpSettings;
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
@@ -92,6 +94,17 @@ export interface A2aSettings {
   cardMaxAgeSeconds: number;
   /** Push notification configs one task may have at once (a further one is InvalidParams). */
   maxPushConfigsPerTask: number;
+}
+
+export interface McpSettings {
+  enabled: boolean;
+  /** Every agent the caller may use as a tool at this path; one agent at `{basePath}/{agent}`. */
+  basePath: string;
+  /**
+   * Browser origins (`scheme://host[:port]`) whose requests are served, besides loopback ones:
+   * MCP servers must refuse other origins (DNS rebinding). A request with no Origin is served.
+   */
+  allowedOrigins: string[];
 }
 
 /** Webhook delivery (ACP runs' webhooks, A2A push notifications); see src/webhooks. */
@@ -212,6 +225,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   agui: { enabled: true, basePath: "/ag-ui" },
   copilotkit: { enabled: true, basePath: "/copilotkit" },
   a2a: { enabled: true, basePath: "/a2a", cardMaxAgeSeconds: 300, maxPushConfigsPerTask: 10 },
+  mcp: { enabled: true, basePath: "/mcp", allowedOrigins: [] },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,
@@ -237,6 +251,7 @@ const SECTIONS = [
   "agui",
   "copilotkit",
   "a2a",
+  "mcp",
   "rateLimit",
   "limits",
   "retention",
@@ -294,5 +309,6 @@ export function servedFaces(settings: ServerSettings): Array<{ face: string; pat
     faces.push({ face: "CopilotKit", path: settings.copilotkit.basePath });
   }
   if (settings.a2a.enabled) faces.push({ face: "A2A", path: `${settings.a2a.basePath}/{agent}` });
+  if (settings.mcp.enabled) faces.push({ face: "MCP", path: settings.mcp.basePath });
   return faces;
 }

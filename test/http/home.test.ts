@@ -30,6 +30,7 @@ describe("GET / and the 404s under a face", () => {
         { face: "AG-UI", path: "/ag-ui/{agent}" },
         { face: "CopilotKit", path: "/copilotkit" },
         { face: "A2A", path: "/a2a/{agent}" },
+        { face: "MCP", path: "/mcp" },
       ],
     });
   });

@@ -25,6 +25,8 @@ export const PLUGIN = {
   copilotkit: "acp-copilotkit",
   /** Every agent as an A2A agent (see docs/a2a.md). */
   a2aFace: "acp-a2a-face",
+  /** Every agent as an MCP tool (see docs/mcp.md). */
+  mcpFace: "acp-mcp-face",
 } as const;
 
 /** What every route group needs before it: who is calling, limits, long-request accounting. */

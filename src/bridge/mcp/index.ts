@@ -1,0 +1,4 @@
+export * from "./elicitation.js";
+export * from "./progress.js";
+export * from "./results.js";
+export * from "./tools.js";

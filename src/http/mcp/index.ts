@@ -1,0 +1,59 @@
+import { facePlugin } from "../face-plugin.js";
+import { PLUGIN } from "../plugins/names.js";
+import { elicitingAsker } from "./elicit.js";
+import { followProgress, ProgressOfEvents } from "./progress.js";
+import { sendMcpRefusal } from "./refusals.js";
+import { mcpRoutes } from "./routes.js";
+import { McpSessions } from "./sessions.js";
+import { ToolCalls } from "./tool-calls.js";
+import { toolServer } from "./tool-server.js";
+
+/**
+ * Every agent as an MCP tool (see docs/mcp.md): `{basePath}` serves a tool for each agent the
+ * caller may use, `{basePath}/{agent}` that agent alone, on Streamable HTTP with the official
+ * SDK's server. Each call is a run of the agent, stored as every run is.
+ */
+export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly string[] }>(
+  PLUGIN.mcpFace,
+  async (app, { basePath, allowedOrigins }) => {
+    const { runs, threads } = app.deps;
+    const sessions = new McpSessions();
+    app.addHook("onClose", () => sessions.closeAll());
+    const calls = new ToolCalls(runs, threads);
+    await app.register(mcpRoutes, {
+      prefix: basePath,
+      basePath,
+      allowedOrigins,
+      sessions,
+      serverFor: (who, scope) =>
+        toolServer({
+          scope,
+          calls,
+          who,
+          hooksFor: (server, extra, request) => {
+            const name = (request.params as { name?: string }).name ?? "";
+            const agent = scope.agentsFor(who).get(name);
+            const token = request.params._meta?.progressToken;
+            return {
+              ask: agent && elicitingAsker(server, agent, extra.sendRequest as never, extra.signal),
+              following:
+                typeof token === "string" || typeof token === "number"
+                  ? followProgress(
+                      runs,
+                      new ProgressOfEvents(),
+                      token,
+                      (notification) => extra.sendNotification(notification),
+                      extra.signal,
+                    )
+                  : undefined,
+            };
+          },
+        }),
+    });
+  },
+);
+
+/** The auth plugin's refusals under the MCP base path, in JSON-RPC's shape. */
+export function mcpRefusals(basePath: string) {
+  return { prefix: basePath, send: sendMcpRefusal };
+}
