@@ -4,6 +4,7 @@
  * session that belongs to its caller, and browser origins checked (loopback and the configured
  * allow-list pass).
  */
+import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../helpers/app.js";
 import { startIssuer, type TestIssuer } from "../helpers/jwt-issuer.js";
@@ -138,6 +139,35 @@ describe("MCP face with API keys and tokens", () => {
     });
     expect(unknown.status).toBe(404);
     expect(await stolen.json()).toEqual(await unknown.json());
+  });
+
+  it("a task is its caller's: another caller's tasks/get is not found, its list leaves it out", async () => {
+    const owner = await mcpClient(`${base}/mcp`, { headers: { authorization: `Bearer ${KEY}` } });
+    const created = await owner.request(
+      { method: "tools/call", params: { name: "echo", arguments: { message: "mine" }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const taskId = created.task.taskId;
+    expect((await owner.experimental.tasks.getTask(taskId)).taskId).toBe(taskId);
+    const token = await issuer.token("mallory");
+    const other = await mcpClient(`${base}/mcp`, { headers: { authorization: `Bearer ${token}` } });
+    const refusal = await other.experimental.tasks.getTask(taskId).catch((err: unknown) => err);
+    const none = await other.experimental.tasks
+      .getTask("00000000-0000-4000-8000-000000000000")
+      .catch((err: unknown) => err);
+    expect(refusal).toMatchObject({ code: -32602 });
+    expect((refusal as Error).message.replace(taskId, "ID")).toBe(
+      (none as Error).message.replace("00000000-0000-4000-8000-000000000000", "ID"),
+    );
+    await expect(other.experimental.tasks.cancelTask(taskId)).rejects.toMatchObject({
+      code: -32602,
+    });
+    expect((await other.experimental.tasks.listTasks()).tasks).toEqual([]);
+    expect((await owner.experimental.tasks.listTasks()).tasks.map((task) => task.taskId)).toContain(
+      taskId,
+    );
+    await owner.close();
+    await other.close();
   });
 
   it("checks Origin: loopback and the allow-list pass, any other origin gets 403", async () => {

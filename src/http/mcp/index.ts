@@ -29,25 +29,21 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
         toolServer({
           scope,
           calls,
+          runs,
           who,
-          hooksFor: (server, extra, request) => {
-            const name = (request.params as { name?: string }).name ?? "";
-            const agent = scope.agentsFor(who).get(name);
-            const token = request.params._meta?.progressToken;
-            return {
-              ask: agent && elicitingAsker(server, agent, extra.sendRequest as never, extra.signal),
-              following:
-                typeof token === "string" || typeof token === "number"
-                  ? followProgress(
-                      runs,
-                      new ProgressOfEvents(),
-                      token,
-                      (notification) => extra.sendNotification(notification),
-                      extra.signal,
-                    )
-                  : undefined,
-            };
-          },
+          hooksFor: (server, extra, agent, progressToken) => ({
+            ask: elicitingAsker(server, agent, extra.sendRequest as never, extra.signal),
+            following:
+              typeof progressToken === "string" || typeof progressToken === "number"
+                ? followProgress(
+                    runs,
+                    new ProgressOfEvents(),
+                    progressToken,
+                    (notification) => extra.sendNotification(notification),
+                    extra.signal,
+                  )
+                : undefined,
+          }),
         }),
     });
   },

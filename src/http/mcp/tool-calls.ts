@@ -108,8 +108,11 @@ export class ToolCalls {
     });
   }
 
-  /** Waits for the run; answers its interrupts by asking the caller, until it ends. */
-  private async settle(
+  /**
+   * Waits for the run (a call's, or a task's on tasks/result); answers its interrupts by
+   * asking the caller, until it ends or the caller cannot be asked.
+   */
+  async settle(
     who: Principal,
     agent: RegisteredAgent,
     first: RunRecord,

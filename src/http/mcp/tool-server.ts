@@ -5,9 +5,11 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../../auth/principal.js";
-import { toolOf } from "../../bridge/mcp/index.js";
+import { type McpTask, toolOf } from "../../bridge/mcp/index.js";
 import type { AgentRegistry, RegisteredAgent } from "../../config/registry.js";
-import { RPC, type ToolCalls } from "./tool-calls.js";
+import type { RunService } from "../../engine/run-service.js";
+import { McpTasks, TASK_CAPABILITIES } from "./tasks.js";
+import { type CallHooks, RPC, type ToolCalls } from "./tool-calls.js";
 
 /** The package's name and version, as the server names itself in `initialize`. */
 export const SERVER_INFO = { name: "acp-agui", version: "0.2.0" };
@@ -22,6 +24,23 @@ export class ToolScope {
     /** The one agent (`{basePath}/{agent}`); undefined: every agent. */
     private readonly only?: RegisteredAgent,
   ) {}
+
+  /** The agent of a run the caller may reach through this scope; undefined for another. */
+  agentOfRun(who: Principal, agentId: string): RegisteredAgent | undefined {
+    const agent = this.only
+      ? this.only.agentId === agentId
+        ? this.only
+        : undefined
+      : (this.registry.get(agentId) ?? undefined);
+    if (!agent || (who.agentIds && !who.agentIds.has(agent.agentId))) return undefined;
+    return agent;
+  }
+
+  /** The agent ids of this scope the caller may use (undefined: every agent). */
+  agentIdsFor(who: Principal): string[] | undefined {
+    if (this.only) return [this.only.agentId];
+    return who.agentIds ? [...who.agentIds] : undefined;
+  }
 
   /** The caller's tools, by tool name. */
   agentsFor(who: Principal): Map<string, RegisteredAgent> {
@@ -40,47 +59,73 @@ export class ToolScope {
   }
 }
 
+/** A request handler's `extra` (the SDK's RequestHandlerExtra). */
+export type HandlerExtra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
+
 /** What a session's server needs: the tools, their calls, and the session's caller. */
 export interface ToolServerContext {
   scope: ToolScope;
   calls: ToolCalls;
+  runs: RunService;
   /** The session's caller: every request of the session is checked to come from it. */
   who: Principal;
-  /** What a call may do besides waiting for its run (progress, elicitation): see session.ts. */
-  hooksFor: (
+  /**
+   * What a call of `agent` may do besides waiting for its run, on the request `extra` is of:
+   * ask the caller (elicitation), tell progress for `progressToken`.
+   */
+  hooksFor(
     server: Server,
-    extra: Parameters<Parameters<Server["setRequestHandler"]>[1]>[1],
-    request: { params: { _meta?: Record<string, unknown> } },
-  ) => Omit<import("./tool-calls.js").CallHooks, "signal">;
+    extra: HandlerExtra,
+    agent: RegisteredAgent,
+    progressToken: unknown,
+  ): Omit<CallHooks, "signal">;
 }
 
 /**
  * An MCP server (the official SDK's: negotiation, framing, capabilities) whose tools are the
- * session's agents, each call a run.
+ * session's agents, each call a run; a call made as a task answers its task at once (tasks.ts).
  */
 export function toolServer(context: ToolServerContext): Server {
+  const { scope, calls, who } = context;
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } },
+    capabilities: { tools: { listChanged: false }, tasks: TASK_CAPABILITIES },
     instructions:
       "Each tool is an agent. Pass `message` (and `context` to keep a conversation going); " +
       "the result is the agent's reply.",
   });
+  // Ended with the session: what waits to tell its client something stops.
+  const closed = new AbortController();
+  server.onclose = () => closed.abort();
+  const tasks = new McpTasks({
+    runs: context.runs,
+    calls,
+    scope,
+    who,
+    hooksFor: (extra, agent) => context.hooksFor(server, extra as HandlerExtra, agent, undefined),
+  });
+  tasks.register(server);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...context.scope.agentsFor(context.who).values()].map(toolOf),
+    tools: [...scope.agentsFor(who).values()].map((agent) => ({
+      ...toolOf(agent),
+      execution: { taskSupport: "optional" as const },
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const agent = context.scope.agentsFor(context.who).get(request.params.name);
+    const agent = scope.agentsFor(who).get(request.params.name);
     if (!agent) {
       throw new McpError(
         RPC.invalidParams,
         `unknown tool ${JSON.stringify(request.params.name.slice(0, 200))}: tools/list names the tools`,
       );
     }
-    const hooks = context.hooksFor(server, extra, request);
-    return context.calls.call(context.who, agent, request.params.arguments, {
-      ...hooks,
-      signal: extra.signal,
-    });
+    if (request.params.task) {
+      const notify = (task: McpTask) =>
+        server.notification({ method: "notifications/tasks/status", params: { ...task } });
+      return tasks.create(agent, request.params.arguments, notify, closed.signal);
+    }
+    const progressToken = request.params._meta?.progressToken;
+    const hooks = context.hooksFor(server, extra, agent, progressToken);
+    return calls.call(who, agent, request.params.arguments, { ...hooks, signal: extra.signal });
   });
   return server;
 }
