@@ -6,7 +6,7 @@ import type { RegisteredAgent } from "../../config/registry.js";
 import { registerJsonBodyParser } from "../json-body.js";
 import { originAllowed, REFUSAL_CODE, sendRpcRefusal } from "./refusals.js";
 import type { McpSession, McpSessions } from "./sessions.js";
-import { ToolScope } from "./tool-server.js";
+import { ToolScope } from "./tool-scope.js";
 
 export interface McpRoutesOptions {
   basePath: string;

@@ -20,7 +20,7 @@ import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { RunRecord } from "../../storage/types.js";
 import { type CallHooks, mcpCall, RPC, type ToolCalls } from "./tool-calls.js";
-import type { ToolScope } from "./tool-server.js";
+import type { ToolScope } from "./tool-scope.js";
 
 /** Tasks one tasks/list page holds. */
 const PAGE_SIZE = 50;
