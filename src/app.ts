@@ -29,7 +29,7 @@ import { aguiFace, aguiRouteHint } from "./http/agui/index.js";
 import { copilotkitFace, copilotkitRouteHint } from "./http/copilotkit/index.js";
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
-import { mcpFace, mcpRefusals } from "./http/mcp/index.js";
+import { mcpFace, mcpRefusals, sendMcpFrameworkError } from "./http/mcp/index.js";
 import { metaRoutes } from "./http/meta.js";
 import { authPlugin, type Refusal } from "./http/plugins/auth.js";
 import { corsPlugin } from "./http/plugins/cors.js";
@@ -114,11 +114,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         ? lazyChild(parent as Logger, bindings)
         : parent.child(bindings, options),
     // Malformed URLs are refused by the router before any route: an ACP string error, or under
-    // the A2A face's prefix, that binding's own shape.
+    // the A2A or MCP face's prefix, that face's own shape.
     frameworkErrors: (err, request, reply) => {
       const { enabled, basePath } = settings.a2a;
       if (enabled && request.url.startsWith(`${basePath}/`)) {
         return sendA2aFrameworkError(basePath, request, reply, err.code);
+      }
+      if (settings.mcp.enabled && request.url.startsWith(`${settings.mcp.basePath}/`)) {
+        return sendMcpFrameworkError(reply, err.code);
       }
       return sendFrameworkError(err, request, reply);
     },

@@ -3,6 +3,9 @@ import { PLUGIN } from "../plugins/names.js";
 import { elicitingAsker } from "./elicit.js";
 import { followProgress, ProgressOfEvents } from "./progress.js";
 import { sendMcpRefusal } from "./refusals.js";
+
+export { sendMcpFrameworkError } from "./refusals.js";
+
 import { mcpRoutes } from "./routes.js";
 import { McpSessions } from "./sessions.js";
 import { ToolCalls } from "./tool-calls.js";

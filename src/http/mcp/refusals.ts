@@ -61,3 +61,24 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
     return false;
   }
 }
+
+/**
+ * The router's own refusals under the MCP base path, before any route (a malformed
+ * percent-encoding: 400; a path segment over the router's length limit: 414), in JSON-RPC's
+ * shape as every other refusal there.
+ */
+export function sendMcpFrameworkError(reply: FastifyReply, code: string | undefined): FastifyReply {
+  return code === "FST_ERR_MAX_PARAM_LENGTH"
+    ? sendRpcRefusal(
+        reply,
+        414,
+        REFUSAL_CODE.invalidRequest,
+        "a path segment of the URL is too long",
+      )
+    : sendRpcRefusal(
+        reply,
+        400,
+        REFUSAL_CODE.invalidRequest,
+        "the URL is malformed (bad percent-encoding)",
+      );
+}

@@ -8,6 +8,7 @@ import type { Principal } from "../../auth/principal.js";
 import { type McpTask, toolOf } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
+import { answerBadParamsAsInvalidParams } from "./bad-params.js";
 import { McpTasks, TASK_CAPABILITIES } from "./tasks.js";
 import { type CallHooks, RPC, type ToolCalls } from "./tool-calls.js";
 import type { ToolScope } from "./tool-scope.js";
@@ -83,5 +84,6 @@ export function toolServer(context: ToolServerContext): Server {
     const hooks = context.hooksFor(server, extra, agent, progressToken);
     return calls.call(who, agent, request.params.arguments, { ...hooks, signal: extra.signal });
   });
+  answerBadParamsAsInvalidParams(server);
   return server;
 }
