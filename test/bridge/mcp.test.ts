@@ -174,19 +174,23 @@ describe("interrupts as elicitation", () => {
       own,
     );
     expect(
-      expectedSchemaOf({ id: "i" }, [{ interrupt_type: "*", resume_payload: { type: "object" } }]),
+      expectedSchemaOf({ id: "i", reason: "other" }, [
+        { interrupt_type: "*", resume_payload: { type: "object" } },
+      ]),
     ).toBeUndefined();
   });
 
   it("answers become resume entries; a free-form answer is read as JSON when it parses", () => {
     expect(answerOf({ answer: '{"ok":true}' }, true)).toEqual({ ok: true });
     expect(answerOf({ answer: "plain" }, true)).toBe("plain");
-    expect(resumeEntryOf({ id: "i" }, { accepted: true, payload: { ok: 1 } })).toEqual({
+    expect(
+      resumeEntryOf({ id: "i", reason: "approval" }, { accepted: true, payload: { ok: 1 } }),
+    ).toEqual({
       interruptId: "i",
       status: "resolved",
       payload: { ok: 1 },
     });
-    expect(resumeEntryOf({ id: "i" }, { accepted: false })).toEqual({
+    expect(resumeEntryOf({ id: "i", reason: "approval" }, { accepted: false })).toEqual({
       interruptId: "i",
       status: "cancelled",
     });
