@@ -186,3 +186,38 @@ describe("MCP face with API keys and tokens", () => {
     }
   });
 });
+
+describe("MCP face under limits", () => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await buildServing(
+      { server: { rateLimit: { max: 1, windowSeconds: 60 } }, agents: [echoAgent("echo")] },
+      { unchecked: true },
+    );
+    base = await listen(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("a caller over the rate limit gets 429, retry-after and a JSON-RPC error", async () => {
+    const send = () =>
+      fetch(`${base}/mcp`, {
+        method: "POST",
+        headers: MCP_HEADERS,
+        body: JSON.stringify(INITIALIZE),
+      });
+    const first = await send();
+    expect(first.status).toBe(200);
+    await first.body?.cancel();
+    const second = await send();
+    expect(second.status).toBe(429);
+    expect(second.headers.get("retry-after")).toBeTruthy();
+    expect(await second.json()).toMatchObject({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32000 },
+    });
+  });
+});

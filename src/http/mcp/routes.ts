@@ -3,6 +3,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Principal } from "../../auth/principal.js";
 import type { RegisteredAgent } from "../../config/registry.js";
+import { isDomainError } from "../../util/errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
 import { originAllowed, REFUSAL_CODE, sendRpcRefusal } from "./refusals.js";
 import type { McpSession, McpSessions } from "./sessions.js";
@@ -47,6 +48,12 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    // The stream limit (too many open streams) and the queues: try again shortly.
+    if (isDomainError(err)) {
+      if (err.code === "overloaded") reply.header("retry-after", "1");
+      const status = err.code === "overloaded" ? 429 : 400;
+      return sendRpcRefusal(reply, status, REFUSAL_CODE.session, err.message);
+    }
     const status = typeof err.statusCode === "number" ? err.statusCode : 500;
     if (status === 429 || status === 503) {
       return sendRpcRefusal(reply, status, REFUSAL_CODE.session, err.message);
