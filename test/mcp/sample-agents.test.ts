@@ -56,6 +56,12 @@ describe("the sample config's agents as MCP tools", () => {
     const run = await t.call("GET", `/runs/${runId}`);
     expect(run.status).toBe(200);
     expect(run.body).toMatchObject({ run_id: runId, status: "success" });
+    // The inspector says which face started it.
+    const listed = await t.app.inject({ method: "GET", url: "/ui/api/runs?limit=50" });
+    const entry = (listed.json() as Array<{ run_id: string; face: string }>).find(
+      (r) => r.run_id === runId,
+    );
+    expect(entry?.face).toBe("mcp");
     await client.close();
   });
 
