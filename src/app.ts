@@ -29,7 +29,7 @@ import { aguiFace, aguiRouteHint } from "./http/agui/index.js";
 import { copilotkitFace, copilotkitRouteHint } from "./http/copilotkit/index.js";
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
-import { mcpFace, mcpRefusals, sendMcpFrameworkError } from "./http/mcp/index.js";
+import { mcpFace, mcpOpenPaths, mcpRefusals, sendMcpFrameworkError } from "./http/mcp/index.js";
 import { metaRoutes } from "./http/meta.js";
 import { authPlugin, type Refusal } from "./http/plugins/auth.js";
 import { corsPlugin } from "./http/plugins/cors.js";
@@ -226,6 +226,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (settings.a2a.enabled) {
     for (const path of a2aCardPaths(settings.a2a.basePath, registry.list())) openPaths.add(path);
   }
+  // With users' tokens, MCP hosts discover the token issuer from these, before signing in.
+  if (settings.mcp.enabled) {
+    const tokens = settings.auth.jwt !== undefined;
+    for (const path of mcpOpenPaths(settings.mcp.basePath, tokens, registry)) openPaths.add(path);
+  }
 
   const sweeper = retentionEnabled(settings.retention)
     ? new RetentionSweeper({
@@ -281,7 +286,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
             } satisfies Refusal,
           ]
         : []),
-      ...(settings.mcp.enabled ? [mcpRefusals(settings.mcp.basePath)] : []),
+      ...(settings.mcp.enabled
+        ? [mcpRefusals(settings.mcp.basePath, settings.auth.jwt !== undefined)]
+        : []),
     ],
   });
   await app.register(rateLimitPlugin, { ...settings.rateLimit, openPaths });

@@ -83,6 +83,29 @@ describe("MCP face with API keys and tokens", () => {
     await expect(mcpClient(`${base}/mcp`)).rejects.toThrow();
   });
 
+  it("the 401 names the endpoint's protected-resource metadata, which names the issuer", async () => {
+    for (const path of ["/mcp", "/mcp/echo"]) {
+      const refused = await fetch(`${base}${path}`, {
+        method: "POST",
+        headers: MCP_HEADERS,
+        body: JSON.stringify(INITIALIZE),
+      });
+      expect(refused.status).toBe(401);
+      const metadataUrl = `${base}/.well-known/oauth-protected-resource${path}`;
+      expect(refused.headers.get("www-authenticate")).toBe(
+        `Bearer resource_metadata="${metadataUrl}"`,
+      );
+      const metadata = await fetch(metadataUrl);
+      expect(metadata.status).toBe(200);
+      expect(await metadata.json()).toEqual({
+        resource: `${base}${path}`,
+        authorization_servers: [issuer.issuer],
+        bearer_methods_supported: ["header"],
+        resource_name: "acp-agui agents (MCP)",
+      });
+    }
+  });
+
   it("serves an API key and a user token as Bearer", async () => {
     const withKey = await mcpClient(`${base}/mcp`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(textOf(await withKey.callTool({ name: "echo", arguments: { message: "by key" } }))).toBe(

@@ -1,8 +1,14 @@
+import type { AgentRegistry } from "../../config/registry.js";
 import { facePlugin } from "../face-plugin.js";
 import { PLUGIN } from "../plugins/names.js";
 import { elicitingAsker } from "./elicit.js";
 import { followProgress, ProgressOfEvents } from "./progress.js";
-import { sendMcpRefusal } from "./refusals.js";
+import { mcpRefusal } from "./refusals.js";
+import {
+  challengeOf,
+  registerResourceMetadata,
+  resourceMetadataPaths,
+} from "./resource-metadata.js";
 
 export { sendMcpFrameworkError } from "./refusals.js";
 
@@ -19,7 +25,9 @@ import { toolServer } from "./tool-server.js";
 export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly string[] }>(
   PLUGIN.mcpFace,
   async (app, { basePath, allowedOrigins }) => {
-    const { runs, threads } = app.deps;
+    const { runs, threads, settings, registry } = app.deps;
+    const jwt = settings.auth.jwt;
+    if (jwt) registerResourceMetadata(app, basePath, agentNames(registry), jwt.issuer);
     const sessions = new McpSessions();
     app.addHook("onClose", () => sessions.closeAll());
     const calls = new ToolCalls(runs, threads);
@@ -53,6 +61,18 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
 );
 
 /** The auth plugin's refusals under the MCP base path, in JSON-RPC's shape. */
-export function mcpRefusals(basePath: string) {
-  return { prefix: basePath, send: sendMcpRefusal };
+export function mcpRefusals(basePath: string, tokens: boolean) {
+  return {
+    prefix: basePath,
+    send: mcpRefusal(tokens ? (request) => challengeOf(request, basePath) : undefined),
+  };
 }
+
+/** Served without credentials: the endpoints' protected-resource metadata, with users' tokens. */
+export function mcpOpenPaths(basePath: string, tokens: boolean, registry: AgentRegistry): string[] {
+  return tokens ? resourceMetadataPaths(basePath, agentNames(registry)) : [];
+}
+
+const agentNames = (registry: AgentRegistry) => [
+  ...new Set(registry.list().map((agent) => agent.name)),
+];

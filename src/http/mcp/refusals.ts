@@ -27,20 +27,15 @@ export function sendRpcRefusal(
 
 /**
  * The auth plugin's refusals (no or bad credentials, the token issuer unreachable) under the
- * MCP base path, in JSON-RPC's shape; the 401 keeps its `WWW-Authenticate` challenge.
+ * MCP base path, in JSON-RPC's shape. A 401 keeps its `WWW-Authenticate` challenge, naming the
+ * endpoint's protected-resource metadata when users' tokens are accepted (`challenge`).
  */
-export function sendMcpRefusal(
-  _request: FastifyRequest,
-  reply: FastifyReply,
-  status: number,
-  message: string,
-): FastifyReply {
-  return sendRpcRefusal(
-    reply,
-    status,
-    status === 503 ? -32000 : REFUSAL_CODE.invalidRequest,
-    message,
-  );
+export function mcpRefusal(challenge?: (request: FastifyRequest) => string) {
+  return (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => {
+    if (status === 401 && challenge) reply.header("www-authenticate", challenge(request));
+    const code = status === 503 ? REFUSAL_CODE.session : REFUSAL_CODE.invalidRequest;
+    return sendRpcRefusal(reply, status, code, message);
+  };
 }
 
 /** Loopback hosts: a browser page there is the user's own, not a rebinding attack. */
