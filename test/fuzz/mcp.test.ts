@@ -40,7 +40,7 @@ function messagesOf(type: string, text: string): unknown[] {
   }
   return text
     .split("\n")
-    .filter((line) => line.startsWith("data: "))
+    .filter((line) => line.startsWith("data: ") && line.length > 6)
     .map((line) => JSON.parse(line.slice(6)) as unknown);
 }
 

@@ -21,7 +21,7 @@ async function messagesOf(response: Response): Promise<Array<Record<string, unkn
   }
   return text
     .split("\n")
-    .filter((line) => line.startsWith("data: "))
+    .filter((line) => line.startsWith("data: ") && line.length > 6)
     .map((line) => JSON.parse(line.slice(6)));
 }
 
@@ -97,5 +97,75 @@ describe("MCP revisions and sessions", () => {
       id: null,
       error: { code: -32000 },
     });
+  });
+
+  it("a dropped call stream resumes with Last-Event-ID, missing nothing", async () => {
+    const opened = await initialize("2025-11-25");
+    await opened.text();
+    const session = {
+      ...HEADERS,
+      "mcp-session-id": opened.headers.get("mcp-session-id")!,
+      "mcp-protocol-version": "2025-11-25",
+    };
+    const said = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+    const dropped = new AbortController();
+    const call = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: session,
+      signal: dropped.signal,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "echo", arguments: { message: said }, _meta: { progressToken: "p" } },
+      }),
+    });
+    // Read until the first progress notification, note its event id, then drop the stream.
+    const reader = call.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    let lastEventId: string | undefined;
+    let firstProgress = 0;
+    while (lastEventId === undefined) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before any progress: ${text}`);
+      text += decoder.decode(value, { stream: true });
+      for (const event of text.split("\n\n")) {
+        const id = /^id: (.+)$/m.exec(event)?.[1];
+        const data = /^data: (.+)$/m.exec(event)?.[1];
+        if (id && data?.includes("notifications/progress")) {
+          lastEventId = id;
+          firstProgress = JSON.parse(data).params.progress;
+          break;
+        }
+      }
+    }
+    dropped.abort();
+    // Until the server has seen the old stream close it answers 409, as a client retrying
+    // its reconnection meets it.
+    const reconnect = () =>
+      fetch(`${base}/mcp`, {
+        method: "GET",
+        headers: { ...session, accept: "text/event-stream", "last-event-id": lastEventId! },
+      });
+    let resumed = await reconnect();
+    for (let tries = 0; resumed.status === 409 && tries < 40; tries++) {
+      await resumed.text();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      resumed = await reconnect();
+    }
+    expect(resumed.status).toBe(200);
+    const events = (await resumed.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: ") && line.length > 6)
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+    const progress = events
+      .filter((event) => event.method === "notifications/progress")
+      .map((event) => (event.params as { progress: number }).progress);
+    expect(progress.every((value) => value > firstProgress)).toBe(true);
+    const answer = events.find((event) => event.id === 7) as {
+      result: { content: Array<{ text: string }> };
+    };
+    expect(answer.result.content[0]!.text).toBe(said);
   });
 });

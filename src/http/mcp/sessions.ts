@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Principal } from "../../auth/principal.js";
+import { SessionEventLog } from "./event-log.js";
 
 /** A session unused this long is closed (a client that comes back initializes again). */
 const IDLE_MS = 30 * 60 * 1000;
@@ -55,6 +56,7 @@ export class McpSessions {
     };
     session.transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      eventStore: new SessionEventLog(),
       onsessioninitialized: (id) => {
         session.id = id;
         this.sessions.set(id, session);
