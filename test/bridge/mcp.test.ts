@@ -15,6 +15,7 @@ import {
   taskOf,
   toolNameOf,
   toolOf,
+  ttlOf,
 } from "../../src/bridge/mcp/index.js";
 
 const messageAgent = {
@@ -38,6 +39,7 @@ const inputAgent = {
 };
 const run = (fields: Record<string, unknown>) => ({
   run_id: "r1",
+  kind: "stateless",
   status: "success",
   created_at: "2026-01-01T00:00:00.000Z",
   updated_at: "2026-01-01T00:00:01.000Z",
@@ -128,6 +130,14 @@ describe("runs as results and tasks", () => {
       statusMessage: "stop",
     });
     expect(taskOf(run({ status: "timeout", output: { errcode: 504 } })).status).toBe("failed");
+  });
+
+  it("a finished stateless run's task lives as long as retention keeps the run", () => {
+    const finished = run({ updated_at: "2026-01-01T00:00:01.000Z" });
+    expect(ttlOf(finished, 3600)).toBe(1000 + 3_600_000);
+    expect(ttlOf(finished, null)).toBeNull();
+    expect(ttlOf({ ...finished, kind: "stateful" }, 3600)).toBeNull();
+    expect(ttlOf({ ...finished, status: "pending" }, 3600)).toBeNull();
   });
 
   it("cursors round-trip, and a made-up one is refused", () => {

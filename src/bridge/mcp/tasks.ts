@@ -22,6 +22,7 @@ export interface McpTask {
 /** What of a stored run its task is made of. */
 export interface TaskRunRecord {
   run_id: string;
+  kind: string;
   status: string;
   created_at: string;
   updated_at: string;
@@ -80,6 +81,22 @@ function statusMessageOf(run: TaskRunRecord, status: McpTaskStatus): string | un
     return typeof output.description === "string" ? output.description : undefined;
   }
   return undefined;
+}
+
+/**
+ * How long a task is kept from its creation, in milliseconds (MCP's `ttl`), as the retention
+ * settings keep its run: a finished stateless run is deleted `finishedStatelessRunsSeconds`
+ * after its end. Null (kept until removed otherwise) for a run on a thread, one not finished
+ * yet, or when finished runs are kept.
+ */
+export function ttlOf(
+  run: Pick<TaskRunRecord, "kind" | "status" | "created_at" | "updated_at">,
+  finishedStatelessRunsSeconds: number | null,
+): number | null {
+  if (run.kind !== "stateless" || finishedStatelessRunsSeconds === null) return null;
+  if (run.status === "pending" || run.status === "interrupted") return null;
+  const ran = Math.max(0, Date.parse(run.updated_at) - Date.parse(run.created_at));
+  return ran + finishedStatelessRunsSeconds * 1000;
 }
 
 /** The `_meta` key MCP relates a message to its task with. */

@@ -42,6 +42,7 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
           calls,
           runs,
           who,
+          finishedStatelessRuns: settings.retention.finishedStatelessRuns,
           hooksFor: (server, extra, agent, progressToken) => ({
             ask: elicitingAsker(server, agent, extra.sendRequest as never, extra.signal),
             following:

@@ -15,6 +15,7 @@ import {
   type McpTask,
   RELATED_TASK_META_KEY,
   taskOf,
+  ttlOf,
 } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
@@ -34,6 +35,8 @@ export interface TaskContext {
   calls: ToolCalls;
   scope: ToolScope;
   who: Principal;
+  /** `server.retention.finishedStatelessRuns`: how long a task's stateless run is kept. */
+  finishedStatelessRuns: number | null;
   /** A call's hooks on the request that asks (tasks/result asks the caller there). */
   hooksFor(extra: { signal: AbortSignal }, agent: RegisteredAgent): Omit<CallHooks, "signal">;
 }
@@ -49,6 +52,11 @@ const taskNotFound = (taskId: string) =>
  */
 export class McpTasks {
   constructor(private readonly context: TaskContext) {}
+
+  /** A run as its task, with the ttl retention gives it. */
+  private taskOf(run: RunRecord): McpTask {
+    return taskOf(run, ttlOf(run, this.context.finishedStatelessRuns));
+  }
 
   /** The caller's run behind a task of this scope, with its agent. */
   async find(taskId: string): Promise<{ run: RunRecord; agent: RegisteredAgent }> {
@@ -68,7 +76,7 @@ export class McpTasks {
   ): Promise<{ task: McpTask }> {
     const run = await this.context.calls.start(this.context.who, agent, args);
     this.watch(run, notify, closed);
-    return { task: taskOf(run) };
+    return { task: this.taskOf(run) };
   }
 
   /**
@@ -80,14 +88,14 @@ export class McpTasks {
       const settled = await this.context.runs.waitFor(run, closed);
       if (closed.aborted) return;
       const fresh = (await this.context.runs.findReachable(SYSTEM, settled.run_id)) ?? settled;
-      await notify(taskOf(fresh));
+      await notify(this.taskOf(fresh));
     })().catch(() => undefined);
   }
 
   register(server: Server): void {
     server.setRequestHandler(GetTaskRequestSchema, async (request) => {
       const { run } = await this.find(request.params.taskId);
-      return { ...taskOf(run) };
+      return { ...this.taskOf(run) };
     });
     server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
       const { run, agent } = await this.find(request.params.taskId);
@@ -107,14 +115,14 @@ export class McpTasks {
         limit: PAGE_SIZE + 1,
         offset,
       });
-      const tasks = page.slice(0, PAGE_SIZE).map((run) => taskOf(run));
+      const tasks = page.slice(0, PAGE_SIZE).map((run) => this.taskOf(run));
       return page.length > PAGE_SIZE
         ? { tasks, nextCursor: encodeCursor(offset + PAGE_SIZE) }
         : { tasks };
     });
     server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
       const { run } = await this.find(request.params.taskId);
-      const status = taskOf(run).status;
+      const status = this.taskOf(run).status;
       if (isTerminalStatus(status)) {
         throw new McpError(
           RPC.invalidParams,
@@ -126,7 +134,7 @@ export class McpTasks {
         runs.cancel(who, run.run_id, run.kind, { action: "interrupt", wait: true }),
       );
       const { run: cancelled } = await this.find(run.run_id);
-      return { ...taskOf(cancelled) };
+      return { ...this.taskOf(cancelled) };
     });
   }
 }

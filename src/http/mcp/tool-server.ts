@@ -24,6 +24,8 @@ export interface ToolServerContext {
   scope: ToolScope;
   calls: ToolCalls;
   runs: RunService;
+  /** `server.retention.finishedStatelessRuns` (a task's ttl). */
+  finishedStatelessRuns: number | null;
   /** The session's caller: every request of the session is checked to come from it. */
   who: Principal;
   /**
@@ -58,6 +60,7 @@ export function toolServer(context: ToolServerContext): Server {
     calls,
     scope,
     who,
+    finishedStatelessRuns: context.finishedStatelessRuns,
     hooksFor: (extra, agent) => context.hooksFor(server, extra as HandlerExtra, agent, undefined),
   });
   tasks.register(server);
