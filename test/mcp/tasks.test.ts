@@ -8,6 +8,7 @@ import {
   CallToolResultSchema,
   CreateTaskResultSchema,
   ElicitRequestSchema,
+  TaskStatusNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../helpers/app.js";
@@ -98,6 +99,10 @@ describe("MCP tasks on the sample agents", () => {
 
   it("tasks/cancel cancels the run; a finished task cannot be cancelled", async () => {
     const client = await mcpClient(`${base}/mcp`);
+    const statuses: string[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (note) => {
+      statuses.push(note.params.status);
+    });
     const created = await client.request(
       {
         method: "tools/call",
@@ -113,6 +118,11 @@ describe("MCP tasks on the sample agents", () => {
     }
     expect(task.status).toBe("input_required");
     expect(task.statusMessage).toBe("The agent asks: Approve the plan?");
+    // The session's stream was told when the run stopped to ask.
+    for (let i = 0; i < 100 && statuses.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(statuses).toEqual(["input_required"]);
     const cancelled = await client.experimental.tasks.cancelTask(taskId);
     expect(cancelled.status).toBe("cancelled");
     expect((await t.call("GET", `/runs/${taskId}`)).body).toMatchObject({ status: "error" });
