@@ -8,6 +8,7 @@ import type { Principal } from "../../auth/principal.js";
 import { type McpTask, toolOf } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
+import { withMessageTraceContext } from "../../telemetry/index.js";
 import { answerBadParamsAsInvalidParams } from "./bad-params.js";
 import { McpTasks, TASK_CAPABILITIES } from "./tasks.js";
 import { type CallHooks, RPC, type ToolCalls } from "./tool-calls.js";
@@ -78,14 +79,18 @@ export function toolServer(context: ToolServerContext): Server {
         `unknown tool ${JSON.stringify(request.params.name.slice(0, 200))}: tools/list names the tools`,
       );
     }
-    if (request.params.task) {
-      const notify = (task: McpTask) =>
-        server.notification({ method: "notifications/tasks/status", params: { ...task } });
-      return tasks.create(agent, request.params.arguments, notify, closed.signal);
-    }
-    const progressToken = request.params._meta?.progressToken;
-    const hooks = context.hooksFor(server, extra, agent, progressToken);
-    return calls.call(who, agent, request.params.arguments, { ...hooks, signal: extra.signal });
+    // A `_meta.traceparent` (MCP's way to pass trace context in a message) wins over the
+    // request's header: the run continues the caller's trace.
+    return withMessageTraceContext(request.params._meta, () => {
+      if (request.params.task) {
+        const notify = (task: McpTask) =>
+          server.notification({ method: "notifications/tasks/status", params: { ...task } });
+        return tasks.create(agent, request.params.arguments, notify, closed.signal);
+      }
+      const progressToken = request.params._meta?.progressToken;
+      const hooks = context.hooksFor(server, extra, agent, progressToken);
+      return calls.call(who, agent, request.params.arguments, { ...hooks, signal: extra.signal });
+    });
   });
   answerBadParamsAsInvalidParams(server);
   return server;
