@@ -92,6 +92,27 @@ describe("the sample config's agents as MCP tools", () => {
     await client.close();
   });
 
+  it("a call with context is a task A2A reads back, on the context of that name", async () => {
+    const client = await mcpClient(`${base}/mcp`);
+    const result = await client.callTool({
+      name: "word-count",
+      arguments: { message: "seen elsewhere", context: "shared-with-a2a" },
+    });
+    const runId = runIdOf(result);
+    const response = await fetch(`${base}/a2a/word-count`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: runId } }),
+    });
+    const task = ((await response.json()) as { result: Record<string, unknown> }).result;
+    expect(task).toMatchObject({
+      id: runId,
+      contextId: "shared-with-a2a",
+      status: { state: "TASK_STATE_COMPLETED" },
+    });
+    await client.close();
+  });
+
   it("serves one agent alone at /mcp/{agent}, by name or name@version", async () => {
     for (const ref of ["echo", "echo@1.0.0"]) {
       const client = await mcpClient(`${base}/mcp/${ref}`);
