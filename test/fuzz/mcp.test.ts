@@ -1,6 +1,7 @@
 /**
  * Hostile JSON-RPC inside an MCP session: malformed messages, batches, unknown methods and
- * tools, arguments that are not the tool's, task ids of nobody, ids of every type. Each is
+ * tools, arguments that are not the tool's, task ids of nobody, ids of every type, answers to
+ * elicitations that were never asked. Each is
  * answered with a JSON-RPC result or error (never an internal error, which client input cannot
  * cause) and never a 5xx; the session still lists its tools after every batch.
  */
@@ -131,8 +132,22 @@ describe("hostile JSON-RPC in an MCP session", () => {
       },
       { requiredKeys: ["method"] },
     );
+  // Answers to requests the server never sent (an elicitation nobody asked for).
+  const answer = () =>
+    fc.record({
+      jsonrpc: fc.constant("2.0"),
+      id: fc.oneof(fc.integer(), fc.string({ maxLength: 20 })),
+      result: fc.oneof(
+        fc.record({
+          action: fc.constantFrom("accept", "decline", "cancel"),
+          content: fc.anything(),
+        }),
+        fc.anything(),
+      ),
+    });
   const bodies = fc.oneof(
     { weight: 6, arbitrary: message().map((m) => JSON.stringify(m)) },
+    { weight: 1, arbitrary: answer().map((m) => JSON.stringify(m)) },
     { weight: 1, arbitrary: fc.array(message(), { maxLength: 3 }).map((m) => JSON.stringify(m)) },
     { weight: 1, arbitrary: fc.string() },
     { weight: 1, arbitrary: fc.json() },
