@@ -193,6 +193,30 @@ describe("MCP face with API keys and tokens", () => {
     await other.close();
   });
 
+  it("a caller opening sessions without end closes its own oldest, never another's", async () => {
+    const open = async (key: string) => {
+      const response = await post(INITIALIZE, { authorization: `Bearer ${key}` });
+      await response.text();
+      return response.headers.get("mcp-session-id")!;
+    };
+    const list = (key: string, sessionId: string) =>
+      post(
+        { jsonrpc: "2.0", id: 2, method: "tools/list" },
+        {
+          authorization: `Bearer ${key}`,
+          "mcp-session-id": sessionId,
+          "mcp-protocol-version": "2025-11-25",
+        },
+      );
+    const others = await open(OTHER_AGENTS_KEY);
+    const first = await open(KEY);
+    for (let i = 0; i < 1000; i++) await open(KEY);
+    expect((await list(KEY, first)).status).toBe(404);
+    const kept = await list(OTHER_AGENTS_KEY, others);
+    expect(kept.status).toBe(200);
+    await kept.text();
+  }, 60_000);
+
   it("checks Origin: loopback and the allow-list pass, any other origin gets 403", async () => {
     const auth = { authorization: `Bearer ${KEY}` };
     const evil = await post(INITIALIZE, { ...auth, origin: "https://evil.example" });

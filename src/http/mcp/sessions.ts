@@ -6,8 +6,13 @@ import { SessionEventLog } from "./event-log.js";
 
 /** A session unused this long is closed (a client that comes back initializes again). */
 const IDLE_MS = 30 * 60 * 1000;
-/** Sessions one replica keeps at once; the oldest idle one goes first beyond it. */
+/** Sessions one replica keeps at once; the least recently used goes first beyond it. */
 const MAX_SESSIONS = 10_000;
+/**
+ * Sessions one caller keeps at once on a replica; beyond it, that caller's least recently used
+ * goes, so that one caller opening sessions in a loop closes its own, not everyone's.
+ */
+const MAX_SESSIONS_PER_CALLER = 1_000;
 
 /** One MCP session: the SDK's transport and server, the caller it belongs to, and its scope. */
 export interface McpSession {
@@ -44,13 +49,18 @@ export class McpSessions {
    * answers the initialize request it is handed first) and its server.
    */
   async open(who: Principal, scope: string, makeServer: () => Server): Promise<McpSession> {
-    if (this.sessions.size >= MAX_SESSIONS) this.closeOldest();
+    const owner = ownerOf(who);
+    const own = [...this.sessions.values()].filter((session) => session.owner === owner);
+    if (own.length >= MAX_SESSIONS_PER_CALLER) this.closeLeastRecentlyUsed(own);
+    else if (this.sessions.size >= MAX_SESSIONS) {
+      this.closeLeastRecentlyUsed(this.sessions.values());
+    }
     const server = makeServer();
     const session: McpSession = {
       id: "",
       transport: undefined as unknown as StreamableHTTPServerTransport,
       server,
-      owner: ownerOf(who),
+      owner,
       scope,
       lastUsed: Date.now(),
     };
@@ -97,9 +107,9 @@ export class McpSessions {
     }
   }
 
-  private closeOldest(): void {
+  private closeLeastRecentlyUsed(among: Iterable<McpSession>): void {
     let oldest: McpSession | undefined;
-    for (const session of this.sessions.values()) {
+    for (const session of among) {
       if (!oldest || session.lastUsed < oldest.lastUsed) oldest = session;
     }
     if (oldest) this.close(oldest);
