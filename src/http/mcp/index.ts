@@ -9,13 +9,12 @@ import {
   registerResourceMetadata,
   resourceMetadataPaths,
 } from "./resource-metadata.js";
-
-export { sendMcpFrameworkError } from "./refusals.js";
-
 import { mcpRoutes } from "./routes.js";
 import { McpSessions } from "./sessions.js";
 import { ToolCalls } from "./tool-calls.js";
 import { toolServer } from "./tool-server.js";
+
+export { sendMcpFrameworkError } from "./refusals.js";
 
 /**
  * Every agent as an MCP tool (see docs/mcp.md): `{basePath}` serves a tool for each agent the
