@@ -58,6 +58,7 @@ import {
   writeBenchConfig,
 } from "./lib/servers.mjs";
 import { conversationsWorkload } from "./workloads/conversations.mjs";
+import { mcpCall } from "./workloads/mcp-call.mjs";
 import { postgresWait } from "./workloads/postgres-wait.mjs";
 import { storageLargeRun } from "./workloads/storage-large-run.mjs";
 import { tracingWait } from "./workloads/tracing-wait.mjs";
@@ -777,6 +778,7 @@ const WORKLOADS = [
   { id: "thread-search", run: threadSearch },
   { id: "storage", run: () => storageLargeRun(kit()) },
   { id: "conversations", run: () => conversationsWorkload(kit()) },
+  { id: "mcp-call", run: () => mcpCall(kit()) },
 ];
 
 // ---------------------------------------------------------------------------------------------

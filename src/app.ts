@@ -30,6 +30,7 @@ import { copilotkitFace, copilotkitRouteHint } from "./http/copilotkit/index.js"
 import { sendFrameworkError } from "./http/errors.js";
 import { createInspector, inspectorOpenPaths, inspectorPlugin } from "./http/inspector/index.js";
 import { langgraphFace, sendDetail } from "./http/langgraph/index.js";
+import { mcpFace, mcpOpenPaths, mcpRefusals, sendMcpFrameworkError } from "./http/mcp/index.js";
 import { metaRoutes } from "./http/meta.js";
 import { authPlugin, type Refusal } from "./http/plugins/auth.js";
 import { corsPlugin } from "./http/plugins/cors.js";
@@ -114,7 +115,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         ? lazyChild(parent as Logger, bindings)
         : parent.child(bindings, options),
     // Malformed URLs are refused by the router before any route: an ACP string error, or under
-    // the A2A face's prefix, that binding's own shape.
+    // the A2A or MCP face's prefix, that face's own shape.
     frameworkErrors: (err, request, reply) => {
       const { enabled, basePath } = settings.a2a;
       if (enabled && request.url.startsWith(`${basePath}/`)) {
@@ -123,6 +124,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       const langgraph = settings.langgraph;
       if (langgraph.enabled && request.url.startsWith(`${langgraph.basePath}/`)) {
         return sendDetail(reply, err.code === "FST_ERR_MAX_PARAM_LENGTH" ? 414 : 400, err.message);
+      }
+      if (settings.mcp.enabled && request.url.startsWith(`${settings.mcp.basePath}/`)) {
+        return sendMcpFrameworkError(reply, err.code);
       }
       return sendFrameworkError(err, request, reply);
     },
@@ -227,6 +231,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (settings.a2a.enabled) {
     for (const path of a2aCardPaths(settings.a2a.basePath, registry.list())) openPaths.add(path);
   }
+  // With users' tokens, MCP hosts discover the token issuer from these, before signing in.
+  if (settings.mcp.enabled) {
+    const tokens = settings.auth.jwt !== undefined;
+    for (const path of mcpOpenPaths(settings.mcp.basePath, tokens, registry)) openPaths.add(path);
+  }
 
   const sweeper = retentionEnabled(settings.retention)
     ? new RetentionSweeper({
@@ -291,6 +300,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
             } satisfies Refusal,
           ]
         : []),
+      ...(settings.mcp.enabled
+        ? [mcpRefusals(settings.mcp.basePath, settings.auth.jwt !== undefined)]
+        : []),
     ],
   });
   await app.register(rateLimitPlugin, { ...settings.rateLimit, openPaths });
@@ -303,12 +315,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   if (inspector) await app.register(inspectorPlugin, { inspector, metrics });
   // The faces: one line each, each switched by its settings section (docs/config.md).
-  const { acp, agui, copilotkit, a2a, langgraph } = settings;
+  const { acp, agui, copilotkit, a2a, langgraph, mcp } = settings;
   if (acp.enabled) await app.register(acpFace);
   if (agui.enabled) await app.register(aguiFace, { basePath: agui.basePath });
   if (copilotkit.enabled) await app.register(copilotkitFace, { basePath: copilotkit.basePath });
   if (a2a.enabled) await app.register(a2aFace, { basePath: a2a.basePath });
   if (langgraph.enabled) await app.register(langgraphFace, { basePath: langgraph.basePath });
+  if (mcp.enabled) await app.register(mcpFace, mcp);
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();

@@ -56,6 +56,13 @@ export const faceSchemas = {
   agui: faceSection("/ag-ui", "ag-ui"),
   copilotkit: faceSection("/copilotkit"),
   langgraph: faceSection("/langgraph"),
+  mcp: faceSection("/mcp", undefined, {
+    allowedOrigins: {
+      type: "array",
+      items: { type: "string", pattern: "^(\\*|https?://[^/]+)$", maxLength: 300 },
+      maxItems: 100,
+    },
+  }),
   a2a: faceSection("/a2a", undefined, {
     maxPushConfigsPerTask: { type: "integer", minimum: 1, maximum: 1000000 },
     cardMaxAgeSeconds: nonNegativeInteger,

@@ -71,6 +71,8 @@ export interface ServerSettings {
   a2a: A2aSettings;
   /** LangGraph's API under `basePath`: every agent as an assistant; see docs/langgraph.md. */
   langgraph: LangGraphSettings;
+  /** Every agent as an MCP tool at `basePath` (and `{basePath}/{agent}`); see docs/mcp.md. */
+  mcp: McpSettings;
   /** Requests per window and client (API key, or IP without one); `max: 0` = off. */
   rateLimit: { max: number; windowSeconds: number };
   limits: RequestLimits;
@@ -109,6 +111,17 @@ export interface A2aGrpcSettings {
    * proxy); unset: the host name the card was asked by and the port it listens on.
    */
   publicAddress?: string;
+}
+
+export interface McpSettings {
+  enabled: boolean;
+  /** Every agent the caller may use as a tool at this path; one agent at `{basePath}/{agent}`. */
+  basePath: string;
+  /**
+   * Browser origins (`scheme://host[:port]`) whose requests are served, besides loopback ones:
+   * MCP servers must refuse other origins (DNS rebinding). A request with no Origin is served.
+   */
+  allowedOrigins: string[];
 }
 
 /** Webhook delivery (ACP runs' webhooks, A2A push notifications); see src/webhooks. */
@@ -242,6 +255,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
     grpc: { enabled: false, port: 50051 },
   },
   langgraph: { enabled: true, basePath: "/langgraph" },
+  mcp: { enabled: true, basePath: "/mcp", allowedOrigins: [] },
   rateLimit: { max: 0, windowSeconds: 60 },
   limits: DEFAULT_LIMITS,
   retention: RETENTION_DEFAULTS,
@@ -268,6 +282,7 @@ const SECTIONS = [
   "copilotkit",
   "a2a",
   "langgraph",
+  "mcp",
   "rateLimit",
   "limits",
   "retention",
@@ -341,5 +356,6 @@ export function servedFaces(settings: ServerSettings): Array<{ face: string; pat
   }
   if (settings.langgraph.enabled)
     faces.push({ face: "LangGraph", path: settings.langgraph.basePath });
+  if (settings.mcp.enabled) faces.push({ face: "MCP", path: settings.mcp.basePath });
   return faces;
 }

@@ -40,6 +40,23 @@ export function injectTraceHeaders(headers: Record<string, string>): Record<stri
   return headers;
 }
 
+/** A W3C `traceparent` (version 00): what a message may carry to continue its sender's trace. */
+const TRACEPARENT = /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/;
+
+/**
+ * Runs `fn` in the trace a message names (`traceparent`, and `tracestate`, as MCP's `_meta`
+ * carries them), so that a run it creates continues its sender's trace; as it is otherwise
+ * (tracing off, nothing or nothing valid named).
+ */
+export function withMessageTraceContext<T>(meta: unknown, fn: () => T): T {
+  if (active === undefined || typeof meta !== "object" || meta === null) return fn();
+  const { traceparent, tracestate } = meta as Record<string, unknown>;
+  if (typeof traceparent !== "string" || !TRACEPARENT.test(traceparent)) return fn();
+  const carrier: Record<string, string> = { traceparent };
+  if (typeof tracestate === "string" && tracestate.length <= 512) carrier.tracestate = tracestate;
+  return active.withParent(carrier, fn);
+}
+
 /**
  * The headers that put a request in a run's trace (its stored context): for work done on the
  * run's behalf outside its segments, such as webhook deliveries. None while tracing is off.

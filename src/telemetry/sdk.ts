@@ -75,6 +75,7 @@ export async function startSdk(
   return {
     captureContent: settings.captureContent,
     activeContext: () => storeContext(context.active()),
+    withParent: (carrier, fn) => context.with(propagation.extract(context.active(), carrier), fn),
     startSegment(info: SegmentInfo): SegmentSpan {
       // The run's own trace, whatever is active here: the request that resumed the run, or
       // nothing (a replica that claimed it). A resuming request of another trace is linked.

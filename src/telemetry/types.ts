@@ -62,6 +62,11 @@ export interface Tracing {
   /** The active span's context, to store with a run created now; null when none. */
   activeContext(): StoredTraceContext | null;
   startSegment(info: SegmentInfo): SegmentSpan;
+  /**
+   * Runs `fn` with a W3C trace context given in a message rather than in headers (an MCP
+   * request's `_meta.traceparent`) as the active one: a run created there joins that trace.
+   */
+  withParent<T>(carrier: Record<string, string>, fn: () => T): T;
   /** Adds `traceparent` (and `tracestate`) of the active span to an outgoing request's headers. */
   inject(headers: Record<string, string>): void;
   /** `trace_id` and `span_id` of the active span, for log lines. */

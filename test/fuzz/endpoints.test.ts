@@ -166,6 +166,19 @@ TEMPLATES.LgStateUpdate = {
   template: { values: { messages: [{ type: "ai", content: "x", id: "m" }], topic: 1 } },
   keys: ["values", "as_node", "checkpoint_id", "checkpoint"],
 };
+TEMPLATES.McpInitialize = {
+  template: {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: { elicitation: {} },
+      clientInfo: { name: "fuzz", version: "1" },
+    },
+  },
+  keys: ["jsonrpc", "id", "method", "params"],
+};
 const EMPTY = { template: {}, keys: ["metadata", "input"] };
 
 interface Endpoint {
@@ -180,6 +193,8 @@ interface Endpoint {
   a2a?: boolean;
   /** The LangGraph face: refusals are `{"detail": "…"}`. */
   langgraph?: boolean;
+  /** The MCP face: refusals are JSON-RPC error objects. */
+  mcp?: boolean;
 }
 
 const QUERY_KEYS: Record<string, string[]> = {
@@ -368,6 +383,25 @@ const endpoints: Endpoint[] = [
   })),
 ];
 
+// The MCP face (Streamable HTTP): an initialize without a session; test/fuzz/mcp.test.ts fuzzes
+// the JSON-RPC inside a session.
+endpoints.push(
+  ...(
+    [
+      ["mcp", "/mcp"],
+      ["mcp_agent", "/mcp/{agent}"],
+    ] as const
+  ).map(([id, path]) => ({
+    id,
+    method: "POST",
+    path,
+    body: "McpInitialize",
+    queryKeys: [],
+    acp: false,
+    mcp: true,
+  })),
+);
+
 interface Fixtures {
   thread_id: string[];
   stateful_run_id: string[];
@@ -515,7 +549,7 @@ function checkResponse(
     expect(type, where).toContain("application/json");
     const refusal = JSON.parse(res.body) as unknown;
     // A path that left the prefix (`/a2a/../threads`) is another face's.
-    if (endpoint.a2a && url.startsWith("/a2a/")) {
+    if ((endpoint.a2a && url.startsWith("/a2a/")) || (endpoint.mcp && url.startsWith("/mcp"))) {
       expectA2aRefusal(refusal, where);
     } else if (endpoint.langgraph && url.startsWith("/langgraph/")) {
       expect(typeof (refusal as { detail?: unknown }).detail, where).toBe("string");
@@ -539,7 +573,10 @@ function checkResponse(
   expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain(POLLUTION_KEY);
 }
 
-/** A refusal under the A2A prefix: a google.rpc.Status or a JSON-RPC error, never a bare string. */
+/**
+ * A refusal under the A2A or MCP prefix: a google.rpc.Status or a JSON-RPC error, never a bare
+ * string.
+ */
 function expectA2aRefusal(refusal: unknown, where: string): void {
   const error = (refusal as { error?: { message?: unknown; code?: unknown } }).error;
   expect(typeof error?.message, where).toBe("string");

@@ -31,6 +31,7 @@ describe("GET / and the 404s under a face", () => {
         { face: "CopilotKit", path: "/copilotkit" },
         { face: "A2A", path: "/a2a/{agent}" },
         { face: "LangGraph", path: "/langgraph" },
+        { face: "MCP", path: "/mcp" },
       ],
     });
   });

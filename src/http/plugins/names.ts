@@ -27,6 +27,8 @@ export const PLUGIN = {
   a2aFace: "acp-a2a-face",
   /** LangGraph's API: agents as assistants (see docs/langgraph.md). */
   langgraphFace: "acp-langgraph-face",
+  /** Every agent as an MCP tool (see docs/mcp.md). */
+  mcpFace: "acp-mcp-face",
 } as const;
 
 /** What every route group needs before it: who is calling, limits, long-request accounting. */

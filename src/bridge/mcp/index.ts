@@ -1,0 +1,5 @@
+export * from "./elicitation.js";
+export * from "./progress.js";
+export * from "./results.js";
+export * from "./tasks.js";
+export * from "./tools.js";

@@ -1,0 +1,135 @@
+/**
+ * MCP tasks across replicas sharing one PostgreSQL (real CLI processes), with the official SDK
+ * client: a task made on one replica is read, answered (its interrupt asked by elicitation on
+ * tasks/result) and cancelled from the other, each client in a session of its own replica. A
+ * task is its run, so no replica needs the session that made it.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mcpClient, textOf } from "../mcp/helpers.js";
+import {
+  dropSchema,
+  PG_URL,
+  type Replica,
+  requirePostgres,
+  startReplica,
+  until,
+  writeConfig,
+} from "./replicas.js";
+
+const CONFIG = `
+server:
+  keepAliveSeconds: 0
+  leaseSeconds: 5
+agents:
+  - name: slow
+    version: 1.0.0
+    description: Echo that takes its time.
+    adapter: { type: echo, delayMs: 60 }
+  - name: approval
+    version: 1.0.0
+    description: Asks, then finishes.
+    adapter:
+      type: scripted
+      segments:
+        - - { type: RUN_STARTED, threadId: t, runId: r }
+          - type: RUN_FINISHED
+            threadId: t
+            runId: r
+            outcome:
+              type: interrupt
+              interrupts: [{ id: ask-1, reason: approval, message: Go ahead? }]
+        - - { type: RUN_STARTED, threadId: t, runId: r }
+          - { type: TEXT_MESSAGE_START, messageId: m, role: assistant }
+          - { type: TEXT_MESSAGE_CONTENT, messageId: m, delta: "Done." }
+          - { type: TEXT_MESSAGE_END, messageId: m }
+          - { type: RUN_FINISHED, threadId: t, runId: r }
+    specs:
+      interrupts:
+        - interrupt_type: approval
+          resume_payload:
+            type: object
+            required: [approved]
+            properties: { approved: { type: boolean } }
+`;
+
+const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
+
+describe("MCP tasks across replicas sharing one PostgreSQL", () => {
+  const schema = `acp_mcp_${randomBytes(4).toString("hex")}`;
+  let replicas: Replica[] = [];
+
+  beforeAll(async () => {
+    await requirePostgres();
+    const config = writeConfig(CONFIG);
+    const databaseUrl = `${PG_URL}?schema=${schema}`;
+    replicas = await Promise.all(["A", "B"].map((name) => startReplica(name, config, databaseUrl)));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const replica of replicas) replica.child.kill("SIGKILL");
+    await Promise.all(replicas.map((replica) => replica.exited));
+    await dropSchema(schema);
+  });
+
+  const startTask = async (name: string, message: string) => {
+    const client = await mcpClient(`${replicas[0]!.url}/mcp`);
+    const created = await client.request(
+      { method: "tools/call", params: { name, arguments: { message }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await client.close();
+    return created.task.taskId;
+  };
+
+  it("a task made on one replica is read and its result fetched on the other", async () => {
+    const text = words(20);
+    const taskId = await startTask("slow", text);
+    const other = await mcpClient(`${replicas[1]!.url}/mcp`);
+    expect((await other.experimental.tasks.getTask(taskId)).taskId).toBe(taskId);
+    const result = await other.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(textOf(result)).toBe(text);
+    expect((await other.experimental.tasks.getTask(taskId)).status).toBe("completed");
+    expect((await other.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).toContain(
+      taskId,
+    );
+    await other.close();
+  }, 60_000);
+
+  it("an input_required task made on one replica is answered on the other", async () => {
+    const taskId = await startTask("approval", "plan");
+    const other = await mcpClient(`${replicas[1]!.url}/mcp`, {
+      capabilities: { elicitation: { form: {} } },
+    });
+    const asked: string[] = [];
+    other.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: "accept", content: { approved: true } };
+    });
+    await until(
+      async () => (await other.experimental.tasks.getTask(taskId)).status === "input_required",
+      20_000,
+      "the task to ask",
+    );
+    const result = await other.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(asked).toEqual(["approval: Go ahead?"]);
+    expect(textOf(result)).toBe("Done.");
+    await other.close();
+  }, 60_000);
+
+  it("a task made on one replica is cancelled from the other", async () => {
+    const taskId = await startTask("slow", words(200));
+    const other = await mcpClient(`${replicas[1]!.url}/mcp`);
+    const cancelled = await other.experimental.tasks.cancelTask(taskId);
+    expect(cancelled.status).toBe("cancelled");
+    const first = await mcpClient(`${replicas[0]!.url}/mcp`);
+    expect((await first.experimental.tasks.getTask(taskId)).status).toBe("cancelled");
+    await first.close();
+    await other.close();
+  }, 60_000);
+});
