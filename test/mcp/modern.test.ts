@@ -1,0 +1,110 @@
+/**
+ * MCP 2026-07-28 (stateless) through the official `@modelcontextprotocol/client` pinned to that
+ * revision, against the sample server: server/discover, tools/list, a blocking tools/call, and
+ * approval-demo's interrupt as an InputRequiredResult the client fulfils and retries with
+ * `inputResponses` and `requestState`, resuming the same run. The wire checks (headers that
+ * do not match, `_meta` missing, another caller's requestState) are raw POSTs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TestApp } from "../helpers/app.js";
+import { sampleServer } from "../helpers/sample.js";
+import { runIdOf, textOf } from "./helpers.js";
+import { MODERN, modernClient, modernPost } from "./modern-helpers.js";
+
+const V = MODERN;
+
+describe("MCP 2026-07-28 with @modelcontextprotocol/client", () => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    ({ t, base } = await sampleServer({ unchecked: true }));
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const runOf = async (runId: string) =>
+    (await t.call("GET", `/runs/${runId}`)).body as { status: string; run_id: string };
+
+  it("discovers the server, lists the agents as tools and calls one blocking", async () => {
+    const client = await modernClient(`${base}/mcp`);
+    expect(client.getNegotiatedProtocolVersion()).toBe(V);
+    expect(client.getServerVersion()).toEqual({ name: "acp-agui", version: "0.2.0" });
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(["echo", "approval-demo"]),
+    );
+    const result = await client.callTool({ name: "echo", arguments: { message: "hello 2026" } });
+    expect(textOf(result)).toBe("hello 2026");
+    expect((await runOf(runIdOf(result))).status).toBe("success");
+    await client.close();
+  });
+
+  it("answers every result with its resultType and the server in _meta", async () => {
+    const response = await modernPost(`${base}/mcp`, "server/discover");
+    expect(response.status).toBe(200);
+    const { result } = (await response.json()) as { result: Record<string, unknown> };
+    expect(result.resultType).toBe("complete");
+    expect(result.supportedVersions).toEqual([V]);
+    expect(result).toMatchObject({ ttlMs: 0, cacheScope: "private" });
+    expect(result._meta).toEqual({
+      "io.modelcontextprotocol/serverInfo": { name: "acp-agui", version: "0.2.0" },
+    });
+  });
+
+  it("refuses headers that do not match the body, a missing _meta and an unknown version", async () => {
+    const mismatch = await modernPost(
+      `${base}/mcp`,
+      "tools/call",
+      { name: "echo", arguments: { message: "x" } },
+      { headers: { "mcp-name": "other" } },
+    );
+    expect(mismatch.status).toBe(400);
+    expect(((await mismatch.json()) as { error: { code: number } }).error.code).toBe(-32020);
+
+    const noMeta = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": V,
+        "mcp-method": "tools/list",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }),
+    });
+    expect(noMeta.status).toBe(400);
+    expect(((await noMeta.json()) as { error: { code: number } }).error.code).toBe(-32602);
+
+    const unknown = await modernPost(`${base}/mcp`, "resources/list");
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: number } }).error.code).toBe(-32601);
+  });
+
+  it("asks approval-demo's question as input_required; the retry resumes the same run", async () => {
+    const client = await modernClient(`${base}/mcp`, {
+      capabilities: { elicitation: { form: {} } },
+    });
+    const asked: Array<Record<string, unknown>> = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(request.params as Record<string, unknown>);
+      return { action: "accept", content: { approved: true, comment: "go" } };
+    });
+    const result = await client.callTool({ name: "approval-demo", arguments: { message: "plan" } });
+    expect(asked).toEqual([
+      {
+        mode: "form",
+        message: "approval-demo: Approve the plan?",
+        requestedSchema: {
+          type: "object",
+          properties: { approved: { type: "boolean" }, comment: { type: "string" } },
+          required: ["approved"],
+        },
+      },
+    ]);
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toContain("Approved. Backed up and migrated.");
+    expect((await runOf(runIdOf(result))).status).toBe("success");
+    await client.close();
+  });
+});
