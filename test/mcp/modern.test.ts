@@ -108,3 +108,98 @@ describe("MCP 2026-07-28 with @modelcontextprotocol/client", () => {
     await client.close();
   });
 });
+
+describe("MCP 2026-07-28 requestState between callers", () => {
+  const KEY = "a-key-long-enough-for-the-server-1234";
+  const OTHER = "another-key-long-enough-for-the-server";
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    ({ t, base } = await sampleServer({
+      unchecked: true,
+      settings: {
+        auth: {
+          keys: [
+            { key: KEY, name: "one" },
+            { key: OTHER, name: "two" },
+          ],
+        },
+      } as never,
+    }));
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const asking = { elicitation: { form: {} } };
+  const approve = { action: "accept", content: { approved: true } };
+
+  it("refuses another caller's requestState as InvalidParams and resumes only for its own", async () => {
+    const first = await modernPost(
+      `${base}/mcp`,
+      "tools/call",
+      { name: "approval-demo", arguments: { message: "plan" } },
+      { headers: { authorization: `Bearer ${KEY}` }, capabilities: asking },
+    );
+    const { result } = (await first.json()) as {
+      result: { resultType: string; requestState: string; inputRequests: Record<string, unknown> };
+    };
+    expect(result.resultType).toBe("input_required");
+    const [key] = Object.keys(result.inputRequests);
+    const retry = (bearer: string, requestState: string) =>
+      modernPost(
+        `${base}/mcp`,
+        "tools/call",
+        {
+          name: "approval-demo",
+          arguments: { message: "plan" },
+          inputResponses: { [key!]: approve },
+          requestState,
+        },
+        { headers: { authorization: `Bearer ${bearer}` }, capabilities: asking },
+      );
+
+    const stolen = await retry(OTHER, result.requestState);
+    const refused = (await stolen.json()) as { error: { code: number; message: string } };
+    expect(refused.error.code).toBe(-32602);
+    expect(refused.error.message).toBe("requestState refused: its run is not found");
+
+    const forged = await retry(KEY, "bm90LW9uZS1vZi1vdXJz");
+    expect(((await forged.json()) as { error: { code: number } }).error.code).toBe(-32602);
+
+    const own = await retry(KEY, result.requestState);
+    const done = (await own.json()) as { result: Record<string, unknown> };
+    expect(done.result.resultType).toBe("complete");
+    expect(done.result.isError).toBeFalsy();
+    expect(textOf(done.result)).toContain("Approved. Backed up and migrated.");
+    // The same run it asked from, resumed: not a new one.
+    const state = JSON.parse(Buffer.from(result.requestState, "base64url").toString()) as {
+      r: string;
+    };
+    expect(runIdOf(done.result)).toBe(state.r);
+
+    // Used up: the run no longer waits, so the same state cannot resume it twice.
+    const again = await retry(KEY, result.requestState);
+    expect(((await again.json()) as { error: { code: number } }).error.code).toBe(-32602);
+  });
+
+  it("asks again when the retry leaves the question unanswered", async () => {
+    const headers = { authorization: `Bearer ${KEY}` };
+    const first = await modernPost(
+      `${base}/mcp`,
+      "tools/call",
+      { name: "approval-demo", arguments: { message: "plan" } },
+      { headers, capabilities: asking },
+    );
+    const { result } = (await first.json()) as { result: { requestState: string } };
+    const retry = await modernPost(
+      `${base}/mcp`,
+      "tools/call",
+      { name: "approval-demo", arguments: { message: "plan" }, requestState: result.requestState },
+      { headers, capabilities: asking },
+    );
+    const asked = (await retry.json()) as { result: { resultType: string; requestState: string } };
+    expect(asked.result.resultType).toBe("input_required");
+    expect(asked.result.requestState).toBe(result.requestState);
+  });
+});
