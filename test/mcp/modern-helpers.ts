@@ -54,3 +54,34 @@ export function modernPost(
     body: JSON.stringify(body),
   });
 }
+
+/**
+ * The host's raw request path ext-tasks asks for on 2026-07-28 (its `rawDispatch`): the
+ * framed request POSTed as one JSON-RPC message with the headers that mirror it.
+ */
+export function rawDispatchTo(url: string, headers: Record<string, string> = {}) {
+  let next = 0;
+  return async (request: unknown) => {
+    const message = request as { method: string; params?: { name?: unknown } };
+    next += 1;
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": V,
+        "mcp-method": message.method,
+        ...(typeof message.params?.name === "string" ? { "mcp-name": message.params.name } : {}),
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: `raw-${next}`, ...message }),
+    });
+    const body = (await response.json()) as {
+      result?: never;
+      error?: { code: number; message: string };
+    };
+    return body.error
+      ? { kind: "error" as const, error: body.error }
+      : { kind: "result" as const, result: body.result as never };
+  };
+}

@@ -183,6 +183,37 @@ describe("MCP 2026-07-28 requestState between callers", () => {
     expect(((await again.json()) as { error: { code: number } }).error.code).toBe(-32602);
   });
 
+  it("answers tasks/get, tasks/update and tasks/cancel of another caller's task as not found", async () => {
+    const tasks = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+    const created = await modernPost(
+      `${base}/mcp`,
+      "tools/call",
+      { name: "echo", arguments: { message: "mine" } },
+      { headers: { authorization: `Bearer ${KEY}` }, capabilities: tasks },
+    );
+    const task = ((await created.json()) as { result: { resultType: string; taskId: string } })
+      .result;
+    expect(task.resultType).toBe("task");
+    for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
+      const response = await modernPost(
+        `${base}/mcp`,
+        method,
+        { taskId: task.taskId, ...(method === "tasks/update" ? { inputResponses: {} } : {}) },
+        { headers: { authorization: `Bearer ${OTHER}` }, capabilities: tasks },
+      );
+      expect(await response.json()).toMatchObject({
+        error: { code: -32602, message: `task "${task.taskId}" not found` },
+      });
+    }
+    const own = await modernPost(
+      `${base}/mcp`,
+      "tasks/get",
+      { taskId: task.taskId },
+      { headers: { authorization: `Bearer ${KEY}` }, capabilities: tasks },
+    );
+    expect(((await own.json()) as { result: { taskId: string } }).result.taskId).toBe(task.taskId);
+  });
+
   it("asks again when the retry leaves the question unanswered", async () => {
     const headers = { authorization: `Bearer ${KEY}` };
     const first = await modernPost(

@@ -36,7 +36,17 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
       basePath,
       allowedOrigins,
       sessions,
-      serveModern: (request, reply, scope) => serveModern({ runs, calls }, request, reply, scope),
+      serveModern: (request, reply, scope) =>
+        serveModern(
+          {
+            runs,
+            calls,
+            finishedStatelessRuns: settings.retention.finishedStatelessRuns,
+          },
+          request,
+          reply,
+          scope,
+        ),
       serverFor: (who, scope) =>
         toolServer({
           scope,

@@ -21,12 +21,19 @@ import type { RunService } from "../../engine/run-service.js";
 import type { RunRecord } from "../../storage/types.js";
 import { withMessageTraceContext } from "../../telemetry/index.js";
 import { resumeOfInputResponses } from "./input-responses.js";
+import {
+  answerTaskMethod,
+  declaresTasks,
+  type ModernTaskContext,
+  modernTaskOf,
+  TASKS_EXTENSION,
+} from "./modern-tasks.js";
 import { type AskCaller, asMcpError, mcpCall, RPC, type ToolCalls } from "./tool-calls.js";
 import type { ToolScope } from "./tool-scope.js";
 import { SERVER_INFO } from "./tool-server.js";
 
 /** What the stateless revision's requests need: the runs and the calls. */
-export interface ModernContext {
+export interface ModernContext extends ModernTaskContext {
   runs: RunService;
   calls: ToolCalls;
 }
@@ -118,7 +125,7 @@ async function answer(
     case "server/discover":
       return complete({
         supportedVersions: [MODERN_VERSION],
-        capabilities: { tools: { listChanged: false } },
+        capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
         instructions: INSTRUCTIONS,
         ...UNCACHED,
       });
@@ -126,6 +133,10 @@ async function answer(
       return complete({ tools: [...scope.agentsFor(who).values()].map(toolOf), ...UNCACHED });
     case "tools/call":
       return callTool(context, modern, who, scope, signal);
+    case "tasks/get":
+    case "tasks/update":
+    case "tasks/cancel":
+      return complete(await answerTaskMethod(context, modern, who, scope));
     default:
       throw new ModernRequestError(
         RPC.methodNotFound,
@@ -154,6 +165,19 @@ async function callTool(
   const args = params.arguments;
   if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
     throw new McpError(RPC.invalidParams, "params.arguments must be an object");
+  }
+  // A client of the tasks extension gets the run as a task at once (the server's choice).
+  if (declaresTasks(modern.clientCapabilities) && params.requestState === undefined) {
+    const run = await withMessageTraceContext(params._meta as never, () =>
+      context.calls.start(who, agent, args as Record<string, unknown> | undefined),
+    );
+    const {
+      inputRequests: _i,
+      result: _r,
+      error: _e,
+      ...task
+    } = modernTaskOf(context, run, agent, modern.clientCapabilities);
+    return { ...task, resultType: "task", _meta: { [META.serverInfo]: SERVER_INFO } };
   }
   // The run stops at an interrupt: the call answers the question instead of waiting.
   let waiting: { run: RunRecord; interrupts: Interrupt[] } | undefined;
