@@ -121,6 +121,12 @@ describe("hostile MCP 2026-07-28 requests", () => {
               fc.anything(),
             ),
             taskId: fc.oneof(fc.constant(taskId), fc.uuid(), fc.anything()),
+            notifications: fc.oneof(
+              fc.record({
+                taskIds: fc.oneof(fc.constant([taskId]), fc.array(fc.uuid()), fc.anything()),
+              }),
+              fc.anything(),
+            ),
             inputResponses: fc.oneof(
               fc.dictionary(
                 fc.string({ maxLength: 20 }),
@@ -147,7 +153,6 @@ describe("hostile MCP 2026-07-28 requests", () => {
                 .map((state) => Buffer.from(JSON.stringify(state)).toString("base64url")),
               fc.anything(),
             ),
-            notifications: fc.anything(),
             _meta: meta(),
           },
           { requiredKeys: ["_meta"] },
@@ -223,10 +228,18 @@ describe("hostile MCP 2026-07-28 requests", () => {
     const where = `${response.status} ${text.slice(0, 300)} ← ${JSON.stringify(headers)} ${body.slice(0, 300)}`;
     expect(response.status, where).toBeLessThan(500);
     if (text === "") return;
-    const answer = JSON.parse(text) as Record<string, unknown>;
-    expect(answer.jsonrpc, where).toBe("2.0");
-    expect("result" in answer || "error" in answer, where).toBe(true);
-    expect((answer.error as { code?: number } | undefined)?.code, where).not.toBe(-32603);
+    // One JSON answer, or a subscription's SSE stream of messages.
+    const answers = (response.headers.get("content-type") ?? "").startsWith("text/event-stream")
+      ? text
+          .split("\n")
+          .filter((line) => line.startsWith("data: "))
+          .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>)
+      : [JSON.parse(text) as Record<string, unknown>];
+    for (const answer of answers) {
+      expect(answer.jsonrpc, where).toBe("2.0");
+      expect("result" in answer || "error" in answer || "method" in answer, where).toBe(true);
+      expect((answer.error as { code?: number } | undefined)?.code, where).not.toBe(-32603);
+    }
   };
 
   it("answers every request with a JSON-RPC result or error, never -32603 or a 5xx", async () => {
@@ -242,7 +255,14 @@ describe("hostile MCP 2026-07-28 requests", () => {
     const seen = new Map<number, number>();
     const framed = fc
       .tuple(
-        fc.constantFrom("tools/call", "tasks/get", "tasks/update", "tasks/cancel", "tools/list"),
+        fc.constantFrom(
+          "tools/call",
+          "tasks/get",
+          "tasks/update",
+          "tasks/cancel",
+          "tools/list",
+          "subscriptions/listen",
+        ),
         params(),
         fc.constantFrom({}, TASKS, { elicitation: {} }),
       )

@@ -9,6 +9,7 @@ import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../helpers/app.js";
 import { sampleServer } from "../helpers/sample.js";
+import { openSse } from "../helpers/sse.js";
 import { textOf } from "./helpers.js";
 import { MODERN, modernClient, modernPost, rawDispatchTo } from "./modern-helpers.js";
 
@@ -87,6 +88,67 @@ describe("MCP 2026-07-28 tasks with @modelcontextprotocol/ext-tasks", () => {
     expect(snapshot.status).toBe("cancelled");
     expect((await runOf(taskId)).status).not.toBe("interrupted");
     await session.close();
+  });
+
+  it("tells a task's changes with notifications/tasks on a subscriptions/listen stream", async () => {
+    const asking = { ...capabilities, extensions: { "io.modelcontextprotocol/tasks": {} } };
+    const created = await modernPost(
+      `${base}/mcp`,
+      "tools/call",
+      { name: "approval-demo", arguments: { message: "plan" } },
+      { capabilities: asking },
+    );
+    const { taskId } = ((await created.json()) as { result: { taskId: string } }).result;
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": MODERN,
+      "io.modelcontextprotocol/clientCapabilities": asking,
+    };
+    const stream = await openSse(base, "/mcp", {
+      method: "POST",
+      headers: {
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "subscriptions/listen",
+      },
+      body: {
+        jsonrpc: "2.0",
+        id: "listen-1",
+        method: "subscriptions/listen",
+        params: { notifications: { taskIds: [taskId, "nobody's"] }, _meta: meta },
+      },
+    });
+    const subscription = { "io.modelcontextprotocol/subscriptionId": "listen-1" };
+    expect((await stream.frame(0)).data).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/subscriptions/acknowledged",
+      params: { _meta: subscription, notifications: { taskIds: [taskId] } },
+    });
+    const asked = (await stream.frame(1)).data as {
+      params: { status: string; taskId: string; inputRequests: Record<string, unknown> };
+    };
+    expect(asked.params).toMatchObject({ taskId, status: "input_required", _meta: subscription });
+    const [key] = Object.keys(asked.params.inputRequests);
+    const updated = await modernPost(
+      `${base}/mcp`,
+      "tasks/update",
+      { taskId, inputResponses: { [key!]: { action: "accept", content: { approved: true } } } },
+      { capabilities: asking },
+    );
+    expect(((await updated.json()) as { result: unknown }).result).toMatchObject({
+      resultType: "complete",
+    });
+    const done = (await stream.frame(2)).data as {
+      params: { status: string; result: object };
+    };
+    expect(done.params.status).toBe("completed");
+    expect(textOf(done.params.result)).toContain("Approved.");
+    // Every task it follows done: the subscription ends with its result.
+    expect((await stream.frame(3)).data).toEqual({
+      jsonrpc: "2.0",
+      id: "listen-1",
+      result: { resultType: "complete", _meta: subscription },
+    });
+    await stream.ended;
   });
 
   it("answers an unknown task id as not found", async () => {

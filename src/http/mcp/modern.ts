@@ -21,6 +21,7 @@ import type { RunService } from "../../engine/run-service.js";
 import type { RunRecord } from "../../storage/types.js";
 import { withMessageTraceContext } from "../../telemetry/index.js";
 import { resumeOfInputResponses } from "./input-responses.js";
+import { listenToTasks } from "./modern-listen.js";
 import {
   answerTaskMethod,
   declaresTasks,
@@ -79,9 +80,18 @@ export async function serveModern(
   });
   try {
     const modern = modernRequestOf(request.body, request.headers);
+    if (modern.method === "subscriptions/listen") {
+      await listenToTasks(context, modern, request.caller, scope, request, reply);
+      return reply;
+    }
     const result = await answer(context, modern, request.caller, scope, gone.signal);
     return reply.code(200).type("application/json").send({ jsonrpc: "2.0", id, result });
   } catch (err) {
+    // A stream already begun (a subscription) ends; its client sees the stream close.
+    if (reply.raw.headersSent) {
+      reply.raw.end();
+      return reply;
+    }
     const error = errorOf(asMcpError(err));
     if (!error) {
       request.log.error({ err }, "MCP request failed");
