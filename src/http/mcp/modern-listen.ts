@@ -45,7 +45,10 @@ export async function listenToTasks(
   }
   const subscription = { [META.subscriptionId]: modern.id };
   const gone = new AbortController();
+  // The client closing the stream ends it (Cancellation), as does the server ending it at
+  // shutdown (the stream is a long request, ended by the drain).
   request.raw.on("close", () => gone.abort());
+  reply.raw.on("close", () => gone.abort());
   reply.hijack();
   reply.raw.writeHead(200, {
     "content-type": "text/event-stream",
@@ -53,7 +56,7 @@ export async function listenToTasks(
     connection: "keep-alive",
   });
   const send = (message: Record<string, unknown>) => {
-    if (!gone.signal.aborted)
+    if (!gone.signal.aborted && !reply.raw.writableEnded)
       reply.raw.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   };
   send({
@@ -84,7 +87,7 @@ export async function listenToTasks(
     ),
   ).catch(() => undefined);
   send({ jsonrpc: "2.0", id: modern.id, result: { resultType: "complete", _meta: subscription } });
-  reply.raw.end();
+  if (!reply.raw.writableEnded) reply.raw.end();
 }
 
 /** Tells each settled state of a task's run until it is done or the subscriber goes away. */
