@@ -95,6 +95,7 @@ describe("hostile MCP 2026-07-28 requests", () => {
             ),
             "io.modelcontextprotocol/clientInfo": fc.anything(),
             traceparent: fc.oneof(fc.string(), fc.anything()),
+            progressToken: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.anything()),
           },
           {
             requiredKeys: [
@@ -265,8 +266,9 @@ describe("hostile MCP 2026-07-28 requests", () => {
         ),
         params(),
         fc.constantFrom({}, TASKS, { elicitation: {} }),
+        fc.option(fc.oneof(fc.integer(), fc.string({ maxLength: 10 }))),
       )
-      .map(([method, given, capabilities]) => {
+      .map(([method, given, capabilities, progressToken]) => {
         const own =
           typeof given === "object" && given !== null && !Array.isArray(given) ? given : {};
         const name =
@@ -283,6 +285,7 @@ describe("hostile MCP 2026-07-28 requests", () => {
             _meta: {
               "io.modelcontextprotocol/protocolVersion": V,
               "io.modelcontextprotocol/clientCapabilities": capabilities,
+              ...(progressToken === null ? {} : { progressToken }),
             },
           },
         };

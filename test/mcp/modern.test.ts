@@ -41,6 +41,23 @@ describe("MCP 2026-07-28 with @modelcontextprotocol/client", () => {
     await client.close();
   });
 
+  it("sends notifications/progress on the call's stream for a progress token", async () => {
+    const client = await modernClient(`${base}/mcp`);
+    const said = "one two three four five six seven eight nine ten eleven twelve";
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const result = await client.callTool(
+      { name: "echo", arguments: { message: said } },
+      { onprogress: (p) => progress.push(p) },
+    );
+    expect(textOf(result)).toBe(said);
+    expect(progress.length).toBeGreaterThan(0);
+    for (const [i, p] of progress.entries()) {
+      if (i > 0) expect(p.progress).toBeGreaterThan(progress[i - 1]!.progress);
+      expect(said.startsWith(p.message ?? "")).toBe(true);
+    }
+    await client.close();
+  });
+
   it("answers every result with its resultType and the server in _meta", async () => {
     const response = await modernPost(`${base}/mcp`, "server/discover");
     expect(response.status).toBe(200);

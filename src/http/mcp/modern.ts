@@ -29,7 +29,15 @@ import {
   modernTaskOf,
   TASKS_EXTENSION,
 } from "./modern-tasks.js";
-import { type AskCaller, asMcpError, mcpCall, RPC, type ToolCalls } from "./tool-calls.js";
+import { followProgress, ProgressOfEvents } from "./progress.js";
+import {
+  type AskCaller,
+  asMcpError,
+  type CallHooks,
+  mcpCall,
+  RPC,
+  type ToolCalls,
+} from "./tool-calls.js";
 import type { ToolScope } from "./tool-scope.js";
 import { SERVER_INFO } from "./tool-server.js";
 
@@ -84,6 +92,13 @@ export async function serveModern(
       await listenToTasks(context, modern, request.caller, scope, request, reply);
       return reply;
     }
+    const token = (modern.params._meta as Record<string, unknown>).progressToken;
+    if (
+      modern.method === "tools/call" &&
+      (typeof token === "string" || typeof token === "number")
+    ) {
+      return await callWithProgress(context, modern, token, request, reply, scope, gone.signal);
+    }
     const result = await answer(context, modern, request.caller, scope, gone.signal);
     return reply.code(200).type("application/json").send({ jsonrpc: "2.0", id, result });
   } catch (err) {
@@ -99,6 +114,52 @@ export async function serveModern(
     }
     return sendError(reply, error.status, id, error.body);
   }
+}
+
+/**
+ * A tools/call with `_meta.progressToken`: answered as an SSE stream that carries
+ * `notifications/progress` as the run goes (read from its stored frames, as in 2025), then the
+ * call's result or error, which ends the stream.
+ */
+async function callWithProgress(
+  context: ModernContext,
+  modern: ModernRequest,
+  progressToken: string | number,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: ToolScope,
+  signal: AbortSignal,
+): Promise<FastifyReply> {
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  const write = (message: Record<string, unknown>) => {
+    if (!reply.raw.writableEnded) {
+      reply.raw.write(
+        `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", ...message })}\n\n`,
+      );
+    }
+  };
+  const following = followProgress(
+    context.runs,
+    new ProgressOfEvents(),
+    progressToken,
+    async (notification) => write(notification),
+    signal,
+  );
+  try {
+    const result = await callTool(context, modern, request.caller, scope, signal, following);
+    write({ id: modern.id, result });
+  } catch (err) {
+    const error = errorOf(asMcpError(err));
+    if (!error) request.log.error({ err }, "MCP request failed");
+    write({ id: modern.id, error: error?.body ?? { code: -32603, message: "internal error" } });
+  }
+  reply.raw.end();
+  return reply;
 }
 
 function sendError(
@@ -162,6 +223,7 @@ async function callTool(
   who: Principal,
   scope: ToolScope,
   signal: AbortSignal,
+  following?: CallHooks["following"],
 ): Promise<Record<string, unknown>> {
   const { params } = modern;
   const name = params.name as string;
@@ -195,7 +257,11 @@ async function callTool(
     waiting = { run, interrupts };
     return undefined;
   };
-  const hooks = { signal, ask: canElicitForm(modern.clientCapabilities) ? ask : undefined };
+  const hooks = {
+    signal,
+    ask: canElicitForm(modern.clientCapabilities) ? ask : undefined,
+    following,
+  };
   const result = await withMessageTraceContext(params._meta as never, async () => {
     if (params.requestState === undefined) {
       return context.calls.call(who, agent, args as Record<string, unknown> | undefined, hooks);
