@@ -92,7 +92,8 @@ describe("the start-up line", () => {
         msg: "acp-agui listening",
         url,
         agents: "echo, other",
-        faces: "ACP /, AG-UI /ag-ui/{agent}, CopilotKit /copilotkit, A2A /a2a/{agent}, LangGraph /langgraph, MCP /mcp",
+        faces:
+          "ACP /, AG-UI /ag-ui/{agent}, CopilotKit /copilotkit, A2A /a2a/{agent}, LangGraph /langgraph, MCP /mcp",
         inspector: `${url}/ui`,
         database: db,
       });
