@@ -1,0 +1,73 @@
+/**
+ * LangGraph's v2 thread streaming through the face, read with `@langchain/langgraph-sdk`'s own
+ * `client.threads.stream` (`POST /threads/{id}/commands`, `POST /threads/{id}/stream/events`).
+ */
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TestApp } from "../helpers/app.js";
+import { sampleServer } from "../helpers/sample.js";
+
+type Rec = Record<string, unknown>;
+const human = (content: string) => ({ messages: [{ type: "human", content }] });
+
+let t: TestApp;
+let base: string;
+let client: Client;
+
+beforeAll(async () => {
+  ({ t, base } = await sampleServer());
+  client = new Client({ apiUrl: `${base}/langgraph` });
+});
+afterAll(() => t.close());
+
+/** Events of a subscription until the run's lifecycle ends it. */
+async function untilEnd(events: AsyncIterable<unknown>): Promise<Rec[]> {
+  const seen: Rec[] = [];
+  for await (const event of events) {
+    const rec = event as Rec;
+    seen.push(rec);
+    const data = (rec.params as Rec).data as Rec;
+    if (
+      rec.method === "lifecycle" &&
+      ["completed", "failed", "interrupted"].includes(String(data.event))
+    )
+      break;
+  }
+  return seen;
+}
+
+describe("client.threads.stream (v2)", () => {
+  it("run.start streams the reply as messages, the values, and the run's lifecycle", async () => {
+    const created = await client.threads.create();
+    const thread = client.threads.stream(created.thread_id, { assistantId: "echo" });
+    try {
+      const raw = await thread.subscribe(["messages", "values", "lifecycle"]);
+      const collected = untilEnd(raw);
+      await thread.run.start({ input: human("hello over v2") });
+      const events = await collected;
+
+      const lifecycle = events
+        .filter((event) => event.method === "lifecycle")
+        .map((event) => ((event.params as Rec).data as Rec).event);
+      expect(lifecycle).toEqual(["running", "completed"]);
+      const seqs = events.map((event) => event.seq as number);
+      expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+      expect(new Set(seqs).size).toBe(seqs.length);
+
+      const blocks = events
+        .filter((event) => event.method === "messages")
+        .map((event) => ((event.params as Rec).data as Rec).event);
+      expect(blocks[0]).toBe("message-start");
+      expect(blocks).toContain("content-block-delta");
+      expect(blocks.at(-1)).toBe("message-finish");
+
+      const values = events.filter((event) => event.method === "values").at(-1);
+      const messages = ((values!.params as Rec).data as Rec).messages as Rec[];
+      expect(messages[0]).toMatchObject({ type: "human", content: "hello over v2" });
+      expect(messages.at(-1)?.type).toBe("ai");
+      expect(String(messages.at(-1)?.content)).toContain("hello over v2");
+    } finally {
+      await thread.close();
+    }
+  });
+});
