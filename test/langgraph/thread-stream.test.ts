@@ -70,4 +70,26 @@ describe("client.threads.stream (v2)", () => {
       await thread.close();
     }
   });
+
+  it("the SDK assembles the reply and the final values from the stream", async () => {
+    const created = await client.threads.create();
+    const thread = client.threads.stream(created.thread_id, { assistantId: "echo" });
+    try {
+      await thread.run.start({ input: human("assemble me") });
+      const output = (await thread.output) as { messages: Rec[] };
+      expect(output.messages.map((message) => message.type)).toEqual(["human", "ai"]);
+      let text = "";
+      for await (const message of thread.messages) {
+        text = await message.text;
+        break;
+      }
+      expect(text).toBe(String(output.messages[1]!.content));
+      expect(text).toContain("assemble me");
+      // The same conversation through v1.
+      const state = await client.threads.getState<{ messages: Rec[] }>(created.thread_id);
+      expect(state.values.messages.at(-1)?.content).toBe(text);
+    } finally {
+      await thread.close();
+    }
+  });
 });

@@ -64,6 +64,12 @@ interface Followed {
   ordinal: number;
   /** Frames up to this one are done (sent, or before the stream's start). */
   frameSeq: number;
+  /**
+   * The run's history replayed at connect, up to this frame: held back, and dropped at each
+   * interrupt a later segment answered, so the replay is the run's current segment only.
+   */
+  replayUntil: number;
+  held: string;
   mapper: ThreadEventMapper;
 }
 
@@ -98,9 +104,12 @@ export async function streamThreadEvents(
       for (const [ordinal, run] of runs.entries()) {
         let state = followed.get(run.run_id);
         if (!state) {
+          const frameSeq = startFrame(run, ordinal, runs.length, first, wanted.since);
           state = {
             ordinal,
-            frameSeq: startFrame(run, ordinal, first, wanted.since),
+            frameSeq,
+            replayUntil: first && wanted.since === undefined && frameSeq === 0 ? run.last_seq : 0,
+            held: "",
             mapper: new ThreadEventMapper({
               runId: run.run_id,
               threadId,
@@ -136,17 +145,19 @@ async function threadRuns(runs: RunService, threadId: string): Promise<RunRecord
 /**
  * The frame a run is followed after. With `since`: from its start when the run follows the
  * event `since` names (events at or before it are skipped as they are mapped, so the mapper
- * sees the whole run). Without: a run found at connect is followed from its start only while
- * it is in progress (the client drops events it has by `event_id`); later runs from the start.
+ * sees the whole run). Without: the thread's newest run at connect is replayed from its start,
+ * as LangGraph's server does (the SDK sends `run.start` before it opens the stream, and drops
+ * events it has by `event_id`); older runs are not; runs started later from their start.
  */
 function startFrame(
   run: RunRecord,
   ordinal: number,
+  count: number,
   atConnect: boolean,
   since: number | undefined,
 ): number {
   if (since !== undefined) return ordinal >= Math.floor(since / RUN_SPAN) ? 0 : run.last_seq;
-  if (atConnect && run.status !== "pending") return run.last_seq;
+  if (atConnect && ordinal < count - 1) return run.last_seq;
   return 0;
 }
 
@@ -172,12 +183,24 @@ async function followRun(
       state.frameSeq = Math.max(state.frameSeq, frame.seq);
       const item = logItem(frame);
       if (!item) continue;
+      let frameText = "";
       state.mapper.map(item).forEach((event, index) => {
         const seq = seqOf(state.ordinal, frame.seq, index);
         if (wanted.since !== undefined && seq <= wanted.since) return;
         if (!wanted.channels.has(METHOD_CHANNEL[event.method]!)) return;
-        text += sseEvent(event, seq);
+        frameText += sseEvent(event, seq);
       });
+      if (frame.seq > state.replayUntil) {
+        text += frameText;
+      } else if (item.kind === "final" && frame.seq < state.replayUntil) {
+        state.held = ""; // a segment whose interrupt was answered: not the run's current one
+      } else {
+        state.held += frameText;
+      }
+    }
+    if (state.frameSeq >= state.replayUntil && state.held !== "") {
+      text = state.held + text;
+      state.held = "";
     }
     if (text !== "") await writer.send(text);
   }
