@@ -93,3 +93,86 @@ describe("client.threads.stream (v2)", () => {
     }
   });
 });
+
+describe("interrupts over v2", () => {
+  it("an interrupt is input.requested on the input channel, and the lifecycle's interrupted", async () => {
+    const created = await client.threads.create();
+    const thread = client.threads.stream(created.thread_id, { assistantId: "approval-demo" });
+    try {
+      const raw = await thread.subscribe(["input", "lifecycle"]);
+      const collected = untilEnd(raw);
+      await thread.run.start({ input: human("migrate the database") });
+      const events = await collected;
+      const asked = events.filter((event) => event.method === "input.requested");
+      expect(asked.map((event) => (event.params as Rec).data)).toEqual([
+        {
+          interrupt_id: "approve-1",
+          payload: { reason: "approval", message: "Approve the plan?" },
+        },
+      ]);
+      expect(((events.at(-1)!.params as Rec).data as Rec).event).toBe("interrupted");
+      expect((await client.threads.get(created.thread_id)).status).toBe("interrupted");
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("the SDK reads the interrupt, answers it with input.respond, and the run finishes", async () => {
+    const created = await client.threads.create();
+    const thread = client.threads.stream(created.thread_id, { assistantId: "approval-demo" });
+    try {
+      await thread.run.start({ input: human("migrate the database") });
+      await thread.output;
+      expect(thread.interrupted).toBe(true);
+      expect(thread.interrupts).toEqual([
+        {
+          interruptId: "approve-1",
+          payload: { reason: "approval", message: "Approve the plan?" },
+          namespace: [],
+        },
+      ]);
+      await thread.input.respond({
+        namespace: [],
+        interrupt_id: "approve-1",
+        response: { approved: true },
+      });
+      // A new subscription replays the resumed run from where it was answered.
+      const events = await untilEnd(await thread.subscribe(["values", "lifecycle"]));
+      const lifecycle = events
+        .filter((event) => event.method === "lifecycle")
+        .map((event) => ((event.params as Rec).data as Rec).event);
+      expect(lifecycle).toEqual(["running", "completed"]);
+      const values = events.filter((event) => event.method === "values").at(-1)!;
+      const output = (values.params as Rec).data as { messages: Rec[]; status: string };
+      expect(output.status).toBe("done");
+      expect(output.messages.at(-1)?.content).toBe("Approved. Backed up and migrated.");
+      expect(thread.interrupts).toEqual([]);
+      const state = await client.threads.get(created.thread_id);
+      expect(state.status).toBe("idle");
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("refuses an answer the agent's resume schema does not accept, and one with nothing to answer", async () => {
+    const created = await client.threads.create();
+    const thread = client.threads.stream(created.thread_id, { assistantId: "approval-demo" });
+    try {
+      await expect(
+        thread.input.respond({ namespace: [], interrupt_id: "approve-1", response: {} }),
+      ).rejects.toThrow(/409/);
+      await thread.run.start({ input: human("migrate the database") });
+      await thread.output;
+      await expect(
+        thread.input.respond({
+          namespace: [],
+          interrupt_id: "approve-1",
+          response: { approved: "yes" },
+        }),
+      ).rejects.toThrow(/422/);
+      expect((await client.threads.get(created.thread_id)).status).toBe("interrupted");
+    } finally {
+      await thread.close();
+    }
+  });
+});

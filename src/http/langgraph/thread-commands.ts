@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { Principal } from "../../auth/principal.js";
 import { toLangGraphValues } from "../../bridge/langgraph/values.js";
-import { invalid } from "../../util/errors.js";
+import { conflict, invalid } from "../../util/errors.js";
 import { threadIdParams } from "../params.js";
 import { LangGraphRuns } from "./run-handlers.js";
 import { streamThreadEvents } from "./thread-stream.js";
@@ -23,6 +23,29 @@ function parseCommand(body: unknown): { id: number; method: string; params: Rec 
   const params = rec.params ?? {};
   if (!isRecord(params)) throw invalid("params must be an object");
   return { id: rec.id as number, method: rec.method, params };
+}
+
+/**
+ * `input.respond`'s answers as a `command.resume` map by interrupt id: one
+ * `{interrupt_id, response}`, or `responses: [{interrupt_id, response}, …]`.
+ */
+function answersOf(params: Rec): Rec {
+  const entries = params.responses === undefined ? [params] : params.responses;
+  if (!Array.isArray(entries) || entries.length === 0) {
+    throw invalid("input.respond: responses must be a non-empty list");
+  }
+  const answers: Rec = {};
+  for (const entry of entries) {
+    if (!isRecord(entry) || typeof entry.interrupt_id !== "string" || entry.interrupt_id === "") {
+      throw invalid("input.respond: each answer needs an interrupt_id (a string)");
+    }
+    if (Array.isArray(entry.namespace) && entry.namespace.length > 0) {
+      throw invalid("input.respond: only interrupts of the root namespace ([]) are served");
+    }
+    if (!("response" in entry)) throw invalid("input.respond: each answer needs a response");
+    answers[entry.interrupt_id] = entry.response;
+  }
+  return answers;
 }
 
 /**
@@ -48,6 +71,34 @@ export const threadCommandRoutes: FastifyPluginAsync = async (app) => {
           who,
           "stateful",
           { ...body, multitask_strategy: multitask_strategy ?? multitaskStrategy },
+          threadId,
+        );
+        return { run_id: run.run_id };
+      },
+      "input.respond": async (who, threadId, params) => {
+        for (const field of ["update", "goto"]) {
+          if (params[field] !== undefined) throw invalid(`input.respond: ${field} is not served`);
+        }
+        const resume = answersOf(params);
+        await threads.get(who, threadId);
+        const [interrupted] = await runs.search(who, {
+          thread_id: threadId,
+          status: "interrupted",
+          limit: 1,
+          offset: 0,
+        });
+        if (!interrupted) {
+          throw conflict(`thread ${threadId} has no interrupt for input.respond to answer`);
+        }
+        const run = await handlers.create(
+          who,
+          "stateful",
+          {
+            assistant_id: handlers.agentName(interrupted),
+            command: { resume },
+            ...(params.config !== undefined && { config: params.config }),
+            ...(params.metadata !== undefined && { metadata: params.metadata }),
+          },
           threadId,
         );
         return { run_id: run.run_id };

@@ -69,6 +69,8 @@ interface Followed {
    * interrupt a later segment answered, so the replay is the run's current segment only.
    */
   replayUntil: number;
+  /** In progress at connect: an interrupt in its history has been answered, even its last. */
+  resumed: boolean;
   held: string;
   mapper: ThreadEventMapper;
 }
@@ -109,6 +111,7 @@ export async function streamThreadEvents(
             ordinal,
             frameSeq,
             replayUntil: first && wanted.since === undefined && frameSeq === 0 ? run.last_seq : 0,
+            resumed: run.status === "pending",
             held: "",
             mapper: new ThreadEventMapper({
               runId: run.run_id,
@@ -192,7 +195,7 @@ async function followRun(
       });
       if (frame.seq > state.replayUntil) {
         text += frameText;
-      } else if (item.kind === "final" && frame.seq < state.replayUntil) {
+      } else if (item.kind === "final" && (frame.seq < state.replayUntil || state.resumed)) {
         state.held = ""; // a segment whose interrupt was answered: not the run's current one
       } else {
         state.held += frameText;
