@@ -176,8 +176,9 @@ async function followRun(
   const batches = runs.followBatches(run.run_id, {
     afterSeq: state.frameSeq,
     signal: writer.closed,
-    read:
-      wanted.channels.has("values") || wanted.channels.has("updates") ? "all" : "without-values",
+    // Always with values: what a frame maps to (and so each event's seq) must not depend on the
+    // channels a stream asked for, or two streams would give one event different ids.
+    read: "all",
   });
   for await (const frames of batches) {
     let text = "";
