@@ -94,6 +94,33 @@ describe("client.threads.stream (v2)", () => {
   });
 });
 
+describe("every sample agent over v2", () => {
+  for (const agent of ["echo", "scripted-demo", "word-count", "remote-echo"]) {
+    it(`${agent}: run.start, the run's lifecycle to completed, the thread's values`, async () => {
+      const created = await client.threads.create();
+      const thread = client.threads.stream(created.thread_id, { assistantId: agent });
+      try {
+        const lifecycle = untilEnd(await thread.subscribe(["lifecycle"]));
+        await thread.run.start({ input: human("count these four words") });
+        const ends = (await lifecycle).map((event) => ((event.params as Rec).data as Rec).event);
+        expect(ends).toEqual(["running", "completed"]);
+        const output = (await thread.output) as { messages: Rec[] };
+        expect(output.messages[0]).toMatchObject({
+          type: "human",
+          content: "count these four words",
+        });
+        const state = await client.threads.getState<Rec>(created.thread_id);
+        // The SDK hands messages over as LangChain message objects.
+        const brief = (messages: Rec[]) => messages.map((m) => [m.type, m.id, m.content]);
+        expect(brief(output.messages)).toEqual(brief(state.values.messages as Rec[]));
+        expect(output.messages.length).toBeGreaterThan(1);
+      } finally {
+        await thread.close();
+      }
+    });
+  }
+});
+
 describe("interrupts over v2", () => {
   it("an interrupt is input.requested on the input channel, and the lifecycle's interrupted", async () => {
     const created = await client.threads.create();
