@@ -29,6 +29,14 @@ agents:
         - { type: TEXT_MESSAGE_CONTENT, messageId: m-1, delta: "all done" }
         - { type: TEXT_MESSAGE_END, messageId: m-1 }
         - { type: RUN_FINISHED, threadId: t, runId: r }
+  - name: failing
+    version: 1.0.0
+    description: Fails.
+    adapter:
+      type: scripted
+      script:
+        - { type: RUN_STARTED, threadId: t, runId: r }
+        - { type: RUN_ERROR, message: "the model is down" }
 `;
 
 let t: TestApp;
@@ -110,6 +118,50 @@ describe("a v2 stream dropped and replayed by seq", () => {
   });
 });
 
+describe("one stream across a thread's runs", () => {
+  // The SDK's ThreadStream ends a subscription at its run's end; the transport's stream goes on.
+  it("follows each run started on the thread, its events' seq growing from run to run", async () => {
+    const created = await client.threads.create();
+    const { transport, stream } = openStream(created.thread_id, ["lifecycle", "values"]);
+    try {
+      await stream.ready;
+      const seen: Rec[] = [];
+      let completed = 0;
+      const collected = (async () => {
+        for await (const event of stream.events) {
+          const rec = event as Rec;
+          seen.push(rec);
+          if (rec.method === "lifecycle" && dataOf(rec).event === "completed") {
+            completed++;
+            if (completed === 1) {
+              await client.runs.wait(created.thread_id, "echo", { input: human("second") });
+            }
+            if (completed === 2) break;
+          }
+        }
+      })();
+      await client.runs.wait(created.thread_id, "echo", { input: human("first") });
+      await collected;
+      const lifecycle = seen
+        .filter((event) => event.method === "lifecycle")
+        .map((event) => dataOf(event).event);
+      expect(lifecycle).toEqual(["running", "completed", "running", "completed"]);
+      const seqs = seen.map((event) => event.seq as number);
+      expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+      const last = seen.filter((event) => event.method === "values").at(-1)!;
+      expect((dataOf(last).messages as Rec[]).map((m) => m.content)).toEqual([
+        "first",
+        "first",
+        "second",
+        "second",
+      ]);
+    } finally {
+      stream.close();
+      await transport.close();
+    }
+  });
+});
+
 describe("state.get", () => {
   it("answers the thread's values, as the v1 state has them", async () => {
     const threadId = await finishedThread("echo", "state please");
@@ -153,6 +205,29 @@ describe("the tools, updates and custom channels", () => {
       expect(updates.some((update) => (update.values as Rec).city === "Lisbon")).toBe(true);
     } finally {
       await thread.close();
+    }
+  });
+
+  it("a failed run's lifecycle says failed, with the agent's error", async () => {
+    const own = await build({ yaml: REPORTER, unchecked: true });
+    try {
+      const ownClient = new Client({ apiUrl: `${await listen(own)}/langgraph` });
+      const created = await ownClient.threads.create();
+      const thread = ownClient.threads.stream(created.thread_id, { assistantId: "failing" });
+      try {
+        const collected = collect(await thread.subscribe(["lifecycle"]));
+        await thread.run.start({ input: human("go") });
+        const ends = (await collected).map(dataOf);
+        expect(ends.at(-1)).toEqual({
+          event: "failed",
+          graph_name: "failing",
+          error: expect.stringContaining("the model is down"),
+        });
+      } finally {
+        await thread.close();
+      }
+    } finally {
+      await own.close();
     }
   });
 
