@@ -77,9 +77,9 @@ interface Followed {
 
 /**
  * Streams a thread's events (`POST /threads/{id}/stream/events`) until the client goes away:
- * the runs in progress and every run started later, and with `since` every event after it,
- * replayed from the frame log. Each SSE event is `{type: "event", seq, event_id, method,
- * params}` with `id: <seq>`.
+ * the thread's newest run (see startFrame) and every run started later, or with `since` every
+ * event after it, replayed from the frame log. Each SSE event is `{type: "event", seq,
+ * event_id, method, params}` with `id: <seq>`.
  */
 export async function streamThreadEvents(
   deps: { runs: RunService; threads: ThreadService; keepAliveSeconds: number },
