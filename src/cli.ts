@@ -17,7 +17,7 @@ const USAGE = `Usage: acp-agui serve --config FILE [--port N] [--host H] [--db P
        acp-agui assign-owner --db PATH|URL --owner key:NAME|user:ID
        acp-agui --version
 
-Serves the agents of a config file (YAML or JSON) to ACP, AG-UI, CopilotKit and A2A clients.
+Serves the agents of a config file (YAML or JSON) to ACP, AG-UI, CopilotKit, A2A, MCP and LangGraph API clients.
 
   --config FILE   config file (env ACP_AGUI_CONFIG)
   --port N        port to listen on (env PORT; default 8000)

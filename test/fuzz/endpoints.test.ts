@@ -195,6 +195,26 @@ TEMPLATES.McpDiscover = {
   },
   keys: ["jsonrpc", "id", "method", "params"],
 };
+TEMPLATES.LgCommand = {
+  template: {
+    id: 1,
+    method: "run.start",
+    params: { assistant_id: "alpha", input: { messages: [{ type: "human", content: "hi" }] } },
+  },
+  keys: ["id", "method", "params"],
+};
+TEMPLATES.LgInputRespond = {
+  template: {
+    id: 2,
+    method: "input.respond",
+    params: { namespace: [], interrupt_id: "approval", response: { approved: true } },
+  },
+  keys: ["id", "method", "params"],
+};
+TEMPLATES.LgEventStream = {
+  template: { channels: ["values", "messages", "lifecycle"], since: 0 },
+  keys: ["channels", "since", "namespaces", "depth"],
+};
 const EMPTY = { template: {}, keys: ["metadata", "input"] };
 
 interface Endpoint {
@@ -373,6 +393,17 @@ const endpoints: Endpoint[] = [
       ],
       ["lg_thread_runs_wait", "POST", "/langgraph/threads/{thread_id}/runs/wait", "LgResume", []],
       ["lg_thread_runs_stream", "POST", "/langgraph/threads/{thread_id}/runs/stream", "LgRun", []],
+      ["lg_commands", "POST", "/langgraph/threads/{thread_id}/commands", "LgCommand", []],
+      ["lg_input_respond", "POST", "/langgraph/threads/{thread_id}/commands", "LgInputRespond", []],
+      // A thread that does not exist: a body the server takes opens a stream that stays open
+      // until the client leaves, which a fuzzer's request never does; the body is read first.
+      [
+        "lg_stream_events",
+        "POST",
+        "/langgraph/threads/00000000-0000-4000-8000-00000000f022/stream/events",
+        "LgEventStream",
+        [],
+      ],
       [
         "lg_join_stream",
         "GET",

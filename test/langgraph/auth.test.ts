@@ -4,7 +4,7 @@
  * refusals as `{detail}`; another caller's threads and runs answered as ones that do not exist;
  * a key for other agents sees no other assistant; CORS for a browser app.
  */
-import { Client } from "@langchain/langgraph-sdk";
+import { Client, ProtocolSseTransportAdapter } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../helpers/app.js";
 import { startIssuer, type TestIssuer } from "../helpers/jwt-issuer.js";
@@ -89,6 +89,43 @@ describe("the LangGraph face with API keys and tokens", () => {
       bob.runs.wait(thread.thread_id, "echo", { input: human("not yours") }),
     ).rejects.toThrow(/404/);
     expect(await bob.threads.search({ metadata: { who: "alice" } })).toEqual([]);
+    expect((await alice.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("over v2 thread streaming too: the key works, another caller's thread does not exist", async () => {
+    const byKey = new Client({ apiUrl: api, apiKey: KEY });
+    const mine = await byKey.threads.create();
+    const stream = byKey.threads.stream(mine.thread_id, { assistantId: "echo" });
+    try {
+      await stream.run.start({ input: human("v2 with a key") });
+      const output = (await stream.output) as { messages: Array<{ content: string }> };
+      expect(output.messages.at(-1)!.content).toBe("v2 with a key");
+    } finally {
+      await stream.close();
+    }
+
+    const aliceHeaders = { authorization: `Bearer ${await issuer.token("alice")}` };
+    const bobHeaders = { authorization: `Bearer ${await issuer.token("bob")}` };
+    const alice = new Client({ apiUrl: api, apiKey: null, defaultHeaders: aliceHeaders });
+    const bob = new Client({ apiUrl: api, apiKey: null, defaultHeaders: bobHeaders });
+    const thread = await alice.threads.create();
+    await alice.runs.wait(thread.thread_id, "echo", { input: human("mine") });
+    const intruder = bob.threads.stream(thread.thread_id, { assistantId: "echo" });
+    try {
+      await expect(intruder.state.get({ namespace: [] })).rejects.toThrow(/404/);
+      await expect(intruder.run.start({ input: human("not yours") })).rejects.toThrow(/404/);
+    } finally {
+      await intruder.close();
+    }
+    const transport = new ProtocolSseTransportAdapter({
+      apiUrl: api,
+      threadId: thread.thread_id,
+      defaultHeaders: bobHeaders,
+      maxReconnectAttempts: 0,
+    });
+    const events = transport.openEventStream({ channels: ["values"] });
+    await expect(events.ready).rejects.toThrow(/404/);
+    await transport.close();
     expect((await alice.threads.get(thread.thread_id)).status).toBe("idle");
   });
 

@@ -125,6 +125,33 @@ describe("runs.wait", () => {
     expect(runs.every((run) => run.status === "success" && run.assistant_id === "echo")).toBe(true);
   });
 
+  it.each([
+    ["echo", "hello there", "hello there", "hello there"],
+    ["remote-echo", "over the wire", "over the wire", "over the wire"],
+    ["word-count", "one two three", "3 words (3 so far).", "3 words (6 so far)."],
+  ])(
+    "%s answers runs.wait, then runs.stream on the same thread",
+    async (name, said, firstAnswer, secondAnswer) => {
+      const thread = await client.threads.create();
+      const human = { messages: [{ type: "human", content: said }] };
+      const waited = (await client.runs.wait(thread.thread_id, name, { input: human })) as Values;
+      expect(waited.messages.map((m) => [m.type, m.content])).toEqual([
+        ["human", said],
+        ["ai", firstAnswer],
+      ]);
+      let last: Values | undefined;
+      for await (const part of client.runs.stream(thread.thread_id, name, {
+        input: human,
+        streamMode: "values",
+      })) {
+        if (part.event === "values") last = part.data as Values;
+      }
+      expect(last?.messages.map((m) => m.content)).toEqual([said, firstAnswer, said, secondAnswer]);
+      const state = await client.threads.getState(thread.thread_id);
+      expect((state.values as Values).messages).toEqual(last?.messages);
+    },
+  );
+
   it("returns tool calls and tool results as LangChain messages, with the agent's state", async () => {
     const values = (await client.runs.wait(null, "scripted-demo", {
       input: { messages: [{ type: "human", content: "weather?" }] },

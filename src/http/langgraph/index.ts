@@ -3,6 +3,7 @@ import { PLUGIN } from "../plugins/names.js";
 import { assistantRoutes } from "./assistants.js";
 import { answerErrorsAsLangGraph, sendDetail } from "./errors.js";
 import { runRoutes } from "./runs.js";
+import { threadCommandRoutes } from "./thread-commands.js";
 import { threadRoutes } from "./threads.js";
 
 export { sendDetail } from "./errors.js";
@@ -24,6 +25,7 @@ export const langgraphFace = facePlugin<{ basePath: string }>(
         await face.register(assistantRoutes);
         await face.register(threadRoutes);
         await face.register(runRoutes);
+        await face.register(threadCommandRoutes);
       },
       { prefix: basePath },
     );

@@ -91,7 +91,7 @@ export async function streamRun(
 }
 
 /** A frame as the bridge reads it; undefined for one it has no use for. */
-function logItem(frame: RunFrame): LogItem | undefined {
+export function logItem(frame: RunFrame): LogItem | undefined {
   switch (frame.mode) {
     case "custom": {
       const event = readUpdate(frame);
