@@ -179,6 +179,22 @@ TEMPLATES.McpInitialize = {
   },
   keys: ["jsonrpc", "id", "method", "params"],
 };
+// MCP 2026-07-28: a stateless request (no session; its version and capabilities in `_meta`).
+TEMPLATES.McpDiscover = {
+  template: {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "server/discover",
+    params: {
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+        "io.modelcontextprotocol/clientInfo": { name: "fuzz", version: "1" },
+      },
+    },
+  },
+  keys: ["jsonrpc", "id", "method", "params"],
+};
 TEMPLATES.LgCommand = {
   template: {
     id: 1,
@@ -414,19 +430,22 @@ const endpoints: Endpoint[] = [
   })),
 ];
 
-// The MCP face (Streamable HTTP): an initialize without a session; test/fuzz/mcp.test.ts fuzzes
-// the JSON-RPC inside a session.
+// The MCP face (Streamable HTTP): an initialize without a session, and a 2026-07-28 stateless
+// request; test/fuzz/mcp.test.ts fuzzes the JSON-RPC inside a session, mcp-modern.test.ts the
+// 2026 requests with their headers.
 endpoints.push(
   ...(
     [
-      ["mcp", "/mcp"],
-      ["mcp_agent", "/mcp/{agent}"],
+      ["mcp", "/mcp", "McpInitialize"],
+      ["mcp_agent", "/mcp/{agent}", "McpInitialize"],
+      ["mcp_2026", "/mcp", "McpDiscover"],
+      ["mcp_2026_agent", "/mcp/{agent}", "McpDiscover"],
     ] as const
-  ).map(([id, path]) => ({
+  ).map(([id, path, body]) => ({
     id,
     method: "POST",
     path,
-    body: "McpInitialize",
+    body,
     queryKeys: [],
     acp: false,
     mcp: true,

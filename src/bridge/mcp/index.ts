@@ -1,4 +1,5 @@
 export * from "./elicitation.js";
+export * from "./modern.js";
 export * from "./progress.js";
 export * from "./results.js";
 export * from "./tasks.js";

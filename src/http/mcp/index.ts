@@ -2,6 +2,7 @@ import type { AgentRegistry } from "../../config/registry.js";
 import { facePlugin } from "../face-plugin.js";
 import { PLUGIN } from "../plugins/names.js";
 import { elicitingAsker } from "./elicit.js";
+import { serveModern } from "./modern.js";
 import { followProgress, ProgressOfEvents } from "./progress.js";
 import { mcpRefusal } from "./refusals.js";
 import {
@@ -35,6 +36,17 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
       basePath,
       allowedOrigins,
       sessions,
+      serveModern: (request, reply, scope) =>
+        serveModern(
+          {
+            runs,
+            calls,
+            finishedStatelessRuns: settings.retention.finishedStatelessRuns,
+          },
+          request,
+          reply,
+          scope,
+        ),
       serverFor: (who, scope) =>
         toolServer({
           scope,

@@ -2,6 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Principal } from "../../auth/principal.js";
+import { isModernMessage } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import { isDomainError } from "../../util/errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
@@ -15,6 +16,8 @@ export interface McpRoutesOptions {
   sessions: McpSessions;
   /** A session's MCP server for `who` with those tools. */
   serverFor(who: Principal, scope: ToolScope): Server;
+  /** Answers a request of the stateless revision (2026-07-28), which has no session. */
+  serveModern(request: FastifyRequest, reply: FastifyReply, scope: ToolScope): Promise<unknown>;
 }
 
 const agentParams = {
@@ -100,6 +103,14 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       );
     }
     const sessionId = request.headers["mcp-session-id"];
+    // 2026-07-28 has no sessions: its requests carry their version in `_meta` and headers.
+    if (
+      request.method === "POST" &&
+      sessionId === undefined &&
+      isModernMessage(request.body, request.headers["mcp-method"])
+    ) {
+      return options.serveModern(request, reply, scope);
+    }
     let session: McpSession | undefined;
     if (typeof sessionId === "string") {
       session = sessions.get(sessionId, who, scopeKey);

@@ -1,0 +1,175 @@
+/**
+ * MCP 2026-07-28 across replicas sharing one PostgreSQL (real CLI processes), with the official
+ * 2026 clients: an InputRequiredResult given by one replica is retried on the other and the
+ * same run resumes; a task of the tasks extension made on one replica is read, answered
+ * (tasks/update) and cancelled on the other through `@modelcontextprotocol/ext-tasks`. The
+ * revision is stateless and a task is its run, so no replica needs anything of the other.
+ */
+import { randomBytes } from "node:crypto";
+import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
+import { taskId as asTaskId } from "@modelcontextprotocol/ext-tasks/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textOf } from "../mcp/helpers.js";
+import { MODERN, modernClient, modernPost, rawDispatchTo } from "../mcp/modern-helpers.js";
+import {
+  dropSchema,
+  PG_URL,
+  type Replica,
+  requirePostgres,
+  startReplica,
+  until,
+  writeConfig,
+} from "./replicas.js";
+
+const CONFIG = `
+server:
+  keepAliveSeconds: 0
+  leaseSeconds: 5
+agents:
+  - name: slow
+    version: 1.0.0
+    description: Echo that takes its time.
+    adapter: { type: echo, delayMs: 60 }
+  - name: approval
+    version: 1.0.0
+    description: Asks, then finishes.
+    adapter:
+      type: scripted
+      segments:
+        - - { type: RUN_STARTED, threadId: t, runId: r }
+          - type: RUN_FINISHED
+            threadId: t
+            runId: r
+            outcome:
+              type: interrupt
+              interrupts: [{ id: ask-1, reason: approval, message: Go ahead? }]
+        - - { type: RUN_STARTED, threadId: t, runId: r }
+          - { type: TEXT_MESSAGE_START, messageId: m, role: assistant }
+          - { type: TEXT_MESSAGE_CONTENT, messageId: m, delta: "Done." }
+          - { type: TEXT_MESSAGE_END, messageId: m }
+          - { type: RUN_FINISHED, threadId: t, runId: r }
+    specs:
+      interrupts:
+        - interrupt_type: approval
+          resume_payload:
+            type: object
+            required: [approved]
+            properties: { approved: { type: boolean } }
+`;
+
+const asking = { elicitation: { form: {} } };
+
+describe("MCP 2026-07-28 across replicas sharing one PostgreSQL", () => {
+  const schema = `acp_mcp26_${randomBytes(4).toString("hex")}`;
+  let replicas: Replica[] = [];
+
+  beforeAll(async () => {
+    await requirePostgres();
+    const config = writeConfig(CONFIG);
+    const databaseUrl = `${PG_URL}?schema=${schema}`;
+    replicas = await Promise.all(["A", "B"].map((name) => startReplica(name, config, databaseUrl)));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const replica of replicas) replica.child.kill("SIGKILL");
+    await Promise.all(replicas.map((replica) => replica.exited));
+    await dropSchema(schema);
+  });
+
+  it("an InputRequiredResult of one replica is retried on the other, resuming the same run", async () => {
+    const call = (url: string, extra: Record<string, unknown> = {}) =>
+      modernPost(
+        `${url}/mcp`,
+        "tools/call",
+        { name: "approval", arguments: { message: "plan" }, ...extra },
+        { capabilities: asking },
+      );
+    const first = (await (await call(replicas[0]!.url)).json()) as {
+      result: { resultType: string; requestState: string; inputRequests: Record<string, unknown> };
+    };
+    expect(first.result.resultType).toBe("input_required");
+    const [key] = Object.keys(first.result.inputRequests);
+    const retried = (await (
+      await call(replicas[1]!.url, {
+        inputResponses: { [key!]: { action: "accept", content: { approved: true } } },
+        requestState: first.result.requestState,
+      })
+    ).json()) as { result: Record<string, unknown> };
+    expect(retried.result.resultType).toBe("complete");
+    expect(textOf(retried.result)).toBe("Done.");
+  }, 60_000);
+
+  it("a task made on one replica is read, answered and finished on the other", async () => {
+    const capabilities = asking;
+    const client = await modernClient(`${replicas[0]!.url}/mcp`, { capabilities });
+    // Calls go to A (the client's connection), the task's methods to B (the raw path).
+    const session = createTaskSessionFromClient(client, {
+      endpointId: "replicas",
+      rawDispatch: rawDispatchTo(`${replicas[1]!.url}/mcp`),
+      v2RequestFraming: {
+        protocolVersion: MODERN,
+        clientInfo: { name: "replicas", version: "1" },
+        clientCapabilities: capabilities,
+      },
+      onInputRequest: async () => ({ action: "accept", content: { approved: true } }) as never,
+    });
+    const created = await modernPost(
+      `${replicas[0]!.url}/mcp`,
+      "tools/call",
+      { name: "approval", arguments: { message: "plan" } },
+      { capabilities: { ...asking, extensions: { "io.modelcontextprotocol/tasks": {} } } },
+    );
+    const { taskId } = ((await created.json()) as { result: { taskId: string } }).result;
+    const onB = session.task(asTaskId(taskId));
+    await until(
+      async () => (await onB.snapshot()).status === "input_required",
+      20_000,
+      "the task to ask",
+    );
+    // The question as B tells it (tasks/get's inputRequests), answered on B.
+    const asked = await modernPost(
+      `${replicas[1]!.url}/mcp`,
+      "tasks/get",
+      { taskId },
+      { capabilities: asking },
+    );
+    const { inputRequests } = ((await asked.json()) as { result: { inputRequests: object } })
+      .result;
+    const [key] = Object.keys(inputRequests);
+    await onB.update({ [key!]: { action: "accept", content: { approved: true } } });
+    const outcome = await onB.result();
+    expect(outcome.status).toBe("completed");
+    expect(textOf((outcome as { result: object }).result)).toBe("Done.");
+    await session.close();
+  }, 60_000);
+
+  it("a task made on one replica is cancelled from the other", async () => {
+    const created = await modernPost(
+      `${replicas[0]!.url}/mcp`,
+      "tools/call",
+      {
+        name: "slow",
+        arguments: { message: Array.from({ length: 200 }, (_, i) => `w${i}`).join(" ") },
+      },
+      { capabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } },
+    );
+    const { taskId } = ((await created.json()) as { result: { taskId: string } }).result;
+    const tasks = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+    const cancel = await modernPost(
+      `${replicas[1]!.url}/mcp`,
+      "tasks/cancel",
+      { taskId },
+      { capabilities: tasks },
+    );
+    expect(((await cancel.json()) as { result: unknown }).result).toMatchObject({
+      resultType: "complete",
+    });
+    const read = await modernPost(
+      `${replicas[0]!.url}/mcp`,
+      "tasks/get",
+      { taskId },
+      { capabilities: tasks },
+    );
+    expect(((await read.json()) as { result: { status: string } }).result.status).toBe("cancelled");
+  }, 60_000);
+});
