@@ -181,7 +181,7 @@ describe("the LangGraph graph through acp-agui's own LangGraph face", () => {
       ["human", "hello"],
       ["ai", "You said: hello"],
     ]);
-    expect(await upstream.threadMessages(thread.thread_id)).toEqual([
+    expect(await upstream.threadMessages!(thread.thread_id)).toEqual([
       { role: "user", text: "hello" },
       { role: "assistant", text: "You said: hello" },
     ]);
