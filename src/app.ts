@@ -115,7 +115,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         ? lazyChild(parent as Logger, bindings)
         : parent.child(bindings, options),
     // Malformed URLs are refused by the router before any route: an ACP string error, or under
-    // the A2A or MCP face's prefix, that face's own shape.
+    // the A2A, LangGraph or MCP face's prefix, that face's own shape.
     frameworkErrors: (err, request, reply) => {
       const { enabled, basePath } = settings.a2a;
       if (enabled && request.url.startsWith(`${basePath}/`)) {
