@@ -11,6 +11,7 @@ import { taskId as asTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textOf } from "../mcp/helpers.js";
 import { MODERN, modernClient, modernPost, rawDispatchTo } from "../mcp/modern-helpers.js";
+import { MCP_REPLICA_CONFIG as CONFIG } from "./mcp-agents.js";
 import {
   dropSchema,
   PG_URL,
@@ -20,42 +21,6 @@ import {
   until,
   writeConfig,
 } from "./replicas.js";
-
-const CONFIG = `
-server:
-  keepAliveSeconds: 0
-  leaseSeconds: 5
-agents:
-  - name: slow
-    version: 1.0.0
-    description: Echo that takes its time.
-    adapter: { type: echo, delayMs: 60 }
-  - name: approval
-    version: 1.0.0
-    description: Asks, then finishes.
-    adapter:
-      type: scripted
-      segments:
-        - - { type: RUN_STARTED, threadId: t, runId: r }
-          - type: RUN_FINISHED
-            threadId: t
-            runId: r
-            outcome:
-              type: interrupt
-              interrupts: [{ id: ask-1, reason: approval, message: Go ahead? }]
-        - - { type: RUN_STARTED, threadId: t, runId: r }
-          - { type: TEXT_MESSAGE_START, messageId: m, role: assistant }
-          - { type: TEXT_MESSAGE_CONTENT, messageId: m, delta: "Done." }
-          - { type: TEXT_MESSAGE_END, messageId: m }
-          - { type: RUN_FINISHED, threadId: t, runId: r }
-    specs:
-      interrupts:
-        - interrupt_type: approval
-          resume_payload:
-            type: object
-            required: [approved]
-            properties: { approved: { type: boolean } }
-`;
 
 const asking = { elicitation: { form: {} } };
 

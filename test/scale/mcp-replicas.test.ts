@@ -12,6 +12,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mcpClient, textOf } from "../mcp/helpers.js";
+import { MCP_REPLICA_CONFIG as CONFIG } from "./mcp-agents.js";
 import {
   dropSchema,
   PG_URL,
@@ -21,42 +22,6 @@ import {
   until,
   writeConfig,
 } from "./replicas.js";
-
-const CONFIG = `
-server:
-  keepAliveSeconds: 0
-  leaseSeconds: 5
-agents:
-  - name: slow
-    version: 1.0.0
-    description: Echo that takes its time.
-    adapter: { type: echo, delayMs: 60 }
-  - name: approval
-    version: 1.0.0
-    description: Asks, then finishes.
-    adapter:
-      type: scripted
-      segments:
-        - - { type: RUN_STARTED, threadId: t, runId: r }
-          - type: RUN_FINISHED
-            threadId: t
-            runId: r
-            outcome:
-              type: interrupt
-              interrupts: [{ id: ask-1, reason: approval, message: Go ahead? }]
-        - - { type: RUN_STARTED, threadId: t, runId: r }
-          - { type: TEXT_MESSAGE_START, messageId: m, role: assistant }
-          - { type: TEXT_MESSAGE_CONTENT, messageId: m, delta: "Done." }
-          - { type: TEXT_MESSAGE_END, messageId: m }
-          - { type: RUN_FINISHED, threadId: t, runId: r }
-    specs:
-      interrupts:
-        - interrupt_type: approval
-          resume_payload:
-            type: object
-            required: [approved]
-            properties: { approved: { type: boolean } }
-`;
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
 

@@ -4,7 +4,7 @@
  * `messages/partial` with the whole message so far, its end `messages/complete` with the whole
  * message; a tool result, which comes whole, sends `messages/complete` alone.
  */
-import { parseArgs } from "./messages.js";
+import { parseArgs, toolResultMessage } from "./messages.js";
 
 type Rec = Record<string, unknown>;
 
@@ -62,23 +62,7 @@ export class MessagesMode {
         return owner === undefined ? [] : this.complete(owner);
       }
       case "TOOL_CALL_RESULT":
-        return [
-          {
-            event: "messages/complete",
-            data: [
-              {
-                type: "tool",
-                id: event.messageId ?? null,
-                content: event.content ?? "",
-                tool_call_id: event.toolCallId ?? "",
-                name: null,
-                status: "success",
-                additional_kwargs: {},
-                response_metadata: {},
-              },
-            ],
-          },
-        ];
+        return [{ event: "messages/complete", data: [toolResultMessage(event)] }];
       default:
         return [];
     }

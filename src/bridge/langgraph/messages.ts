@@ -121,6 +121,20 @@ function toolCallOf(call: unknown): Rec {
   };
 }
 
+/** An AG-UI `TOOL_CALL_RESULT` as LangChain's `tool` message (what a tool gave back). */
+export function toolResultMessage(event: Rec): Rec {
+  return {
+    type: "tool",
+    id: event.messageId ?? null,
+    content: event.content ?? "",
+    tool_call_id: event.toolCallId ?? "",
+    name: null,
+    status: "success",
+    additional_kwargs: {},
+    response_metadata: {},
+  };
+}
+
 /** Tool call arguments as an object, as LangChain keeps them: `{}` when they are not JSON. */
 export function parseArgs(text: unknown): Rec {
   if (typeof text !== "string" || text === "") return {};

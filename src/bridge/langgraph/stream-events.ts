@@ -21,7 +21,7 @@
  * agent's name: the node the agent is), `run_id`, `thread_id`, `graph_id`, `assistant_id`, …
  */
 import { ERRCODE } from "../acp/outcomes.js";
-import { parseArgs } from "./messages.js";
+import { parseArgs, toolResultMessage } from "./messages.js";
 import { MessagesMode } from "./messages-mode.js";
 import type { StreamMode } from "./run-body.js";
 import { ToolsMode } from "./tools-mode.js";
@@ -219,16 +219,7 @@ export class LangGraphStreamMapper {
         ]);
       }
       case "TOOL_CALL_RESULT":
-        return {
-          type: "tool",
-          id: event.messageId ?? null,
-          content: event.content ?? "",
-          tool_call_id: event.toolCallId ?? "",
-          name: null,
-          status: "success",
-          additional_kwargs: {},
-          response_metadata: {},
-        };
+        return toolResultMessage(event);
       default:
         return undefined;
     }

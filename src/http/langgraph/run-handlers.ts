@@ -48,6 +48,20 @@ export class LangGraphRuns {
     return toRun(run, this.agentName(run));
   }
 
+  /** The thread's interrupted run, the one an answer resumes; a 409 `nothingToAnswer` if none. */
+  async interruptedRun(who: Principal, threadId: string, nothingToAnswer: string) {
+    const { runs, threads } = this.deps;
+    await threads.get(who, threadId);
+    const [interrupted] = await runs.search(who, {
+      thread_id: threadId,
+      status: "interrupted",
+      limit: 1,
+      offset: 0,
+    });
+    if (!interrupted) throw conflict(nothingToAnswer);
+    return interrupted;
+  }
+
   /** POST …/runs: a background run (or the resume of the thread's interrupted run). */
   async create(who: Principal, kind: RunKind, body: unknown, threadId?: string) {
     const { parsed } = this.parse(who, kind, body);
@@ -170,16 +184,11 @@ export class LangGraphRuns {
   ): Promise<{ run: RunRecord; afterSeq: number; ended?: Promise<RunRecord | undefined> }> {
     const { runs, threads } = this.deps;
     if (parsed.resume) {
-      await threads.get(who, threadId!);
-      const [interrupted] = await runs.search(who, {
-        thread_id: threadId,
-        status: "interrupted",
-        limit: 1,
-        offset: 0,
-      });
-      if (!interrupted) {
-        throw conflict(`thread ${threadId} has no interrupted run for command.resume to answer`);
-      }
+      const interrupted = await this.interruptedRun(
+        who,
+        threadId!,
+        `thread ${threadId} has no interrupted run for command.resume to answer`,
+      );
       const body = resumeBodyOf(parsed.resume.value, interrupted.interrupts);
       const run = await runs.resume(who, interrupted.run_id, "stateful", body, threadId);
       return { run, afterSeq: interrupted.last_seq };

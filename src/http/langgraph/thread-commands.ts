@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { Principal } from "../../auth/principal.js";
 import { toLangGraphValues } from "../../bridge/langgraph/values.js";
-import { conflict, invalid } from "../../util/errors.js";
+import { invalid } from "../../util/errors.js";
 import { threadIdParams } from "../params.js";
 import { LangGraphRuns } from "./run-handlers.js";
 import { streamThreadEvents } from "./thread-stream.js";
@@ -80,16 +80,11 @@ export const threadCommandRoutes: FastifyPluginAsync = async (app) => {
           if (params[field] !== undefined) throw invalid(`input.respond: ${field} is not served`);
         }
         const resume = answersOf(params);
-        await threads.get(who, threadId);
-        const [interrupted] = await runs.search(who, {
-          thread_id: threadId,
-          status: "interrupted",
-          limit: 1,
-          offset: 0,
-        });
-        if (!interrupted) {
-          throw conflict(`thread ${threadId} has no interrupt for input.respond to answer`);
-        }
+        const interrupted = await handlers.interruptedRun(
+          who,
+          threadId,
+          `thread ${threadId} has no interrupt for input.respond to answer`,
+        );
         const run = await handlers.create(
           who,
           "stateful",
