@@ -17,6 +17,7 @@ import { listenForAbort, StopReason } from "./executor.js";
 import { type ReadFrame, readFinal } from "./frames/codec.js";
 import { followRunBatches, type RunStreamOptions } from "./frames/follow.js";
 import { QueueRoom } from "./queue-room.js";
+import { waitForRunChange } from "./run-changes.js";
 import { RunCreation } from "./run-creation.js";
 import { LazyAbortController } from "./run-engine/lazy-abort.js";
 import type { CreatedRun, RunServiceOptions } from "./run-types.js";
@@ -290,6 +291,11 @@ export class RunService {
       description: ROLLED_BACK,
     };
     return { ...run, status: "error", output };
+  }
+
+  /** Waits until an interrupted (or ended) run changes, on any replica: see run-changes.ts. */
+  waitForChange(run: RunRecord, signal: AbortSignal): Promise<RunRecord | null> {
+    return waitForRunChange(this.storage, this.options.engine.bus, run, signal);
   }
 
   private async stopPendingRuns(threadId: string, kind: "cancel" | "rollback"): Promise<void> {

@@ -137,13 +137,16 @@ describe("MCP 2026-07-28 tasks with @modelcontextprotocol/ext-tasks", () => {
     expect(((await updated.json()) as { result: unknown }).result).toMatchObject({
       resultType: "complete",
     });
-    const done = (await stream.frame(2)).data as {
+    // Answered: the task works again, then completes.
+    const working = (await stream.frame(2)).data as { params: { status: string } };
+    expect(working.params).toMatchObject({ taskId, status: "working", _meta: subscription });
+    const done = (await stream.frame(3)).data as {
       params: { status: string; result: object };
     };
     expect(done.params.status).toBe("completed");
     expect(textOf(done.params.result)).toContain("Approved.");
     // Every task it follows done: the subscription ends with its result.
-    expect((await stream.frame(3)).data).toEqual({
+    expect((await stream.frame(4)).data).toEqual({
       jsonrpc: "2.0",
       id: "listen-1",
       result: { resultType: "complete", _meta: subscription },

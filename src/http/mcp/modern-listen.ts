@@ -1,24 +1,23 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Principal } from "../../auth/principal.js";
-import { isTerminalStatus, META, type ModernRequest, taskOf } from "../../bridge/mcp/index.js";
+import { META, type ModernRequest } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunRecord } from "../../storage/types.js";
 import { findTask, type ModernTaskContext, modernTaskOf } from "./modern-tasks.js";
+import { taskChanges } from "./task-changes.js";
 import { RPC } from "./tool-calls.js";
 import type { ToolScope } from "./tool-scope.js";
 
 /** Tasks one subscription may follow. */
 const MAX_TASKS = 100;
-/** How often an interrupted run is read again to see whether it moved on. */
-const RECHECK_MS = 500;
 
 /**
  * `subscriptions/listen` (2026-07-28) for the tasks extension: the client names its tasks in
  * `notifications.taskIds`; the answer is an SSE stream that acknowledges the ones that are the
  * caller's (`notifications/subscriptions/acknowledged`, first), then sends
- * `notifications/tasks` with the whole task each time its run settles (ends, or asks for
- * input), and ends the subscription gracefully (its JSON-RPC result) once every task it
+ * `notifications/tasks` with the whole task as it is when it is settled, then each time its
+ * status changes (working, input_required, its end), and ends the subscription gracefully (its JSON-RPC result) once every task it
  * follows is done. Other notification types are not offered and so not acknowledged.
  */
 export async function listenToTasks(
@@ -71,7 +70,6 @@ export async function listenToTasks(
     followed.map(({ run, agent }) =>
       followTask(
         context,
-        who,
         run,
         (fresh) =>
           send({
@@ -90,29 +88,17 @@ export async function listenToTasks(
   if (!reply.raw.writableEnded) reply.raw.end();
 }
 
-/** Tells each settled state of a task's run until it is done or the subscriber goes away. */
+/**
+ * Tells a task's state when it is settled (waiting for input, or done) as the subscription
+ * begins, then each change of it as it happens (see task-changes.ts), until it is done or the
+ * subscriber goes away.
+ */
 async function followTask(
   context: ModernTaskContext,
-  who: Principal,
   first: RunRecord,
   tell: (run: RunRecord) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  let run = first;
-  let told = "";
-  while (!signal.aborted) {
-    if (run.status === "pending") {
-      run = await context.runs.waitFor(run, signal);
-    } else if (run.status === "interrupted" && told === `${run.status}@${run.updated_at}`) {
-      await new Promise((resolve) => setTimeout(resolve, RECHECK_MS));
-    }
-    if (signal.aborted) return;
-    run = (await context.runs.findReachable(who, run.run_id).catch(() => undefined)) ?? run;
-    const state = `${run.status}@${run.updated_at}`;
-    if (state !== told && run.status !== "pending") {
-      told = state;
-      tell(run);
-    }
-    if (isTerminalStatus(taskOf(run).status)) return;
-  }
+  if (first.status !== "pending") tell(first);
+  for await (const changed of taskChanges(context.runs, first, signal)) tell(changed);
 }

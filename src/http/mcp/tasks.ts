@@ -6,7 +6,7 @@ import {
   ListTasksRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import { type Principal, SYSTEM } from "../../auth/principal.js";
+import type { Principal } from "../../auth/principal.js";
 import {
   decodeCursor,
   encodeCursor,
@@ -20,6 +20,7 @@ import {
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { RunRecord } from "../../storage/types.js";
+import { taskChanges } from "./task-changes.js";
 import { type CallHooks, mcpCall, RPC, type ToolCalls } from "./tool-calls.js";
 import type { ToolScope } from "./tool-scope.js";
 
@@ -80,15 +81,15 @@ export class McpTasks {
   }
 
   /**
-   * notifications/tasks/status when the run settles (ends, or asks for input), for a client
-   * that keeps its session's stream open; polling tasks/get tells the same.
+   * notifications/tasks/status each time the task's status changes (working, input_required,
+   * working again once answered, then its end), for a client that keeps its session's stream
+   * open; polling tasks/get tells the same. Follows the run on whichever replica executes it.
    */
   private watch(run: RunRecord, notify: (task: McpTask) => Promise<void>, closed: AbortSignal) {
     void (async () => {
-      const settled = await this.context.runs.waitFor(run, closed);
-      if (closed.aborted) return;
-      const fresh = (await this.context.runs.findReachable(SYSTEM, settled.run_id)) ?? settled;
-      await notify(this.taskOf(fresh));
+      for await (const changed of taskChanges(this.context.runs, run, closed)) {
+        await notify(this.taskOf(changed));
+      }
     })().catch(() => undefined);
   }
 
