@@ -334,3 +334,30 @@ async function runOfRequestState(
   }
   return run;
 }
+
+/**
+ * GET or DELETE without a session from a client that names 2026-07-28 in
+ * `MCP-Protocol-Version`: that revision has no standalone stream and no session to end, so
+ * the method is not allowed here (2026-07-28, Streamable HTTP, Backward Compatibility): 405
+ * with `Allow: POST`. Undefined for anything else (a 2025 client is told to initialize).
+ */
+export function refuseModernNonPost(
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply | undefined {
+  if (request.method === "POST" || request.headers["mcp-protocol-version"] !== MODERN_VERSION) {
+    return undefined;
+  }
+  return reply
+    .code(405)
+    .header("allow", "POST")
+    .type("application/json")
+    .send({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: RPC.busy,
+        message: `${request.method} is not allowed: MCP ${MODERN_VERSION} has no sessions or standalone stream; send each request as a POST`,
+      },
+    });
+}

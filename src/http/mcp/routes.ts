@@ -6,6 +6,7 @@ import { isModernMessage } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import { isDomainError } from "../../util/errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
+import { refuseModernNonPost } from "./modern.js";
 import { originAllowed, REFUSAL_CODE, sendRpcRefusal } from "./refusals.js";
 import type { McpSession, McpSessions } from "./sessions.js";
 import { ToolScope } from "./tool-scope.js";
@@ -126,11 +127,14 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     } else if (request.method === "POST" && isInitializeRequest(request.body)) {
       session = await sessions.open(who, scopeKey, () => options.serverFor(who, scope));
     } else {
-      return sendRpcRefusal(
-        reply,
-        400,
-        REFUSAL_CODE.session,
-        "no Mcp-Session-Id header: begin with an initialize request, then send its session id",
+      return (
+        refuseModernNonPost(request, reply) ??
+        sendRpcRefusal(
+          reply,
+          400,
+          REFUSAL_CODE.session,
+          "no Mcp-Session-Id header: begin with an initialize request, then send its session id",
+        )
       );
     }
     reply.hijack();
