@@ -1,8 +1,8 @@
 /**
  * Every demo agent of config/sample.yaml through the official 2026-07-28 client
  * (`@modelcontextprotocol/client`, with `@modelcontextprotocol/ext-tasks` for tasks): discovered,
- * listed, called blocking and as a task of the extension, each answered with what the agent
- * said and each an ACP run made by the MCP face. The agent that interrupts (approval-demo) asks
+ * listed, called blocking (with progress for a progress token) and as a task of the
+ * extension, each answered with what the agent said and each an ACP run made by the MCP face. The agent that interrupts (approval-demo) asks
  * its question as an InputRequiredResult on a call and as `inputRequests` on a task, and the
  * same run resumes with the answer.
  */
@@ -87,6 +87,23 @@ describe("the sample config's agents with the 2026-07-28 client", () => {
       expect(result.isError).toBeFalsy();
       expect(textOf(result)).toBe(answer);
       expect(await runOf(runIdOf(result))).toEqual({ status: "success", face: "mcp" });
+      await client.close();
+    },
+  );
+
+  it.each(AGENTS)(
+    "calls %s with a progress token: told progress on the call's stream",
+    async (name, said, answer) => {
+      const client = await modernClient(`${base}/mcp`);
+      const progress: number[] = [];
+      const result = await client.callTool(
+        { name, arguments: { message: said } },
+        { onprogress: (p) => progress.push(p.progress) },
+      );
+      expect(textOf(result)).toBe(answer);
+      expect(progress.length).toBeGreaterThan(0);
+      expect(progress).toEqual([...progress].sort((a, b) => a - b));
+      expect(new Set(progress).size).toBe(progress.length);
       await client.close();
     },
   );
