@@ -2,9 +2,9 @@
  * Every demo agent of config/sample.yaml through the official 2026-07-28 client
  * (`@modelcontextprotocol/client`, with `@modelcontextprotocol/ext-tasks` for tasks): discovered,
  * listed, called blocking (with progress for a progress token) and as a task of the
- * extension, each answered with what the agent said and each an ACP run made by the MCP face. The agent that interrupts (approval-demo) asks
- * its question as an InputRequiredResult on a call and as `inputRequests` on a task, and the
- * same run resumes with the answer.
+ * extension, each answered with what the agent said and each an ACP run made by the MCP face.
+ * The agent that interrupts (approval-demo) asks its question as an InputRequiredResult on a
+ * call and as `inputRequests` on a task, and the same run resumes with the answer.
  */
 import type { Client } from "@modelcontextprotocol/client";
 import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
