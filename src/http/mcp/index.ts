@@ -1,6 +1,8 @@
 import type { AgentRegistry } from "../../config/registry.js";
+import type { RunRecord } from "../../storage/types.js";
 import { facePlugin } from "../face-plugin.js";
 import { PLUGIN } from "../plugins/names.js";
+import { currentStream } from "./call-streams.js";
 import { elicitingAsker } from "./elicit.js";
 import { serveModern } from "./modern.js";
 import { followProgress, ProgressOfEvents } from "./progress.js";
@@ -10,6 +12,7 @@ import {
   registerResourceMetadata,
   resourceMetadataPaths,
 } from "./resource-metadata.js";
+import { resumeFromRun } from "./resume.js";
 import { mcpRoutes } from "./routes.js";
 import { McpSessions } from "./sessions.js";
 import { ToolCalls } from "./tool-calls.js";
@@ -28,7 +31,8 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
     const { runs, threads, settings, registry } = app.deps;
     const jwt = settings.auth.jwt;
     if (jwt) registerResourceMetadata(app, basePath, agentNames(registry), jwt.issuer);
-    const sessions = new McpSessions();
+    const store = app.deps.engine.storage.mcpSessions();
+    const sessions = new McpSessions(store);
     app.addHook("onClose", () => sessions.closeAll());
     const calls = new ToolCalls(runs, threads);
     await app.register(mcpRoutes, {
@@ -47,6 +51,15 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
           reply,
           scope,
         ),
+      resumeFromRun: (request, reply, session, lastEventId) =>
+        resumeFromRun(
+          { runs, registry, store },
+          request,
+          reply,
+          session,
+          lastEventId,
+          request.caller,
+        ),
       serverFor: (who, scope) =>
         toolServer({
           scope,
@@ -54,19 +67,44 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
           runs,
           who,
           finishedStatelessRuns: settings.retention.finishedStatelessRuns,
-          hooksFor: (server, extra, agent, progressToken) => ({
-            ask: elicitingAsker(server, agent, extra.sendRequest as never, extra.signal),
-            following:
-              typeof progressToken === "string" || typeof progressToken === "number"
-                ? followProgress(
-                    runs,
-                    new ProgressOfEvents(),
-                    progressToken,
-                    (notification) => extra.sendNotification(notification),
-                    extra.signal,
-                  )
-                : undefined,
-          }),
+          hooksFor: (server, extra, agent, progressToken, resumable) => {
+            const hasToken = typeof progressToken === "string" || typeof progressToken === "number";
+            // A tools/call's stream is recorded once its run exists: its event ids name the
+            // run from then on, so that any replica can resume it (resume.ts).
+            const stream = resumable ? currentStream.getStore() : undefined;
+            const position = stream && { stream, recorded: Promise.resolve() as Promise<unknown> };
+            const record = (run: RunRecord) => {
+              if (!position || !extra.sessionId) return;
+              position.recorded = store
+                .putCallStream({
+                  stream_key: position.stream.key,
+                  session_id: extra.sessionId,
+                  run_id: run.run_id,
+                  request_id: JSON.stringify(extra.requestId),
+                  progress_token: hasToken ? JSON.stringify(progressToken) : null,
+                })
+                .catch((err: unknown) =>
+                  app.log.warn({ err }, "an MCP call stream was not recorded"),
+                );
+            };
+            const progress = hasToken
+              ? followProgress(
+                  runs,
+                  new ProgressOfEvents(),
+                  progressToken,
+                  (notification) => extra.sendNotification(notification),
+                  extra.signal,
+                  position,
+                )
+              : undefined;
+            return {
+              ask: elicitingAsker(server, agent, extra.sendRequest as never, extra.signal),
+              following: (run: RunRecord, afterSeq: number) => {
+                if (afterSeq === 0) record(run);
+                progress?.(run, afterSeq);
+              },
+            };
+          },
         }),
     });
   },

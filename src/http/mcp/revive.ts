@@ -1,0 +1,48 @@
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { InitializeParams } from "./sessions.js";
+
+/**
+ * Brings a new transport and its server to where a recorded session's initialize left them: the
+ * same initialize request is handed to them again, so that the SDK negotiates the same version,
+ * keeps the client's capabilities (elicitation) and takes the session's id (the transport's
+ * `sessionIdGenerator` gives it). Nothing reaches the client: the answer is read and dropped.
+ *
+ * The Node transport wraps the Web-standard one and takes Node requests only; the request is
+ * made here, so it goes to the one inside (SDK 1.32, pinned; test/mcp/resume.test.ts and
+ * test/scale/mcp-replicas.test.ts serve revived sessions).
+ */
+export async function reviveTransport(
+  transport: StreamableHTTPServerTransport,
+  asked: InitializeParams,
+): Promise<void> {
+  const inner = (
+    transport as unknown as { _webStandardTransport: WebStandardStreamableHTTPServerTransport }
+  )._webStandardTransport;
+  const response = await inner.handleRequest(
+    new Request("http://localhost/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: asked }),
+    }),
+  );
+  const answer = await response.text();
+  if (!response.ok || !answer.includes('"result"')) {
+    throw new Error(`the recorded session could not be revived: ${answer.slice(0, 200)}`);
+  }
+  await inner.handleRequest(
+    new Request("http://localhost/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": transport.sessionId ?? "",
+        "mcp-protocol-version": asked.protocolVersion,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    }),
+  );
+}
