@@ -102,10 +102,11 @@ export async function resumeFromRun(
   raw.on("close", () => gone.abort());
   const keepAlive = setInterval(() => raw.write(": keepalive\n\n"), KEEP_ALIVE_MS);
   const position: CallStream = { key: at.key, seq: at.seq };
-  const send = (message: Record<string, unknown>) => {
-    if (!gone.signal.aborted) {
-      raw.write(`event: message\nid: ${eventIdOf(position)}\ndata: ${JSON.stringify(message)}\n\n`);
-    }
+  /** An event; the result's has no id: after it, nothing is left to resume. */
+  const send = (message: Record<string, unknown>, withId = true) => {
+    if (gone.signal.aborted) return;
+    const id = withId ? `id: ${eventIdOf(position)}\n` : "";
+    raw.write(`event: message\n${id}data: ${JSON.stringify(message)}\n\n`);
   };
   try {
     const progress = new ProgressOfEvents();
@@ -117,15 +118,14 @@ export async function resumeFromRun(
         signal: gone.signal,
         read: "events",
       })) {
-        let tell = false;
         for (const frame of batch) {
           after = frame.seq;
           const event = frame.mode === "custom" ? readUpdate(frame) : undefined;
-          // Frames up to the event's are counted again, as the caller was told them.
-          if (event && progress.push(event) && frame.seq > at.seq) tell = true;
-        }
-        if (tell && progressToken !== undefined) {
-          position.seq = after;
+          // Frames up to the event's are counted again, as the caller was told them; each
+          // later one that says something is told, with its own event id.
+          if (!event || !progress.push(event) || frame.seq <= at.seq) continue;
+          if (progressToken === undefined) continue;
+          position.seq = frame.seq;
           send({
             jsonrpc: "2.0",
             method: "notifications/progress",
@@ -137,7 +137,6 @@ export async function resumeFromRun(
       const now = await context.runs.findReachable(who, run.run_id);
       // Resumed since its segment ended: follow the next one.
       if (now?.status === "pending") continue;
-      position.seq = Math.max(position.seq, after);
       const result = !now
         ? { error: { code: REFUSAL_CODE.invalidRequest, message: `run ${run.run_id} is gone` } }
         : {
@@ -146,7 +145,7 @@ export async function resumeFromRun(
                 ? pendingResultOf(now, now.interrupts as unknown as Interrupt[])
                 : callResultOf(now, withStructured),
           };
-      send({ jsonrpc: "2.0", id: requestId, ...result });
+      send({ jsonrpc: "2.0", id: requestId, ...result }, false);
       return;
     }
   } catch (err) {
