@@ -1,0 +1,126 @@
+/**
+ * A tools/call's SSE stream across replicas sharing one PostgreSQL (real CLI processes): the
+ * call starts on one replica with a progress token, its stream drops mid-run, and the other
+ * replica resumes it with `Last-Event-ID` and the session id, from the run's stored frames and
+ * then live: every progress value after the last one seen, once and in order, then the result
+ * under the call's request id. The session, recorded in the store, is served by both. A forged
+ * event id, another session's and another caller's are refused.
+ */
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  callAndDrop,
+  eventsOf,
+  openSession,
+  progressOf,
+  resume,
+  type SseEvent,
+  textOfAnswer,
+} from "../mcp/sse-calls.js";
+import { MCP_REPLICA_CONFIG } from "./mcp-agents.js";
+import {
+  dropSchema,
+  PG_URL,
+  type Replica,
+  requirePostgres,
+  startReplica,
+  writeConfig,
+} from "./replicas.js";
+
+const KEY = "first-key-0123456789abcdef";
+const OTHER_KEY = "second-key-0123456789abcdef";
+// The replica tests' agents, with two callers.
+const CONFIG = MCP_REPLICA_CONFIG.replace(
+  "server:\n",
+  `server:\n  auth:\n    keys:\n      - { key: ${KEY}, name: first }\n      - { key: ${OTHER_KEY}, name: second }\n`,
+);
+const first = { authorization: `Bearer ${KEY}` };
+const second = { authorization: `Bearer ${OTHER_KEY}` };
+const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
+
+const progressMessages = (events: SseEvent[]) =>
+  events
+    .filter((event) => event.message?.method === "notifications/progress")
+    .map((event) => (event.message!.params as { message?: string }).message);
+
+describe("MCP call streams resumed on another replica", () => {
+  const schema = `acp_mcpres_${randomBytes(4).toString("hex")}`;
+  let replicas: Replica[] = [];
+  const urlOf = (i: number) => `${replicas[i]!.url}/mcp`;
+
+  beforeAll(async () => {
+    await requirePostgres();
+    const config = writeConfig(CONFIG);
+    const databaseUrl = `${PG_URL}?schema=${schema}`;
+    replicas = await Promise.all(["A", "B"].map((name) => startReplica(name, config, databaseUrl)));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const replica of replicas) replica.child.kill("SIGKILL");
+    await Promise.all(replicas.map((replica) => replica.exited));
+    await dropSchema(schema);
+  });
+
+  it("a stream dropped on one replica mid-run resumes on the other, missing nothing", async () => {
+    const text = words(40);
+    const session = await openSession(urlOf(0), first);
+    const { events, lastEventId } = await callAndDrop(urlOf(0), session, {
+      id: 3,
+      name: "slow",
+      message: text,
+      progressEvents: 3,
+    });
+    const resumed = await resume(urlOf(1), session, lastEventId);
+    expect(resumed.status).toBe(200);
+    const rest = eventsOf(await resumed.text());
+    const seen = progressOf(events);
+    const progress = progressOf(rest);
+    expect(progress.length).toBeGreaterThan(0);
+    for (const [i, value] of progress.entries()) {
+      expect(value).toBeGreaterThan(i === 0 ? seen.at(-1)! : progress[i - 1]!);
+    }
+    // The reply as it was written, to its end: nothing of it was missed.
+    expect(progressMessages(rest).at(-1)).toBe(text);
+    expect(textOfAnswer(rest, 3)).toBe(text);
+    expect(rest.at(-1)!.message).toMatchObject({ jsonrpc: "2.0", id: 3 });
+
+    // The session is the other replica's too: it answers the session's requests.
+    const listed = await fetch(urlOf(1), {
+      method: "POST",
+      headers: session,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/list" }),
+    });
+    expect(listed.status).toBe(200);
+    const answer = eventsOf(await listed.text()).find((event) => event.message?.id === 4);
+    expect((answer!.message!.result as { tools: unknown[] }).tools.length).toBe(2);
+  }, 60_000);
+
+  it("refuses a forged event id, another session's and another caller's", async () => {
+    const session = await openSession(urlOf(0), first);
+    const { lastEventId } = await callAndDrop(urlOf(0), session, {
+      id: 5,
+      name: "slow",
+      message: words(20),
+      progressEvents: 1,
+    });
+    const forged = await resume(urlOf(1), session, "not-an-event-id");
+    expect(forged.status).toBe(400);
+    expect(await forged.json()).toMatchObject({ jsonrpc: "2.0", error: {} });
+    const unknown = await resume(urlOf(1), session, `${"0".repeat(32)}.1`);
+    expect(unknown.status).toBe(404);
+
+    // The same caller's other session, the other caller's session, the other caller with
+    // this session's id: not found, and nothing of the stream.
+    const otherSession = await openSession(urlOf(1), first);
+    const theirs = await openSession(urlOf(1), second);
+    for (const headers of [otherSession, theirs, { ...session, ...second }]) {
+      const refused = await resume(urlOf(1), headers, lastEventId);
+      expect(refused.status).toBe(404);
+      expect(await refused.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32001 } });
+    }
+    // Its own caller still resumes it there.
+    const mine = await resume(urlOf(1), session, lastEventId);
+    expect(mine.status).toBe(200);
+    expect(textOfAnswer(eventsOf(await mine.text()), 5)).toBe(words(20));
+  }, 60_000);
+});
