@@ -29,7 +29,11 @@ export interface McpCallStreamRecord {
 }
 
 export interface McpSessionStore {
-  putSession(session: McpSessionRecord): Promise<void>;
+  /**
+   * Records a session; then its owner keeps at most `maxPerOwner` (the most recently used):
+   * one caller opening sessions without end removes its own, never another's.
+   */
+  putSession(session: McpSessionRecord, maxPerOwner: number): Promise<void>;
   getSession(sessionId: string): Promise<McpSessionRecord | null>;
   touchSession(sessionId: string, usedAt: number): Promise<void>;
   /** Deletes the session and its call streams. */

@@ -35,6 +35,13 @@ import type {
   ThreadSearch,
 } from "./record-types.js";
 import type { RetentionStore } from "./retention.js";
+
+export type {
+  McpCallStreamRecord,
+  McpSessionRecord,
+  McpSessionStore,
+} from "./mcp-sessions.js";
+
 import type { StatementKind, WriteCounts } from "./write-counts.js";
 
 export type {

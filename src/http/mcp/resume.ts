@@ -11,7 +11,7 @@ import {
 import type { AgentRegistry } from "../../config/registry.js";
 import { readUpdate } from "../../engine/frames/codec.js";
 import type { RunService } from "../../engine/run-service.js";
-import type { McpSessionRecord, McpSessionStore } from "../../storage/mcp-sessions.js";
+import type { McpSessionRecord, McpSessionStore } from "../../storage/types.js";
 import { type CallStream, eventIdOf, parseEventId } from "./call-streams.js";
 import { REFUSAL_CODE, sendRpcRefusal } from "./refusals.js";
 

@@ -1,6 +1,12 @@
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { InitializeParams } from "./sessions.js";
+
+/** What an initialize request asked for: recorded so that another replica can serve the session. */
+export interface InitializeParams {
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  clientInfo: Record<string, unknown>;
+}
 
 /**
  * Brings a new transport and its server to where a recorded session's initialize left them: the

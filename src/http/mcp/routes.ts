@@ -4,7 +4,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import type { Principal } from "../../auth/principal.js";
 import { isModernMessage } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
-import type { McpSessionRecord } from "../../storage/mcp-sessions.js";
+import type { McpSessionRecord } from "../../storage/types.js";
 import { isDomainError } from "../../util/errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
 import { currentStream, newCallStream } from "./call-streams.js";

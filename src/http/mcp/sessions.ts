@@ -6,9 +6,11 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../../auth/principal.js";
-import type { McpSessionRecord, McpSessionStore } from "../../storage/mcp-sessions.js";
+import type { McpSessionRecord, McpSessionStore } from "../../storage/types.js";
 import { SessionEventLog } from "./event-log.js";
-import { reviveTransport } from "./revive.js";
+import { type InitializeParams, reviveTransport } from "./revive.js";
+
+export type { InitializeParams } from "./revive.js";
 
 /** A session unused this long is closed (a client that comes back initializes again). */
 const IDLE_MS = 30 * 60 * 1000;
@@ -17,8 +19,9 @@ const TOUCH_MS = 5 * 60 * 1000;
 /** Sessions one replica keeps at once; the least recently used goes first beyond it. */
 const MAX_SESSIONS = 10_000;
 /**
- * Sessions one caller keeps at once on a replica; beyond it, that caller's least recently used
- * goes, so that one caller opening sessions in a loop closes its own, not everyone's.
+ * Sessions one caller keeps at once (on a replica, and recorded); beyond it, that caller's least
+ * recently used goes, so that one caller opening sessions in a loop closes its own, not
+ * everyone's.
  */
 const MAX_SESSIONS_PER_CALLER = 1_000;
 
@@ -35,13 +38,6 @@ export interface McpSession {
   lastUsed: number;
   /** When its record last said it was used. */
   touched: number;
-}
-
-/** What an initialize request asked for: recorded so that another replica can serve the session. */
-export interface InitializeParams {
-  protocolVersion: string;
-  capabilities: Record<string, unknown>;
-  clientInfo: Record<string, unknown>;
 }
 
 /** Whose a principal's session is (the anonymous caller of a server without keys: ""). */
@@ -88,7 +84,7 @@ export class McpSessions {
     });
     // Recorded before the client learns the id: any replica knows it from then on.
     return this.start(owner, scope, makeServer, randomUUID, (id) =>
-      this.store.putSession(record(id)),
+      this.store.putSession(record(id), MAX_SESSIONS_PER_CALLER),
     );
   }
 
@@ -181,8 +177,12 @@ export class McpSessions {
     record: ((id: string) => Promise<void>) | undefined,
   ): Promise<McpSession> {
     const own = [...this.sessions.values()].filter((session) => session.owner === owner);
-    if (own.length >= MAX_SESSIONS_PER_CALLER) this.closeLeastRecentlyUsed(own);
-    else if (this.sessions.size >= MAX_SESSIONS) {
+    if (own.length >= MAX_SESSIONS_PER_CALLER) {
+      // The caller's own oldest ends, everywhere.
+      const ended = this.closeLeastRecentlyUsed(own);
+      if (ended) void this.store.deleteSession(ended.id).catch(() => undefined);
+    } else if (this.sessions.size >= MAX_SESSIONS) {
+      // Memory only: its record stays, and a request of it brings it back.
       this.closeLeastRecentlyUsed(this.sessions.values());
     }
     const server = makeServer();
@@ -225,12 +225,13 @@ export class McpSessions {
     void this.store.deleteIdleSessions(before).catch(() => undefined);
   }
 
-  private closeLeastRecentlyUsed(among: Iterable<McpSession>): void {
+  private closeLeastRecentlyUsed(among: Iterable<McpSession>): McpSession | undefined {
     let oldest: McpSession | undefined;
     for (const session of among) {
       if (!oldest || session.lastUsed < oldest.lastUsed) oldest = session;
     }
     if (oldest) this.close(oldest);
+    return oldest;
   }
 
   /** Closed here only: its record stays, and a later request of it revives it. */

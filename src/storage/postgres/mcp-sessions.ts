@@ -9,17 +9,22 @@ interface SessionRow extends Omit<McpSessionRecord, "used_at"> {
 export class PostgresMcpSessions implements McpSessionStore {
   constructor(private readonly db: Database) {}
 
-  async putSession(s: McpSessionRecord): Promise<void> {
-    await this.db.write((db) =>
-      db.query(
+  async putSession(s: McpSessionRecord, maxPerOwner: number): Promise<void> {
+    await this.db.write(async (db) => {
+      await db.query(
         `INSERT INTO mcp_sessions (session_id, owner, scope, protocol_version, client, used_at)
          VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, scope = excluded.scope,
            protocol_version = excluded.protocol_version, client = excluded.client,
            used_at = excluded.used_at`,
         [s.session_id, s.owner, s.scope, s.protocol_version, s.client, s.used_at],
-      ),
-    );
+      );
+      await db.query(
+        `DELETE FROM mcp_sessions WHERE session_id IN (SELECT session_id FROM mcp_sessions
+           WHERE owner = $1 ORDER BY used_at DESC, session_id OFFSET $2)`,
+        [s.owner, maxPerOwner],
+      );
+    });
   }
 
   async getSession(sessionId: string): Promise<McpSessionRecord | null> {

@@ -6,6 +6,7 @@ type Write = <T>(work: () => T) => Promise<T>;
 /** The MCP face's sessions and call streams in SQLite (see storage/mcp-sessions.ts). */
 export class SqliteMcpSessions implements McpSessionStore {
   readonly #put: Database.Statement<[string, string, string, string, string, number]>;
+  readonly #prune: Database.Statement<[string, number]>;
   readonly #get: Database.Statement<[string], McpSessionRecord>;
   readonly #touch: Database.Statement<[number, string]>;
   readonly #delete: Database.Statement<[string]>;
@@ -20,6 +21,10 @@ export class SqliteMcpSessions implements McpSessionStore {
     this.#put = db.prepare(
       `INSERT OR REPLACE INTO mcp_sessions
          (session_id, owner, scope, protocol_version, client, used_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    this.#prune = db.prepare(
+      `DELETE FROM mcp_sessions WHERE session_id IN (SELECT session_id FROM mcp_sessions
+         WHERE owner = ? ORDER BY used_at DESC, session_id LIMIT -1 OFFSET ?)`,
     );
     this.#get = db.prepare(
       `SELECT session_id, owner, scope, protocol_version, client, used_at
@@ -40,10 +45,11 @@ export class SqliteMcpSessions implements McpSessionStore {
     );
   }
 
-  async putSession(s: McpSessionRecord): Promise<void> {
-    await this.write(() =>
-      this.#put.run(s.session_id, s.owner, s.scope, s.protocol_version, s.client, s.used_at),
-    );
+  async putSession(s: McpSessionRecord, maxPerOwner: number): Promise<void> {
+    await this.write(() => {
+      this.#put.run(s.session_id, s.owner, s.scope, s.protocol_version, s.client, s.used_at);
+      this.#prune.run(s.owner, maxPerOwner);
+    });
   }
 
   async getSession(sessionId: string): Promise<McpSessionRecord | null> {

@@ -10,6 +10,7 @@ CREATE TABLE mcp_sessions (
   used_at          INTEGER NOT NULL
 );
 CREATE INDEX mcp_sessions_used_at ON mcp_sessions (used_at);
+CREATE INDEX mcp_sessions_owner ON mcp_sessions (owner, used_at);
 
 -- The tools/call streams of a session: the key its SSE event ids carry names the call's run,
 -- request id and progress token, so that a stream resumes from the run's frames anywhere.
