@@ -35,7 +35,8 @@ export interface McpSessionStore {
    */
   putSession(session: McpSessionRecord, maxPerOwner: number): Promise<void>;
   getSession(sessionId: string): Promise<McpSessionRecord | null>;
-  touchSession(sessionId: string, usedAt: number): Promise<void>;
+  /** Records a use of the session; false when it is not recorded (any more). */
+  touchSession(sessionId: string, usedAt: number): Promise<boolean>;
   /** Deletes the session and its call streams. */
   deleteSession(sessionId: string): Promise<void>;
   /** Deletes sessions unused since `before` (and their call streams); returns how many. */

@@ -100,7 +100,9 @@ export async function resumeFromRun(
   });
   const gone = new AbortController();
   raw.on("close", () => gone.abort());
-  const keepAlive = setInterval(() => raw.write(": keepalive\n\n"), KEEP_ALIVE_MS);
+  const keepAlive = setInterval(() => {
+    if (!gone.signal.aborted) raw.write(": keepalive\n\n");
+  }, KEEP_ALIVE_MS);
   const position: CallStream = { key: at.key, seq: at.seq };
   /** An event; the result's has no id: after it, nothing is left to resume. */
   const send = (message: Record<string, unknown>, withId = true) => {

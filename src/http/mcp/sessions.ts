@@ -113,7 +113,12 @@ export class McpSessions {
     session.lastUsed = Date.now();
     if (session.lastUsed - session.touched > TOUCH_MS) {
       session.touched = session.lastUsed;
-      void this.store.touchSession(id, session.lastUsed).catch(() => undefined);
+      // Ended elsewhere (DELETE on another replica, or expired there): let go of it here too.
+      const held = session;
+      void this.store
+        .touchSession(id, session.lastUsed)
+        .then((recorded) => recorded || this.close(held))
+        .catch(() => undefined);
     }
     return session;
   }

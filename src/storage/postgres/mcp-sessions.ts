@@ -37,10 +37,11 @@ export class PostgresMcpSessions implements McpSessionStore {
     return row ? { ...row, used_at: Number(row.used_at) } : null;
   }
 
-  async touchSession(sessionId: string, usedAt: number): Promise<void> {
-    await this.db.write((db) =>
+  async touchSession(sessionId: string, usedAt: number): Promise<boolean> {
+    const result = await this.db.write((db) =>
       db.query("UPDATE mcp_sessions SET used_at = $1 WHERE session_id = $2", [usedAt, sessionId]),
     );
+    return (result.rowCount ?? 0) > 0;
   }
 
   async deleteSession(sessionId: string): Promise<void> {

@@ -56,8 +56,8 @@ export class SqliteMcpSessions implements McpSessionStore {
     return this.#get.get(sessionId) ?? null;
   }
 
-  async touchSession(sessionId: string, usedAt: number): Promise<void> {
-    await this.write(() => this.#touch.run(usedAt, sessionId));
+  async touchSession(sessionId: string, usedAt: number): Promise<boolean> {
+    return this.write(() => this.#touch.run(usedAt, sessionId).changes > 0);
   }
 
   async deleteSession(sessionId: string): Promise<void> {
