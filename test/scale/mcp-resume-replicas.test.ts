@@ -7,7 +7,11 @@
  * event id, another session's and another caller's are refused.
  */
 import { randomBytes } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textOf } from "../mcp/helpers.js";
 import {
   callAndDrop,
   eventsOf,
@@ -24,6 +28,7 @@ import {
   type Replica,
   requirePostgres,
   startReplica,
+  until,
   writeConfig,
 } from "./replicas.js";
 
@@ -122,5 +127,53 @@ describe("MCP call streams resumed on another replica", () => {
     const mine = await resume(urlOf(1), session, lastEventId);
     expect(mine.status).toBe(200);
     expect(textOfAnswer(eventsOf(await mine.text()), 5)).toBe(words(20));
+  }, 60_000);
+
+  it("the SDK's client resumes on the other replica with its resumption token", async () => {
+    const text = words(40);
+    const sdkClient = async (url: string, sessionId?: string) => {
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        sessionId,
+        requestInit: { headers: first },
+      });
+      const client = new Client({ name: "resume-test", version: "1.0.0" });
+      await client.connect(transport);
+      return { client, transport };
+    };
+    const call = { method: "tools/call", params: { name: "slow", arguments: { message: text } } };
+    // On A: initialize is request 0, the call request 1 (its progress token). Its stream drops
+    // (the transport closes) after a few progress notifications; the run goes on.
+    const a = await sdkClient(urlOf(0));
+    const seen: Progress[] = [];
+    let token: string | undefined;
+    const dropped = a.client
+      .request(call, CallToolResultSchema, {
+        onprogress: (progress) => {
+          seen.push(progress);
+          if (seen.length === 3) void a.transport.close();
+        },
+        onresumptiontoken: (id) => {
+          token = id;
+        },
+      })
+      .catch((err: Error) => err);
+    expect(await dropped).toBeInstanceOf(Error);
+    await until(async () => token !== undefined, 10_000, "a resumption token");
+    // On B, in the same session: request 0 is a listing, so the resumed call is request 1 and
+    // the client takes the resumed progress notifications (token 1) as its own.
+    const b = await sdkClient(urlOf(1), a.transport.sessionId);
+    expect((await b.client.listTools()).tools.map((tool) => tool.name)).toContain("slow");
+    const rest: Progress[] = [];
+    const result = await b.client.request(call, CallToolResultSchema, {
+      resumptionToken: token,
+      onprogress: (progress) => rest.push(progress),
+    });
+    expect(textOf(result)).toBe(text);
+    expect(rest.length).toBeGreaterThan(0);
+    for (const [i, p] of rest.entries()) {
+      expect(p.progress).toBeGreaterThan(i === 0 ? seen.at(-1)!.progress : rest[i - 1]!.progress);
+    }
+    expect(rest.at(-1)!.message).toBe(text);
+    await b.client.close();
   }, 60_000);
 });
