@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Interrupt } from "@ag-ui/core";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -115,6 +116,7 @@ export async function resumeFromRun(
     // Without a token there is no progress to count: the stream goes on from where it was.
     let after = progressToken === undefined ? at.seq : 0;
     for (;;) {
+      const from = after;
       for await (const batch of context.runs.followBatches(run.run_id, {
         afterSeq: after,
         signal: gone.signal,
@@ -137,8 +139,13 @@ export async function resumeFromRun(
       }
       if (gone.signal.aborted) return;
       const now = await context.runs.findReachable(who, run.run_id);
-      // Resumed since its segment ended: follow the next one.
-      if (now?.status === "pending") continue;
+      // Resumed since its segment ended: follow the next one (a moment on, when its end was
+      // read before the run's record said so).
+      if (now?.status === "pending") {
+        if (after === from)
+          await sleep(50, undefined, { signal: gone.signal }).catch(() => undefined);
+        continue;
+      }
       const result = !now
         ? { error: { code: REFUSAL_CODE.invalidRequest, message: `run ${run.run_id} is gone` } }
         : {

@@ -133,7 +133,8 @@ export class McpSessions {
   async recordOf(id: string, who: Principal, scope: string): Promise<McpSessionRecord | undefined> {
     const record = await this.store.getSession(id);
     if (!record || record.owner !== ownerOf(who) || record.scope !== scope) return undefined;
-    return record;
+    // Expired, not swept yet.
+    return record.used_at < Date.now() - IDLE_MS ? undefined : record;
   }
 
   get size(): number {
@@ -154,7 +155,7 @@ export class McpSessions {
     makeServer: () => Server,
   ): Promise<McpSession | undefined> {
     const record = await this.recordOf(id, who, scope);
-    if (!record || record.used_at < Date.now() - IDLE_MS) return undefined;
+    if (!record) return undefined;
     // Another request may have revived it meanwhile (or its own initialize made it here).
     const here = this.sessions.get(id);
     if (here) return here;

@@ -14,11 +14,13 @@ CREATE INDEX mcp_sessions_owner ON mcp_sessions (owner, used_at);
 
 -- The tools/call streams of a session: the key its SSE event ids carry names the call's run,
 -- request id and progress token, so that a stream resumes from the run's frames anywhere.
+-- Deleted with their session or their run.
 CREATE TABLE mcp_call_streams (
   stream_key     text COLLATE "C" PRIMARY KEY,
   session_id     text COLLATE "C" NOT NULL REFERENCES mcp_sessions (session_id) ON DELETE CASCADE,
-  run_id         text NOT NULL,
+  run_id         text COLLATE "C" NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
   request_id     text NOT NULL,
   progress_token text
 );
 CREATE INDEX mcp_call_streams_session ON mcp_call_streams (session_id);
+CREATE INDEX mcp_call_streams_run ON mcp_call_streams (run_id);
