@@ -1,11 +1,8 @@
 import type { AgentRegistry } from "../../config/registry.js";
-import type { RunRecord } from "../../storage/types.js";
 import { facePlugin } from "../face-plugin.js";
 import { PLUGIN } from "../plugins/names.js";
-import { currentStream } from "./call-streams.js";
-import { elicitingAsker } from "./elicit.js";
+import { callHooks } from "./call-hooks.js";
 import { serveModern } from "./modern.js";
-import { followProgress, ProgressOfEvents } from "./progress.js";
 import { mcpRefusal } from "./refusals.js";
 import {
   challengeOf,
@@ -67,44 +64,11 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
           runs,
           who,
           finishedStatelessRuns: settings.retention.finishedStatelessRuns,
-          hooksFor: (server, extra, agent, progressToken, resumable) => {
-            const hasToken = typeof progressToken === "string" || typeof progressToken === "number";
-            // A tools/call's stream is recorded once its run exists: its event ids name the
-            // run from then on, so that any replica can resume it (resume.ts).
-            const stream = resumable ? currentStream.getStore() : undefined;
-            const position = stream && { stream, recorded: Promise.resolve() as Promise<unknown> };
-            const record = (run: RunRecord) => {
-              if (!position || !extra.sessionId) return;
-              position.recorded = store
-                .putCallStream({
-                  stream_key: position.stream.key,
-                  session_id: extra.sessionId,
-                  run_id: run.run_id,
-                  request_id: JSON.stringify(extra.requestId),
-                  progress_token: hasToken ? JSON.stringify(progressToken) : null,
-                })
-                .catch((err: unknown) =>
-                  app.log.warn({ err }, "an MCP call stream was not recorded"),
-                );
-            };
-            const progress = hasToken
-              ? followProgress(
-                  runs,
-                  new ProgressOfEvents(),
-                  progressToken,
-                  (notification) => extra.sendNotification(notification),
-                  extra.signal,
-                  position,
-                )
-              : undefined;
-            return {
-              ask: elicitingAsker(server, agent, extra.sendRequest as never, extra.signal),
-              following: (run: RunRecord, afterSeq: number) => {
-                if (afterSeq === 0) record(run);
-                progress?.(run, afterSeq);
-              },
-            };
-          },
+          hooksFor: (server, extra, agent, progressToken, resumable) =>
+            callHooks(
+              { runs, store, log: app.log },
+              { server, extra, agent, progressToken, resumable },
+            ),
         }),
     });
   },
