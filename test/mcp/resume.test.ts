@@ -196,4 +196,33 @@ describe("MCP call streams resumed with Last-Event-ID", () => {
     await ended(lastEventId);
     expect((await resume(url, mine, lastEventId)).status).toBe(200);
   });
+
+  it("a question the dropped stream carried is still answered: the resumed stream gets the result", async () => {
+    const session = await openSession(url, first, { elicitation: { form: {} } });
+    const isQuestion = (event: SseEvent) => event.message?.method === "elicitation/create";
+    const { events, lastEventId } = await callAndDrop(url, session, {
+      id: 8,
+      name: "echo",
+      message: "/approve ship it",
+      progressEvents: 0,
+      until: (seen) => seen.some(isQuestion),
+    });
+    const asked = events.find(isQuestion)!;
+    const resumed = await resume(url, session, lastEventId);
+    expect(resumed.status).toBe(200);
+    // The server that asked still waits for the answer to the question the client saw.
+    const answered = await fetch(url, {
+      method: "POST",
+      headers: session,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: asked.message!.id,
+        result: { action: "accept", content: { approved: true } },
+      }),
+    });
+    expect(answered.status).toBe(202);
+    const rest = eventsOf(await resumed.text());
+    expect(rest.some(isQuestion)).toBe(false);
+    expect(textOfAnswer(rest, 8)).toContain("ship it");
+  });
 });

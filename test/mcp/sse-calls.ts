@@ -17,6 +17,7 @@ export interface SseEvent {
 export async function openSession(
   url: string,
   headers: Record<string, string> = {},
+  capabilities: Record<string, unknown> = {},
 ): Promise<Record<string, string>> {
   const opened = await fetch(url, {
     method: "POST",
@@ -27,7 +28,7 @@ export async function openSession(
       method: "initialize",
       params: {
         protocolVersion: "2025-11-25",
-        capabilities: {},
+        capabilities,
         clientInfo: { name: "raw", version: "1" },
       },
     }),
@@ -73,14 +74,38 @@ export const textOfAnswer = (events: SseEvent[], id: number) => {
   return answer?.result.content.map((part) => part.text).join("");
 };
 
+/** Reads an SSE response's events as they come, until `enough` says so (or it ends). */
+export async function readUntil(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  enough: (events: SseEvent[]) => boolean,
+): Promise<SseEvent[]> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return eventsOf(text);
+    text += decoder.decode(value, { stream: true });
+    // Whole events only: the text up to the last blank line.
+    const events = eventsOf(text.slice(0, text.lastIndexOf("\n\n") + 2));
+    if (enough(events)) return events;
+  }
+}
+
 /**
- * Calls `name` with a progress token, reads its stream until `progressEvents` progress
- * notifications came, then drops it: the events read, and the id of the last.
+ * Calls `name` (with a progress token unless `progressEvents` is 0), reads its stream until
+ * `progressEvents` progress notifications came (or `until` says so), then drops it: the events
+ * read, and the id of the last.
  */
 export async function callAndDrop(
   url: string,
   session: Record<string, string>,
-  request: { id: number; name: string; message: string; progressEvents: number },
+  request: {
+    id: number;
+    name: string;
+    message: string;
+    progressEvents: number;
+    until?: (events: SseEvent[]) => boolean;
+  },
 ): Promise<{ events: SseEvent[]; lastEventId: string }> {
   const dropped = new AbortController();
   const call = await fetch(url, {
@@ -94,26 +119,17 @@ export async function callAndDrop(
       params: {
         name: request.name,
         arguments: { message: request.message },
-        _meta: { progressToken: `p${request.id}` },
+        ...(request.progressEvents > 0 ? { _meta: { progressToken: `p${request.id}` } } : {}),
       },
     }),
   });
-  const reader = call.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done)
-      throw new Error(`the stream ended before ${request.progressEvents} progress: ${text}`);
-    text += decoder.decode(value, { stream: true });
-    // Whole events only: the text up to the last blank line.
-    const events = eventsOf(text.slice(0, text.lastIndexOf("\n\n") + 2));
-    if (progressOf(events).length >= request.progressEvents) {
-      dropped.abort();
-      const last = events.filter((event) => event.id !== undefined).at(-1)!;
-      return { events, lastEventId: last.id! };
-    }
-  }
+  const enough =
+    request.until ?? ((events: SseEvent[]) => progressOf(events).length >= request.progressEvents);
+  const events = await readUntil(call.body!.getReader(), enough);
+  if (!enough(events)) throw new Error(`the stream ended first: ${JSON.stringify(events)}`);
+  dropped.abort();
+  const last = events.filter((event) => event.id !== undefined).at(-1)!;
+  return { events, lastEventId: last.id! };
 }
 
 /** Calls `name` with a progress token and reads its whole stream. */

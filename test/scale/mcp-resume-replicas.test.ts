@@ -176,4 +176,27 @@ describe("MCP call streams resumed on another replica", () => {
     expect(rest.at(-1)!.message).toBe(text);
     await b.client.close();
   }, 60_000);
+
+  it("a question pending when the stream dropped: the other replica answers what was asked", async () => {
+    const session = await openSession(urlOf(0), first, { elicitation: { form: {} } });
+    const { events, lastEventId } = await callAndDrop(urlOf(0), session, {
+      id: 9,
+      name: "approval",
+      message: "plan",
+      progressEvents: 0,
+      until: (seen) => seen.some((event) => event.message?.method === "elicitation/create"),
+    });
+    expect(events.find((event) => event.message?.method === "elicitation/create")).toBeDefined();
+    // B does not ask again (A waits for that answer): the call ends saying what the agent
+    // asked and how to answer it.
+    const resumed = await resume(urlOf(1), session, lastEventId);
+    expect(resumed.status).toBe(200);
+    const rest = eventsOf(await resumed.text());
+    expect(rest.some((event) => event.message?.method === "elicitation/create")).toBe(false);
+    const answer = rest.find((event) => event.message?.id === 9)!.message as {
+      result: { isError: boolean; content: Array<{ text: string }> };
+    };
+    expect(answer.result.isError).toBe(true);
+    expect(answer.result.content[0]!.text).toContain("Go ahead?");
+  }, 60_000);
 });
