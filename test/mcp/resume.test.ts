@@ -127,6 +127,28 @@ describe("MCP call streams resumed with Last-Event-ID", () => {
     expectResumed([middle], twice, reference, 3);
   });
 
+  it("a stream dropped right after it opened resumes from the run's start", async () => {
+    const session = await openSession(url, first);
+    // Only the priming event (an id, no data) was read.
+    const { events, lastEventId } = await callAndDrop(url, session, {
+      id: 10,
+      name: "echo",
+      message: said,
+      progressEvents: 1,
+      until: (seen) => seen.some((event) => event.id !== undefined),
+    });
+    expect(events.every((event) => event.message === undefined)).toBe(true);
+    await ended(lastEventId);
+    const resumed = eventsOf(await (await resume(url, session, lastEventId)).text());
+    const progress = progressOf(resumed);
+    expect(progress.length).toBeGreaterThan(1);
+    for (const [i, value] of progress.entries()) {
+      if (i > 0) expect(value).toBeGreaterThan(progress[i - 1]!);
+    }
+    expect(lastMessageOf(resumed)).toBe(lastMessageOf(reference));
+    expect(textOfAnswer(resumed, 10)).toBe(said);
+  });
+
   it("after a restart: the session is revived from its record, the stream from the run", async () => {
     const session = await openSession(url, first);
     const { events, lastEventId } = await callAndDrop(url, session, {

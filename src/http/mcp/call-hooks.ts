@@ -1,10 +1,12 @@
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { McpSessionStore, RunRecord } from "../../storage/types.js";
-import { currentStream } from "./call-streams.js";
 import { elicitingAsker } from "./elicit.js";
+import { eventLogOf } from "./event-log.js";
 import { followProgress, ProgressOfEvents } from "./progress.js";
+import { streamOfRequest } from "./sdk-internals.js";
 import type { CallHooks } from "./tool-calls.js";
 import type { HandlerExtra } from "./tool-server.js";
 
@@ -28,7 +30,7 @@ export function callHooks(
 ): Omit<CallHooks, "signal"> {
   const { server, extra, agent, progressToken } = call;
   const hasToken = typeof progressToken === "string" || typeof progressToken === "number";
-  const stream = call.resumable ? currentStream.getStore() : undefined;
+  const stream = call.resumable ? streamOf(server, extra) : undefined;
   const position = stream && { stream, recorded: Promise.resolve() as Promise<unknown> };
   const record = (run: RunRecord) => {
     if (!position || !extra.sessionId) return;
@@ -60,4 +62,12 @@ export function callHooks(
       progress?.(run, afterSeq);
     },
   };
+}
+
+/** Where the call's own SSE stream stands (its event ids), in its session's event log. */
+function streamOf(server: ToolServer, extra: HandlerExtra) {
+  const transport = server.transport as StreamableHTTPServerTransport | undefined;
+  const events = transport && eventLogOf.get(transport);
+  const streamId = transport && streamOfRequest(transport, extra.requestId);
+  return streamId && events ? events.positionOf(streamId) : undefined;
 }

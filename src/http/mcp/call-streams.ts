@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 
 /**
@@ -11,15 +10,7 @@ import { randomBytes } from "node:crypto";
 export interface CallStream {
   readonly key: string;
   seq: number;
-  /** The SDK's stream this is the position of: the first that stored an event in its request. */
-  claimedBy?: string;
 }
-
-/**
- * The stream of the POST being served: routes.ts runs the SDK transport's handling of a POST in
- * it, so the event log (event-log.ts) and the call's hooks (index.ts) find the same one.
- */
-export const currentStream = new AsyncLocalStorage<CallStream>();
 
 export const newCallStream = (): CallStream => ({ key: randomBytes(16).toString("hex"), seq: 0 });
 

@@ -4,7 +4,10 @@ import type {
   StreamId,
 } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { type CallStream, currentStream, eventIdOf, newCallStream } from "./call-streams.js";
+import { type CallStream, eventIdOf, newCallStream } from "./call-streams.js";
+
+/** Each session's log, by its transport (the tools/call hooks find their stream there). */
+export const eventLogOf = new WeakMap<object, SessionEventLog>();
 
 /** Events one session keeps for resuming its streams; the oldest go first beyond it. */
 const MAX_EVENTS = 500;
@@ -32,15 +35,7 @@ export class SessionEventLog implements EventStore {
   private readonly streams = new Map<StreamId, StreamState>();
 
   async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
-    let stream = this.streams.get(streamId);
-    if (!stream) {
-      // The first event of a POST's stream is stored while that POST is served: its position.
-      const serving = currentStream.getStore();
-      const own = serving && (serving.claimedBy ?? streamId) === streamId ? serving : undefined;
-      if (own) own.claimedBy = streamId;
-      stream = { position: own ?? newCallStream(), sent: 0, kept: 0, answered: false };
-      this.streams.set(streamId, stream);
-    }
+    const stream = this.stateOf(streamId);
     const id = eventIdOf(stream.position, ++stream.sent);
     stream.kept += 1;
     if ("result" in message || "error" in message) stream.answered = true;
@@ -73,6 +68,20 @@ export class SessionEventLog implements EventStore {
       }
     }
     return streamId;
+  }
+
+  /** Where the SDK's stream stands in its call's run (a tools/call's hooks move it on). */
+  positionOf(streamId: StreamId): CallStream {
+    return this.stateOf(streamId).position;
+  }
+
+  private stateOf(streamId: StreamId): StreamState {
+    let stream = this.streams.get(streamId);
+    if (!stream) {
+      stream = { position: newCallStream(), sent: 0, kept: 0, answered: false };
+      this.streams.set(streamId, stream);
+    }
+    return stream;
   }
 
   private forget(streamId: StreamId): void {

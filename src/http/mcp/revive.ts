@@ -1,5 +1,5 @@
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { webTransportOf } from "./sdk-internals.js";
 
 /** What an initialize request asked for: recorded so that another replica can serve the session. */
 export interface InitializeParams {
@@ -15,16 +15,13 @@ export interface InitializeParams {
  * `sessionIdGenerator` gives it). Nothing reaches the client: the answer is read and dropped.
  *
  * The Node transport wraps the Web-standard one and takes Node requests only; the request is
- * made here, so it goes to the one inside (SDK 1.32, pinned; test/mcp/resume.test.ts and
- * test/scale/mcp-replicas.test.ts serve revived sessions).
+ * made here, so it goes to the one inside (sdk-internals.ts).
  */
 export async function reviveTransport(
   transport: StreamableHTTPServerTransport,
   asked: InitializeParams,
 ): Promise<void> {
-  const inner = (
-    transport as unknown as { _webStandardTransport: WebStandardStreamableHTTPServerTransport }
-  )._webStandardTransport;
+  const inner = webTransportOf(transport);
   const response = await inner.handleRequest(
     new Request("http://localhost/mcp", {
       method: "POST",

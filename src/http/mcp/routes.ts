@@ -7,7 +7,6 @@ import type { RegisteredAgent } from "../../config/registry.js";
 import type { McpSessionRecord } from "../../storage/types.js";
 import { isDomainError } from "../../util/errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
-import { currentStream, newCallStream } from "./call-streams.js";
 import { originAllowed, REFUSAL_CODE, sendRpcRefusal } from "./refusals.js";
 import type { InitializeParams, McpSession, McpSessions } from "./sessions.js";
 import { ToolScope } from "./tool-scope.js";
@@ -160,11 +159,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
       );
     }
     reply.hijack();
-    const transport = session.transport;
-    // What a POST's stream sends is numbered by its place in the call's run (call-streams.ts).
-    await currentStream.run(newCallStream(), () =>
-      transport.handleRequest(request.raw, reply.raw, request.body),
-    );
+    await session.transport.handleRequest(request.raw, reply.raw, request.body);
   };
 
   // The server's trailing-slash setting serves `{basePath}/` here too.

@@ -7,7 +7,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../../auth/principal.js";
 import type { McpSessionRecord, McpSessionStore } from "../../storage/types.js";
-import { SessionEventLog } from "./event-log.js";
+import { eventLogOf, SessionEventLog } from "./event-log.js";
 import { type InitializeParams, reviveTransport } from "./revive.js";
 
 export type { InitializeParams } from "./revive.js";
@@ -217,6 +217,7 @@ export class McpSessions {
         await this.store.deleteSession(id);
       },
     });
+    eventLogOf.set(session.transport, events);
     session.transport.onclose = () => {
       if (session.id && this.sessions.get(session.id) === session) this.sessions.delete(session.id);
     };
