@@ -84,10 +84,14 @@ describe("MCP call streams resumed with Last-Event-ID", () => {
     await t?.storage.close();
   });
 
-  /** Waits for the run behind a recorded call stream to end. */
+  /** Waits for the call stream to be recorded (its run made), then for that run to end. */
   const ended = async (lastEventId: string) => {
-    const stream = await t.storage.mcpSessions().getCallStream(lastEventId.slice(0, 32));
-    expect(stream).not.toBeNull();
+    const streams = t.storage.mcpSessions();
+    let stream = await streams.getCallStream(lastEventId.slice(0, 32));
+    while (!stream) {
+      await new Promise((done) => setTimeout(done, 20));
+      stream = await streams.getCallStream(lastEventId.slice(0, 32));
+    }
     for (;;) {
       const run = await t.storage.getRun(stream!.run_id);
       if (run && run.status !== "pending") return;
