@@ -25,8 +25,8 @@ interface StreamState {
  * What a session's SSE streams sent (progress, elicitation requests, results), each with an
  * event id, so that a client whose stream dropped reconnects with `Last-Event-ID` and gets
  * the rest of that stream, missing nothing (Streamable HTTP, "Resumability and Redelivery").
- * The SDK's transport stores and replays through this, on the replica that holds the session:
- * there an elicitation request the dropped stream carried is asked again. An event id also
+ * The SDK's transport stores and replays through this, on the replica that holds the session
+ * (which still waits for the answers to the questions it asked on the stream). An event id also
  * names its stream's position in the call's run (call-streams.ts), so that any replica can
  * resume a tools/call's stream from the run's stored frames instead (resume.ts).
  */
