@@ -15,6 +15,7 @@
 
 // The protocol's own value types live with the ACP wire types; storage keeps them as they are.
 import type { AcpMessage, RunStatus, ThreadStatus } from "../validation/acp-types.js";
+import type { McpSessionStore } from "./mcp-sessions.js";
 import type {
   CheckpointRecord,
   CreateThreadInput,
@@ -34,6 +35,13 @@ import type {
   ThreadSearch,
 } from "./record-types.js";
 import type { RetentionStore } from "./retention.js";
+
+export type {
+  McpCallStreamRecord,
+  McpSessionRecord,
+  McpSessionStore,
+} from "./mcp-sessions.js";
+
 import type { StatementKind, WriteCounts } from "./write-counts.js";
 
 export type {
@@ -343,4 +351,7 @@ export interface Storage {
 
   /** The retention sweeps' batches (src/storage/retention.ts), on the open storage. */
   retention(): RetentionStore;
+
+  /** The MCP face's sessions and call streams (src/storage/mcp-sessions.ts), on the open storage. */
+  mcpSessions(): McpSessionStore;
 }

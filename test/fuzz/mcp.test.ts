@@ -179,4 +179,41 @@ describe("hostile JSON-RPC in an MCP session", () => {
     const [answer] = messagesOf(listed.headers.get("content-type") ?? "", await listed.text());
     expect((answer as { result: { tools: unknown[] } }).result.tools).toHaveLength(2);
   }, 120_000);
+
+  // Resuming a stream: forged, malformed and borrowed Last-Event-ID and session headers.
+  it("answers every Last-Event-ID with a stream or a 4xx JSON-RPC error, never a 5xx", async () => {
+    const key = fc.stringMatching(/^[0-9a-f]{32}$/);
+    const lastEventIds = fc.oneof(
+      fc.string({ maxLength: 200 }).filter((id) => /^[\x21-\x7e]+$/.test(id)),
+      fc
+        .tuple(key, fc.nat(), fc.option(fc.nat()))
+        .map(([k, seq, n]) => (n === null ? `${k}.${seq}` : `${k}.${seq}.${n}`)),
+      fc.tuple(key, fc.string({ maxLength: 20 })).map(([k, rest]) => `${k}.${rest}`),
+    );
+    const sessionIds = fc.oneof(
+      fc.constant(session["mcp-session-id"]!),
+      fc.uuid(),
+      fc.string({ maxLength: 60 }).filter((id) => /^[\x21-\x7e]+$/.test(id)),
+    );
+    await fc.assert(
+      fc.asyncProperty(lastEventIds, sessionIds, async (lastEventId, sessionId) => {
+        const response = await fetch(`${base}/mcp`, {
+          method: "GET",
+          headers: {
+            ...session,
+            accept: "text/event-stream",
+            "mcp-session-id": sessionId,
+            "last-event-id": lastEventId,
+          },
+        });
+        const text = await response.text();
+        const where = `${response.status} ${text.slice(0, 300)} ← ${sessionId} ${lastEventId}`;
+        expect(response.status, where).toBeLessThan(500);
+        if (response.status >= 400) {
+          expect(JSON.parse(text), where).toMatchObject({ jsonrpc: "2.0", error: {} });
+        }
+      }),
+      { numRuns: RUNS, seed: Number(process.env.FUZZ_SEED) || undefined, endOnFailure: true },
+    );
+  }, 120_000);
 });

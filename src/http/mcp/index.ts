@@ -1,15 +1,15 @@
 import type { AgentRegistry } from "../../config/registry.js";
 import { facePlugin } from "../face-plugin.js";
 import { PLUGIN } from "../plugins/names.js";
-import { elicitingAsker } from "./elicit.js";
+import { callHooks } from "./call-hooks.js";
 import { serveModern } from "./modern.js";
-import { followProgress, ProgressOfEvents } from "./progress.js";
 import { mcpRefusal } from "./refusals.js";
 import {
   challengeOf,
   registerResourceMetadata,
   resourceMetadataPaths,
 } from "./resource-metadata.js";
+import { resumeFromRun } from "./resume.js";
 import { mcpRoutes } from "./routes.js";
 import { McpSessions } from "./sessions.js";
 import { ToolCalls } from "./tool-calls.js";
@@ -28,7 +28,8 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
     const { runs, threads, settings, registry } = app.deps;
     const jwt = settings.auth.jwt;
     if (jwt) registerResourceMetadata(app, basePath, agentNames(registry), jwt.issuer);
-    const sessions = new McpSessions();
+    const store = app.deps.engine.storage.mcpSessions();
+    const sessions = new McpSessions(store);
     app.addHook("onClose", () => sessions.closeAll());
     const calls = new ToolCalls(runs, threads);
     await app.register(mcpRoutes, {
@@ -47,6 +48,15 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
           reply,
           scope,
         ),
+      resumeFromRun: (request, reply, session, lastEventId) =>
+        resumeFromRun(
+          { runs, registry, store },
+          request,
+          reply,
+          session,
+          lastEventId,
+          request.caller,
+        ),
       serverFor: (who, scope) =>
         toolServer({
           scope,
@@ -54,19 +64,11 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
           runs,
           who,
           finishedStatelessRuns: settings.retention.finishedStatelessRuns,
-          hooksFor: (server, extra, agent, progressToken) => ({
-            ask: elicitingAsker(server, agent, extra.sendRequest as never, extra.signal),
-            following:
-              typeof progressToken === "string" || typeof progressToken === "number"
-                ? followProgress(
-                    runs,
-                    new ProgressOfEvents(),
-                    progressToken,
-                    (notification) => extra.sendNotification(notification),
-                    extra.signal,
-                  )
-                : undefined,
-          }),
+          hooksFor: (server, extra, agent, progressToken, resumable) =>
+            callHooks(
+              { runs, store, log: app.log },
+              { server, extra, agent, progressToken, resumable },
+            ),
         }),
     });
   },

@@ -4,11 +4,12 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import type { Principal } from "../../auth/principal.js";
 import { isModernMessage } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
+import type { McpSessionRecord } from "../../storage/types.js";
 import { isDomainError } from "../../util/errors.js";
 import { registerJsonBodyParser } from "../json-body.js";
 import { refuseModernNonPost } from "./modern.js";
 import { originAllowed, REFUSAL_CODE, sendRpcRefusal } from "./refusals.js";
-import type { McpSession, McpSessions } from "./sessions.js";
+import type { InitializeParams, McpSession, McpSessions } from "./sessions.js";
 import { ToolScope } from "./tool-scope.js";
 
 export interface McpRoutesOptions {
@@ -19,6 +20,13 @@ export interface McpRoutesOptions {
   serverFor(who: Principal, scope: ToolScope): Server;
   /** Answers a request of the stateless revision (2026-07-28), which has no session. */
   serveModern(request: FastifyRequest, reply: FastifyReply, scope: ToolScope): Promise<unknown>;
+  /** Resumes a tools/call's stream from its run, for a session held here or not (resume.ts). */
+  resumeFromRun(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    session: McpSessionRecord,
+    lastEventId: string,
+  ): Promise<unknown>;
 }
 
 const agentParams = {
@@ -112,20 +120,37 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, optio
     ) {
       return options.serveModern(request, reply, scope);
     }
+    const notFound = () =>
+      sendRpcRefusal(
+        reply,
+        404,
+        REFUSAL_CODE.notFound,
+        "session not found (it ended, expired or was never opened): initialize again",
+      );
+    const lastEventId = request.headers["last-event-id"];
+    if (
+      request.method === "GET" &&
+      typeof sessionId === "string" &&
+      typeof lastEventId === "string"
+    ) {
+      // The replica that holds the stream resumes it from its log while the call goes on
+      // (an elicitation it asked is asked again); otherwise any replica does, from the run.
+      const held = sessions.held(sessionId, who, scopeKey);
+      if (!held?.events.resumable(lastEventId)) {
+        const record = await sessions.recordOf(sessionId, who, scopeKey);
+        if (!record) return notFound();
+        return options.resumeFromRun(request, reply, record, lastEventId);
+      }
+    }
+    const makeServer = () => options.serverFor(who, scope);
     let session: McpSession | undefined;
     if (typeof sessionId === "string") {
-      session = sessions.get(sessionId, who, scopeKey);
+      session = await sessions.get(sessionId, who, scopeKey, makeServer);
       // Another caller's session is answered as one that does not exist.
-      if (!session) {
-        return sendRpcRefusal(
-          reply,
-          404,
-          REFUSAL_CODE.notFound,
-          "session not found (it ended, expired or was never opened here): initialize again",
-        );
-      }
+      if (!session) return notFound();
     } else if (request.method === "POST" && isInitializeRequest(request.body)) {
-      session = await sessions.open(who, scopeKey, () => options.serverFor(who, scope));
+      const asked = request.body.params as unknown as InitializeParams;
+      session = await sessions.open(who, scopeKey, asked, makeServer);
     } else {
       return (
         refuseModernNonPost(request, reply) ??

@@ -31,13 +31,15 @@ export interface ToolServerContext {
   who: Principal;
   /**
    * What a call of `agent` may do besides waiting for its run, on the request `extra` is of:
-   * ask the caller (elicitation), tell progress for `progressToken`.
+   * ask the caller (elicitation), tell progress for `progressToken`; `resumable` for a
+   * tools/call answered on its own stream, which any replica can resume from its run.
    */
   hooksFor(
     server: Server,
     extra: HandlerExtra,
     agent: RegisteredAgent,
     progressToken: unknown,
+    resumable: boolean,
   ): Omit<CallHooks, "signal">;
 }
 
@@ -62,7 +64,8 @@ export function toolServer(context: ToolServerContext): Server {
     scope,
     who,
     finishedStatelessRuns: context.finishedStatelessRuns,
-    hooksFor: (extra, agent) => context.hooksFor(server, extra as HandlerExtra, agent, undefined),
+    hooksFor: (extra, agent) =>
+      context.hooksFor(server, extra as HandlerExtra, agent, undefined, false),
   });
   tasks.register(server);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -88,7 +91,7 @@ export function toolServer(context: ToolServerContext): Server {
         return tasks.create(agent, request.params.arguments, notify, closed.signal);
       }
       const progressToken = request.params._meta?.progressToken;
-      const hooks = context.hooksFor(server, extra, agent, progressToken);
+      const hooks = context.hooksFor(server, extra, agent, progressToken, true);
       return calls.call(who, agent, request.params.arguments, { ...hooks, signal: extra.signal });
     });
   });

@@ -1,4 +1,5 @@
 import { HeldInserts, planHeldRun } from "../held-inserts.js";
+import type { McpSessionStore } from "../mcp-sessions.js";
 import type { RetentionStore } from "../retention.js";
 import type {
   CheckpointRecord,
@@ -413,6 +414,10 @@ export class PostgresStorage implements Storage {
 
   retention(): RetentionStore {
     return this.#require().retention;
+  }
+
+  mcpSessions(): McpSessionStore {
+    return this.#require().mcpSessions;
   }
 
   #require(): Repositories {

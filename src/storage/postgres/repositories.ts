@@ -8,6 +8,7 @@ import { CheckpointRepository } from "./checkpoints.js";
 import { createPool, Database, TRANSACTION } from "./connection.js";
 import type { ConnectionTarget, PoolSettings } from "./connection-target.js";
 import { FrameRepository } from "./frames.js";
+import { PostgresMcpSessions } from "./mcp-sessions.js";
 import { migrate } from "./migrate.js";
 import { PushConfigRepository } from "./push-configs.js";
 import { PushCursorRepository } from "./push-cursors.js";
@@ -28,6 +29,7 @@ export interface Repositories {
   pushConfigs: PushConfigRepository;
   pushCursors: PushCursorRepository;
   retention: PostgresRetention;
+  mcpSessions: PostgresMcpSessions;
 }
 
 /** Opens the pool and brings the schema up to date; the pool is closed again if that fails. */
@@ -62,6 +64,7 @@ export async function openRepositories(
     pushConfigs: new PushConfigRepository(db),
     pushCursors: new PushCursorRepository(db, webhooks),
     retention: new PostgresRetention(db, target.schema),
+    mcpSessions: new PostgresMcpSessions(db),
   };
   return { repos, appliedMigrations };
 }

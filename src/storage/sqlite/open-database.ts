@@ -19,6 +19,7 @@ import { FrameRepository } from "./frames.js";
 import { GroupCommit } from "./group-commit.js";
 import { HeldRunRows } from "./held-runs.js";
 import { makeContainsFunction } from "./json.js";
+import { SqliteMcpSessions } from "./mcp-sessions.js";
 import { migrate } from "./migrate.js";
 import { OwnerLock } from "./owner-lock.js";
 import { PushConfigRepository } from "./push-configs.js";
@@ -48,6 +49,7 @@ export interface SqliteRepositories {
   /** This process's claim on the file (a file database only; see owner-lock.ts). */
   ownerLock: OwnerLock | null;
   retention: SqliteRetention;
+  mcpSessions: SqliteMcpSessions;
   /** A new thread and a run on it, or nothing (null) when the thread exists. */
   newThreadRunTx: Database.Transaction<
     (thread: CreateThreadInput, run: NewRun, options: InsertRunOptions) => RunRecord | null
@@ -139,6 +141,7 @@ export function openDatabase(
           ),
       ownerLock,
       retention: new SqliteRetention(db, write),
+      mcpSessions: new SqliteMcpSessions(db, (work) => write(() => work())),
       // Nested in this transaction, each insert is a savepoint: a throw from the run's undoes
       // the thread's too.
       newThreadRunTx: db.transaction(

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { HeldInserts, planHeldRun } from "../held-inserts.js";
+import type { McpSessionStore } from "../mcp-sessions.js";
 import type { RetentionStore } from "../retention.js";
 import type {
   CheckpointRecord,
@@ -373,6 +374,10 @@ export class SqliteStorage implements Storage {
 
   retention(): RetentionStore {
     return this.#open().retention;
+  }
+
+  mcpSessions(): McpSessionStore {
+    return this.#open().mcpSessions;
   }
 
   /** Queues a write for the next group commit (see group-commit.ts). */
