@@ -61,7 +61,9 @@ export class A2aFace {
   ): Promise<SendMessageResponse> {
     const request = this.sendRequest(params);
     const push = await this.pushConfigOf(request.configuration?.taskPushNotificationConfig);
-    const { handle, afterSeq } = await this.tasks.send(who, request.message);
+    // Answered only at the task's end, with nothing to attach to it before: sent to be waited for.
+    const toWait = push === undefined && request.configuration?.returnImmediately !== true;
+    const { handle, afterSeq } = await this.tasks.send(who, request.message, toWait);
     await this.notify(handle, afterSeq, push);
     const historyLength = request.configuration?.historyLength;
     const replies = this.repliesWithMessage(request, afterSeq);
