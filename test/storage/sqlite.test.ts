@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createStorage, SqliteStorage } from "../../src/storage/index.js";
 import { loadMigrations } from "../../src/storage/sqlite/migrate.js";
 import { DatabaseInUseError } from "../../src/storage/sqlite/owner-lock.js";
-import { id, makeRun, makeThread, messages, trickyJson } from "./contract/helpers.js";
 import { describeHeldNewThreadRuns } from "./contract/held-new-thread-runs.js";
+import { id, makeRun, makeThread, messages, trickyJson } from "./contract/helpers.js";
 import { describeStorageContract } from "./suite.js";
 
 const dir = mkdtempSync(join(tmpdir(), "acp-sqlite-test-"));
