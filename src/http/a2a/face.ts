@@ -20,6 +20,7 @@ import type { AgentA2aOptions } from "../../config/agent-a2a.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
+import type { ClientGone } from "./gone.js";
 import { listTasks } from "./list-tasks.js";
 import { listParams, sendParams, taskIdParams } from "./params.js";
 import type { A2aPush } from "./push.js";
@@ -57,7 +58,7 @@ export class A2aFace {
   async sendMessage(
     who: Principal,
     params: unknown,
-    signal: AbortSignal,
+    signal: ClientGone,
   ): Promise<SendMessageResponse> {
     const request = this.sendRequest(params);
     const push = await this.pushConfigOf(request.configuration?.taskPushNotificationConfig);

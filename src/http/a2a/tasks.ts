@@ -27,11 +27,15 @@ import type { RunRecord } from "../../storage/types.js";
 import { isDomainError } from "../../util/errors.js";
 import { newId } from "../../util/ids.js";
 import { aclThreadId, callerThreadId } from "../agui-runs/agui-runs.js";
+import type { ClientGone } from "./gone.js";
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A task as the face works on it: the run behind it and its plain view. */
+/** Why `eventsSoFar` stops following a run: it has read what it needed. */
+const EVENTS_READ = new Error("the task's events so far are read");
+
 export interface TaskHandle {
   run: RunRecord;
   view: TaskRun;
@@ -215,7 +219,7 @@ export class A2aTasks {
   }
 
   /** Waits until the task finishes or pauses (or the signal aborts), then reads it. */
-  async settle(who: Principal, handle: TaskHandle, signal: AbortSignal): Promise<TaskHandle> {
+  async settle(who: Principal, handle: TaskHandle, signal: ClientGone): Promise<TaskHandle> {
     const run = await this.runs.waitFor(handle.run, signal, handle.ended);
     // A run that ended is handed over as recorded (by the engine here, or read after its end):
     // reading it again would cost a lone request a query and a parse for the same record.
@@ -247,7 +251,8 @@ export class A2aTasks {
         if ((batch.at(-1)?.seq ?? 0) >= run.last_seq) break;
       }
     } finally {
-      controller.abort();
+      // With a reason of its own: without one, each abort makes a DOMException and its stack.
+      controller.abort(EVENTS_READ);
     }
     return events;
   }

@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import type { SqliteStorage } from "../../../src/storage/index.js";
 import type {
   CreateThreadInput,
   InsertRunOptions,
@@ -155,7 +156,7 @@ export function describeHeldNewThreadRuns(factory: StorageFactory): void {
     const { threadId, thread, run, options } = onNewThread();
     const held = storage.insertRunOnNewThreadHeld!(thread, run, options)!;
     // The thread made behind the storage's back (another process would be refused the file).
-    storage.database
+    (storage as SqliteStorage).database
       .prepare(
         `INSERT INTO threads (thread_id, created_at, updated_at, metadata, status, "values", messages, hidden)
          VALUES (?, '2000-01-01T00:00:00.000Z', '2000-01-01T00:00:00.000Z', '{}', 'idle', 'null', 'null', 0)`,
