@@ -123,7 +123,8 @@ export class HeldRunRows {
     end: HeldEnd | undefined,
   ): RunRecord {
     // Busy from the start, as a run's insert on a new thread leaves it.
-    this.#threads.create({ ...thread, if_exists: "raise", status: "busy" });
+    // Without a read first: nobody else knows the thread's id (a thread of that id: conflict).
+    this.#threads.insertNew({ ...thread, status: "busy" });
     if (end === undefined) {
       this.#write(record, "null");
       return record;
@@ -131,8 +132,9 @@ export class HeldRunRows {
     const finished = this.#insertFinished(record, end.patch, end.writes?.frames ?? [], true);
     const status = "status" in end.thread ? end.thread.status : "idle";
     const checkpoint = end.writes?.checkpoint;
-    if (checkpoint !== undefined) this.#checkpoints.addEnding(thread.thread_id, checkpoint, status);
-    else this.#threads.setStatus(thread.thread_id, status);
+    if (checkpoint !== undefined) {
+      this.#checkpoints.addEndingToNewThread(thread.thread_id, checkpoint, status);
+    } else this.#threads.setStatus(thread.thread_id, status);
     return finished;
   }
 
