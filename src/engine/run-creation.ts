@@ -50,6 +50,11 @@ export class RunCreation {
     toWait: boolean,
     newThreadMetadata: Record<string, unknown> = {},
     knownThread?: ThreadRecord | null,
+    /**
+     * The thread id was made by the server for this run and nobody else knows it yet (a new
+     * A2A context): its insert may be held with the thread's (`insertRunOnNewThreadHeld`).
+     */
+    freshThread = false,
   ): Promise<CreatedRun> {
     const agent = this.resolveAgent(command.agentId);
     const inputProblem = agent.validateInput(command.input.value);
@@ -120,6 +125,17 @@ export class RunCreation {
       queue_limit: queueLimit,
     };
     if (target.create) {
+      let heldNew: HeldInsert | undefined;
+      try {
+        heldNew =
+          toWait && claim && freshThread
+            ? this.storage.insertRunOnNewThreadHeld?.(target.create, newRun, insertOptions)
+            : undefined;
+      } catch (err) {
+        if (claim) engine.releaseClaim(agent.agentId);
+        throw err;
+      }
+      if (heldNew && claim) return this.launchHeld(heldNew, claim);
       let inserted: RunRecord | null;
       try {
         inserted = await this.storage.insertRunOnNewThread!(target.create, newRun, insertOptions);
@@ -168,7 +184,8 @@ export class RunCreation {
   private async launchHeld(held: HeldInsert, claim: InsertClaim): Promise<CreatedRun> {
     const { engine } = this.options;
     const { run } = held;
-    engine.launchInserted(run, claim);
+    // The thread its insert creates: the execution cannot read it before the commit.
+    engine.launchInserted(run, claim, held.thread);
     // Asked now: a short run's end is recorded as soon as its insert commits.
     const ended = engine.endOf(run.run_id);
     try {

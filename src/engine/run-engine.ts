@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { SegmentEnd } from "../bridge/acp/outcomes.js";
-import type { Fence, InsertClaim, RunRecord, Storage } from "../storage/types.js";
+import type { Fence, InsertClaim, RunRecord, Storage, ThreadRecord } from "../storage/types.js";
 import { newId } from "../util/ids.js";
 import { AgentDeviations } from "./agent-deviations.js";
 import { type EventRejection, StopReason } from "./executor.js";
@@ -238,13 +238,13 @@ export class RunEngine {
    * Starts a run its insert claimed with `offerClaim`'s claim (its first segment is open
    * already); a run the insert left unclaimed frees the slot instead. True when it started.
    */
-  launchInserted(run: RunRecord, claim: InsertClaim): boolean {
+  launchInserted(run: RunRecord, claim: InsertClaim, thread?: ThreadRecord): boolean {
     if (run.owner !== claim.owner) {
       this.releaseClaim(run.agent_id);
       return false;
     }
     this.slots.unreserve(run.agent_id);
-    this.launch(run, true);
+    this.launch(run, true, thread);
     return true;
   }
 
@@ -274,7 +274,8 @@ export class RunEngine {
   }
 
   /** `opened`: the run's insert claimed it and opened its segment (see `offerClaim`). */
-  private launch(run: RunRecord, opened = false): void {
+  /** `thread`: the run's thread as its (held) insert creates it, not to be read. */
+  private launch(run: RunRecord, opened = false, thread?: ThreadRecord): void {
     const controller = new LazyAbortController();
     const agentId = run.agent_id;
     this.slots.take(agentId);
@@ -289,7 +290,7 @@ export class RunEngine {
     // did, rather than stay claimed by a replica that will not run it.
     if (this.claims.isStopped)
       controller.abort(new StopReason("shutdown", SHUTDOWN_WHILE_EXECUTING));
-    const done = executeClaimedRun(this.runContext, run, controller, fence, opened)
+    const done = executeClaimedRun(this.runContext, run, controller, fence, opened, thread)
       .catch((err) => this.failures.failAfterError(run.run_id, err, fence))
       .finally(() => {
         dropTail();

@@ -118,8 +118,24 @@ export class RunService {
     kind: RunKind,
     command: FaceRunCommand,
     threadId?: string,
+    /**
+     * `freshThread`: `threadId` was made by the server for this run, no thread has it and
+     * nobody else knows it yet (a new A2A context): it is created with the run, and both may
+     * be written once, at the run's end (`Storage.insertRunOnNewThreadHeld`).
+     */
+    options: { freshThread?: boolean } = {},
   ): Promise<CreatedRun> {
-    return this.creation.create(who, kind, command, threadId, true);
+    const fresh = options.freshThread === true;
+    return this.creation.create(
+      who,
+      kind,
+      command,
+      threadId,
+      true,
+      {},
+      fresh ? null : undefined,
+      fresh,
+    );
   }
 
   async get(who: Principal, runId: string, kind: RunKind, threadId?: string): Promise<RunRecord> {

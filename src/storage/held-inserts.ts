@@ -1,6 +1,7 @@
 import { assertObject, toJson } from "./json.js";
 import { addMs, isoTimestamp, nowIso } from "./records.js";
 import type {
+  CreateThreadInput,
   Fence,
   FinishRunWrites,
   InsertRunOptions,
@@ -9,6 +10,7 @@ import type {
   RunPatch,
   RunRecord,
   ThreadOnFinish,
+  ThreadRecord,
 } from "./types.js";
 
 /**
@@ -21,6 +23,9 @@ export const HOLD_MS = 20;
 /** A run's end, as `finishRun` was given it, merged into the run's held insert. */
 export interface HeldEnd {
   patch: RunPatch;
+  /** How the run's thread ends: deleted (a stateless run's) or its status (a new thread's). */
+  thread: ThreadOnFinish;
+  fence: Fence;
   writes: FinishRunWrites | undefined;
 }
 
@@ -29,6 +34,8 @@ type StartWrite = (end: HeldEnd | undefined) => Promise<RunRecord>;
 
 interface Held {
   record: RunRecord;
+  /** The run's insert creates its (visible) thread: a stateful run on a new thread. */
+  newThread: boolean;
   committed: Promise<RunRecord>;
   timer: NodeJS.Timeout;
   start: (end: HeldEnd | undefined) => Promise<RunRecord>;
@@ -51,7 +58,7 @@ export class HeldInserts {
    * Holds `record`'s insert; resolves with `record` once it is committed (rejects when its
    * write failed, which then wrote nothing).
    */
-  hold(record: RunRecord, startWrite: StartWrite): Promise<RunRecord> {
+  hold(record: RunRecord, startWrite: StartWrite, newThread = false): Promise<RunRecord> {
     let settle!: (committed: Promise<RunRecord>) => void;
     const committed = new Promise<RunRecord>((resolve) => {
       settle = resolve;
@@ -59,6 +66,7 @@ export class HeldInserts {
     const runId = record.run_id;
     const held: Held = {
       record,
+      newThread,
       committed,
       timer: setTimeout(() => this.release(runId), HOLD_MS),
       start: (end) => {
@@ -137,19 +145,23 @@ export class HeldInserts {
     const held = this.#byRun.get(runId);
     if (held === undefined) return undefined;
     const { record } = held;
+    // A stateless run's hidden thread is deleted at its end (its checkpoint would go with it);
+    // a new thread stays, with the run's checkpoint and its status.
+    const threadEnd = held.newThread
+      ? "status" in thread
+      : "delete" in thread && writes?.checkpoint === undefined;
     const mergeable =
-      "delete" in thread &&
+      threadEnd &&
       fence !== undefined &&
       fence.owner === record.owner &&
       fence.epoch === record.lease_epoch &&
-      writes?.checkpoint === undefined &&
       (writes?.frames ?? []).every((frame) => frame.run_id === runId);
     if (!mergeable) {
       this.release(runId);
       return undefined;
     }
     this.#take(runId);
-    const written = held.start({ patch, writes });
+    const written = held.start({ patch, thread, fence, writes });
     // After the insert's own promise, whose creator awaited it first: the run's creation is
     // heard of (status hooks, its creator's answer) before its end.
     return held.committed.then(() => written);
@@ -171,17 +183,60 @@ export class HeldInserts {
  * for the insert to count. Undefined otherwise (the storage calls `insertRun` then).
  */
 export function planHeldRun(run: NewRun, options: InsertRunOptions): RunRecord | undefined {
-  const { claim } = options;
   if (
-    claim === undefined ||
     run.kind !== "stateless" ||
     options.create_hidden_thread !== true ||
     options.reject_if_busy === true ||
-    options.mark_thread_busy === true ||
-    options.queue_limit !== undefined
+    options.mark_thread_busy === true
   ) {
     return undefined;
   }
+  return plannedRecord(run, options);
+}
+
+/**
+ * `planHeldRun` for a stateful run on a thread its insert creates (`thread`, made with the
+ * run: busy, no checkpoint, nothing pending on it), with the thread as that insert creates it.
+ */
+export function planHeldRunOnNewThread(
+  thread: CreateThreadInput,
+  run: NewRun,
+  options: InsertRunOptions,
+): { record: RunRecord; thread: ThreadRecord } | undefined {
+  if (
+    run.kind !== "stateful" ||
+    run.thread_id !== thread.thread_id ||
+    thread.hidden === true ||
+    options.create_hidden_thread === true ||
+    options.mark_thread_busy !== true
+  ) {
+    return undefined;
+  }
+  const record = plannedRecord(run, options);
+  if (record === undefined) return undefined;
+  assertObject(thread.metadata, "thread metadata");
+  return {
+    record,
+    thread: {
+      thread_id: thread.thread_id,
+      created_at: record.created_at,
+      updated_at: record.created_at,
+      // As read back from the row: what JSON keeps of it.
+      metadata: JSON.parse(toJson(thread.metadata)) as Record<string, unknown>,
+      status: "busy",
+      values: null,
+      messages: null,
+      checkpoint_id: null,
+      hidden: false,
+      principal: thread.principal ?? null,
+    },
+  };
+}
+
+/** The record of a run its insert claims, due now, no queue limit to count; else undefined. */
+function plannedRecord(run: NewRun, options: InsertRunOptions): RunRecord | undefined {
+  const { claim } = options;
+  if (claim === undefined || options.queue_limit !== undefined) return undefined;
   const startAfter = isoTimestamp(run.start_after, "start_after");
   if (Date.parse(startAfter) > claim.now.getTime()) return undefined;
   assertObject(run.creation, "run creation");
@@ -220,8 +275,17 @@ export function planHeldRun(run: NewRun, options: InsertRunOptions): RunRecord |
  * A planned run as its end leaves it, written once: `patch` applied, its hidden thread never
  * created (thread_id NULL, as its deletion leaves it), last_seq that of its end's frames.
  */
-export function finishedHeldRun(record: RunRecord, patch: RunPatch, frames: RunFrame[]): RunRecord {
-  const finished: RunRecord = { ...record, thread_id: null, updated_at: nowIso() };
+export function finishedHeldRun(
+  record: RunRecord,
+  patch: RunPatch,
+  frames: RunFrame[],
+  keepThread = false,
+): RunRecord {
+  const finished: RunRecord = {
+    ...record,
+    thread_id: keepThread ? record.thread_id : null,
+    updated_at: nowIso(),
+  };
   for (const [column, value] of Object.entries(patch)) {
     if (value !== undefined) (finished as unknown as Record<string, unknown>)[column] = value;
   }

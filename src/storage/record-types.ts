@@ -258,6 +258,8 @@ export interface HeldInsert {
   run: RunRecord;
   /** Resolves with `run` once the insert is committed. */
   committed: Promise<RunRecord>;
+  /** The thread as the insert creates it, for a run on a new thread (`insertRunOnNewThreadHeld`). */
+  thread?: ThreadRecord;
 }
 
 /** What `finishRun` does to the run's thread: set its status, or delete it. */

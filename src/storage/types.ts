@@ -209,6 +209,21 @@ export interface Storage {
     run: NewRun,
     options: InsertRunOptions,
   ): Promise<RunRecord | null>;
+  /**
+   * Optional: `insertRunHeld` for a stateful run on a new thread (`insertRunOnNewThread`'s
+   * arguments) whose id only its creator knows (made by the server, handed out with the run's
+   * answer). Until `committed`, neither the thread nor the run exists for any reader; when the
+   * run's end (`finishRun` with the thread's status, under the insert's claim) comes first,
+   * both are written once, as that end leaves them: the thread with the run's checkpoint and
+   * status, the run ended, with its frames, in one commit. `thread` is the thread as the insert
+   * creates it (for the run's execution, which cannot read it yet). Undefined when the storage
+   * cannot hold it: call `insertRunOnNewThread` then.
+   */
+  insertRunOnNewThreadHeld?(
+    thread: CreateThreadInput,
+    run: NewRun,
+    options: InsertRunOptions,
+  ): HeldInsert | undefined;
   getRun(runId: string): Promise<RunRecord | null>;
   searchRuns(search: RunSearch): Promise<RunRecord[]>;
   /**

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createStorage, SqliteStorage } from "../../src/storage/index.js";
 import { loadMigrations } from "../../src/storage/sqlite/migrate.js";
 import { DatabaseInUseError } from "../../src/storage/sqlite/owner-lock.js";
+import { describeHeldNewThreadRuns } from "./contract/held-new-thread-runs.js";
 import { id, makeRun, makeThread, messages, trickyJson } from "./contract/helpers.js";
 import { describeStorageContract } from "./suite.js";
 
@@ -20,6 +21,9 @@ const openStorage = async (path: string): Promise<SqliteStorage> => {
 
 describeStorageContract("SQLite in memory", () => openStorage(":memory:"));
 describeStorageContract("SQLite file", () => openStorage(join(dir, "contract", `${id()}.db`)));
+// SQLite only: PostgreSQL writes a new thread's first run in two commits (insertRunOnNewThread).
+describe("SQLite: a held run on a new thread", () =>
+  describeHeldNewThreadRuns(() => openStorage(join(dir, "contract", `${id()}.db`))));
 
 describe("SqliteStorage on a file", () => {
   it("creates parent directories and uses WAL with foreign keys on, savepoint journals in memory", async () => {

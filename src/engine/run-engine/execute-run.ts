@@ -47,6 +47,8 @@ export async function executeClaimedRun(
   controller: LazyAbortController,
   fence: Fence,
   opened: boolean,
+  /** The run's thread as its held insert creates it (see `Storage.insertRunOnNewThreadHeld`). */
+  newThread?: ThreadRecord,
 ): Promise<void> {
   let claimed = claimedRun;
   const { storage, recorder } = context;
@@ -59,11 +61,13 @@ export async function executeClaimedRun(
   });
   if (agent) context.deviations.watch(agent.name, logger);
   const thread =
-    opened && claimed.kind === "stateless" && claimed.thread_id
-      ? hiddenThreadOf(claimed)
-      : claimed.thread_id
-        ? await storage.getThread(claimed.thread_id)
-        : null;
+    opened && newThread !== undefined && newThread.thread_id === claimed.thread_id
+      ? newThread
+      : opened && claimed.kind === "stateless" && claimed.thread_id
+        ? hiddenThreadOf(claimed)
+        : claimed.thread_id
+          ? await storage.getThread(claimed.thread_id)
+          : null;
 
   // A segment still open means the replica executing it died (its lease ran out), unless
   // the run's own insert opened it just now.

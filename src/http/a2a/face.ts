@@ -20,6 +20,7 @@ import type { AgentA2aOptions } from "../../config/agent-a2a.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
+import type { ClientGone } from "./gone.js";
 import { listTasks } from "./list-tasks.js";
 import { listParams, sendParams, taskIdParams } from "./params.js";
 import type { A2aPush } from "./push.js";
@@ -57,11 +58,13 @@ export class A2aFace {
   async sendMessage(
     who: Principal,
     params: unknown,
-    signal: AbortSignal,
+    signal: ClientGone,
   ): Promise<SendMessageResponse> {
     const request = this.sendRequest(params);
     const push = await this.pushConfigOf(request.configuration?.taskPushNotificationConfig);
-    const { handle, afterSeq } = await this.tasks.send(who, request.message);
+    // Answered only at the task's end, with nothing to attach to it before: sent to be waited for.
+    const toWait = push === undefined && request.configuration?.returnImmediately !== true;
+    const { handle, afterSeq } = await this.tasks.send(who, request.message, toWait);
     await this.notify(handle, afterSeq, push);
     const historyLength = request.configuration?.historyLength;
     const replies = this.repliesWithMessage(request, afterSeq);

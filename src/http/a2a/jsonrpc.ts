@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
-import { disconnectSignal } from "../streaming/client-gone.js";
 import { asA2aError, retryAfterOverload } from "./errors.js";
 import type { A2aFace } from "./face.js";
+import { disconnectWatch } from "./gone.js";
 import type { A2aOperations, ExtendedCards } from "./operations.js";
 import { openA2aSse } from "./sse.js";
 
@@ -95,7 +95,7 @@ export async function serveJsonRpc(
       const events = await call.stream(face, request.caller, params, signal.signal);
       return streamJsonRpc(request, reply, id, events, ops.streamResult, signal, context);
     }
-    const signal = disconnectSignal(reply.raw);
+    const signal = disconnectWatch(reply.raw);
     const result = await call.unary!(face, request.caller, params, signal, context.cards());
     if (notification) return reply.code(204).send();
     return reply.type("application/json").send(response(id, { result }));
@@ -123,7 +123,7 @@ async function serveBatch(
   if (calls.length > MAX_BATCH) {
     return refuse(`a batch holds at most ${MAX_BATCH} calls (it has ${calls.length})`);
   }
-  const signal = disconnectSignal(reply.raw);
+  const signal = disconnectWatch(reply.raw);
   const answers: unknown[] = [];
   for (const body of calls) {
     const id = idOf(body);

@@ -8,6 +8,7 @@ import {
   taskTo03,
 } from "../../bridge/a2a/index.js";
 import { type A2aFace, pushNotSupported } from "./face.js";
+import type { ClientGone } from "./gone.js";
 
 /**
  * The extended cards for the request's caller (see card.ts); null when the server does not
@@ -36,7 +37,7 @@ export interface Call {
     face: A2aFace,
     who: Principal,
     params: unknown,
-    signal: AbortSignal,
+    signal: ClientGone,
     cards: ExtendedCards,
   ): Promise<unknown>;
   stream?(

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { StreamResponse } from "../../bridge/a2a/index.js";
-import { disconnectSignal } from "../streaming/client-gone.js";
 import { asA2aError, retryAfterOverload } from "./errors.js";
 import { type A2aFace, pushNotSupported } from "./face.js";
+import { disconnectWatch } from "./gone.js";
 import { type ExtendedCards, noExtendedCard } from "./operations.js";
 import { openA2aSse } from "./sse.js";
 import type { Unrouted } from "./unrouted.js";
@@ -71,7 +71,7 @@ export function registerRestBinding(app: FastifyInstance, binding: RestBinding) 
     async (request, reply) => {
       const face = faceOf(request);
       if (request.params.op === "message:send") {
-        return face.sendMessage(request.caller, request.body, disconnectSignal(reply.raw));
+        return face.sendMessage(request.caller, request.body, disconnectWatch(reply.raw));
       }
       if (request.params.op === "message:stream") {
         return stream(request, reply, (signal) =>

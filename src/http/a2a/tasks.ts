@@ -26,15 +26,21 @@ import type { ThreadService } from "../../engine/thread-service.js";
 import type { RunRecord } from "../../storage/types.js";
 import { isDomainError } from "../../util/errors.js";
 import { newId } from "../../util/ids.js";
-import { callerThreadId } from "../agui-runs/agui-runs.js";
+import { aclThreadId, callerThreadId } from "../agui-runs/agui-runs.js";
+import type { ClientGone } from "./gone.js";
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A task as the face works on it: the run behind it and its plain view. */
+/** Why `eventsSoFar` stops following a run: it has read what it needed. */
+const EVENTS_READ = new Error("the task's events so far are read");
+
 export interface TaskHandle {
   run: RunRecord;
   view: TaskRun;
+  /** The run's end as this replica records it, for a task sent to be waited for. */
+  ended?: Promise<RunRecord | undefined>;
 }
 
 /** Some of a task's stream events, and the last stored frame of the run they cover. */
@@ -100,8 +106,18 @@ export class A2aTasks {
    * taskId of an `input-required` task — that task's resume. Returns the task and the frame
    * its stream of this message starts after.
    */
-  async send(who: Principal, message: Message): Promise<{ handle: TaskHandle; afterSeq: number }> {
+  async send(
+    who: Principal,
+    message: Message,
+    /**
+     * The caller answers only once the task finishes or pauses (a blocking SendMessage): a task
+     * on a new context may then be written once, at its end (`RunService.createToWait`).
+     */
+    toWait = false,
+  ): Promise<{ handle: TaskHandle; afterSeq: number }> {
     if (message.taskId) return this.resume(who, message.taskId, message);
+    // A context made here: no thread has its id, and nobody else knows it until the answer.
+    const fresh = !message.contextId;
     const contextId = message.contextId || newId();
     const command = withAguiOrigin(
       parseRunCommand(
@@ -118,8 +134,18 @@ export class A2aTasks {
       ),
       { threadId: contextId, runId: newId() },
     );
-    const threadId = await this.threadOf(who, contextId);
-    const run = await this.acpCall(() => this.runs.create(who, "stateful", command, threadId));
+    const threadId = fresh ? aclThreadId(contextId, who.id) : await this.threadOf(who, contextId);
+    if (toWait) {
+      const { run, ended } = await this.acpCall(() =>
+        this.runs.createToWait(who, "stateful", command, threadId, { freshThread: fresh }),
+      );
+      return { handle: { run, view: taskRunOf(run), ended }, afterSeq: 0 };
+    }
+    // A new context's thread is known not to exist: not looked up again.
+    const known = fresh ? null : undefined;
+    const run = await this.acpCall(() =>
+      this.runs.create(who, "stateful", command, threadId, undefined, known),
+    );
     return { handle: { run, view: taskRunOf(run) }, afterSeq: 0 };
   }
 
@@ -193,8 +219,8 @@ export class A2aTasks {
   }
 
   /** Waits until the task finishes or pauses (or the signal aborts), then reads it. */
-  async settle(who: Principal, handle: TaskHandle, signal: AbortSignal): Promise<TaskHandle> {
-    const run = await this.runs.waitFor(handle.run, signal);
+  async settle(who: Principal, handle: TaskHandle, signal: ClientGone): Promise<TaskHandle> {
+    const run = await this.runs.waitFor(handle.run, signal, handle.ended);
     // A run that ended is handed over as recorded (by the engine here, or read after its end):
     // reading it again would cost a lone request a query and a parse for the same record.
     const ended = run !== handle.run && run.status !== "pending";
@@ -225,7 +251,8 @@ export class A2aTasks {
         if ((batch.at(-1)?.seq ?? 0) >= run.last_seq) break;
       }
     } finally {
-      controller.abort();
+      // With a reason of its own: without one, each abort makes a DOMException and its stack.
+      controller.abort(EVENTS_READ);
     }
     return events;
   }

@@ -10,6 +10,9 @@ interface ThreadPointer {
   checkpoint_id: string | null;
 }
 
+/** The pointer of a thread without checkpoints. */
+const NO_CHECKPOINT: ThreadPointer = { checkpoint_id: null };
+
 /** Checkpoints of a thread and the thread's "current checkpoint" pointer (values, messages). */
 export class CheckpointRepository {
   readonly #threadPointer: Database.Statement<[string], ThreadPointer>;
@@ -82,6 +85,18 @@ export class CheckpointRepository {
     return this.#add(threadId, checkpoint, status);
   }
 
+  /**
+   * `addEnding` for a thread created in the same transaction: it has no checkpoint yet, so
+   * its pointer is not read.
+   */
+  addEndingToNewThread(
+    threadId: string,
+    checkpoint: NewCheckpoint,
+    status: ThreadStatus,
+  ): CheckpointRecord {
+    return this.#add(threadId, checkpoint, status, NO_CHECKPOINT);
+  }
+
   get(threadId: string, checkpointId: string): CheckpointRecord | null {
     const row = this.#select.get(threadId, checkpointId);
     return row === undefined ? null : toCheckpoint(row);
@@ -137,8 +152,13 @@ export class CheckpointRepository {
     return row;
   }
 
-  #add(threadId: string, checkpoint: NewCheckpoint, status?: ThreadStatus): CheckpointRecord {
-    const pointer = this.#requirePointer(threadId);
+  #add(
+    threadId: string,
+    checkpoint: NewCheckpoint,
+    status?: ThreadStatus,
+    known?: ThreadPointer,
+  ): CheckpointRecord {
+    const pointer = known ?? this.#requirePointer(threadId);
     assertObject(checkpoint.metadata, "checkpoint metadata");
     const parent =
       checkpoint.parent_checkpoint_id === undefined

@@ -1,12 +1,14 @@
 import type Database from "better-sqlite3";
 import { conflict } from "../../util/errors.js";
-import { finishedHeldRun } from "../held-inserts.js";
-import type { RunFrame, RunPatch, RunRecord } from "../types.js";
+import { finishedHeldRun, type HeldEnd } from "../held-inserts.js";
+import type { CreateThreadInput, RunFrame, RunPatch, RunRecord } from "../types.js";
+import type { CheckpointRepository } from "./checkpoints.js";
 import type { FrameRepository } from "./frames.js";
 import { toJson } from "./json.js";
 import { isoTimestamp, nullableIso, rethrowCheck, sqliteCode } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
 import { IN_PARTS, packJsonParts } from "./packed-json.js";
+import type { ThreadRepository } from "./threads.js";
 
 /**
  * The rows of a held insert (see `Storage.insertRunHeld`): a stateless run its insert claims,
@@ -28,10 +30,22 @@ export class HeldRunRows {
   readonly #insertFinishedTx: Database.Transaction<
     (record: RunRecord, patch: RunPatch, frames: RunFrame[]) => RunRecord
   >;
+  readonly #onNewThreadTx: Database.Transaction<
+    (thread: CreateThreadInput, record: RunRecord, end: HeldEnd | undefined) => RunRecord
+  >;
+  readonly #threads: ThreadRepository;
+  readonly #checkpoints: CheckpointRepository;
 
-  constructor(db: Database.Database, frames: FrameRepository) {
+  constructor(
+    db: Database.Database,
+    frames: FrameRepository,
+    threads: ThreadRepository,
+    checkpoints: CheckpointRepository,
+  ) {
     this.#metadata = new MetadataIndex(db, "run_metadata");
     this.#frames = frames;
+    this.#threads = threads;
+    this.#checkpoints = checkpoints;
     this.#insertHiddenThread = db.prepare(
       `INSERT INTO threads
          (thread_id, created_at, updated_at, metadata, status, "values", messages, checkpoint_id, hidden,
@@ -56,6 +70,20 @@ export class HeldRunRows {
     this.#insertFinishedTx = db.transaction((record, patch, frames) =>
       this.#insertFinished(record, patch, frames),
     );
+    this.#onNewThreadTx = db.transaction((thread, record, end) =>
+      this.#insertOnNewThread(thread, record, end),
+    );
+  }
+
+  /**
+   * Writes a planned stateful run and the new thread it goes on (see
+   * `Storage.insertRunOnNewThreadHeld`): as inserted (the thread busy, the run pending), or,
+   * with `end`, once, as the run's end leaves them: the run's row in its final state with its
+   * frames, the thread with the run's checkpoint and its status. Conflict when the thread
+   * exists (nothing written).
+   */
+  insertOnNewThread(thread: CreateThreadInput, record: RunRecord, end?: HeldEnd): RunRecord {
+    return this.#onNewThreadTx.immediate(thread, record, end);
   }
 
   /** Writes a planned run as inserted: its hidden thread and its pending row. */
@@ -89,9 +117,35 @@ export class HeldRunRows {
     return record;
   }
 
-  #insertFinished(record: RunRecord, patch: RunPatch, frames: RunFrame[]): RunRecord {
+  #insertOnNewThread(
+    thread: CreateThreadInput,
+    record: RunRecord,
+    end: HeldEnd | undefined,
+  ): RunRecord {
+    // Busy from the start, as a run's insert on a new thread leaves it.
+    // Without a read first: nobody else knows the thread's id (a thread of that id: conflict).
+    this.#threads.insertNew({ ...thread, status: "busy" });
+    if (end === undefined) {
+      this.#write(record, "null");
+      return record;
+    }
+    const finished = this.#insertFinished(record, end.patch, end.writes?.frames ?? [], true);
+    const status = "status" in end.thread ? end.thread.status : "idle";
+    const checkpoint = end.writes?.checkpoint;
+    if (checkpoint !== undefined) {
+      this.#checkpoints.addEndingToNewThread(thread.thread_id, checkpoint, status);
+    } else this.#threads.setStatus(thread.thread_id, status);
+    return finished;
+  }
+
+  #insertFinished(
+    record: RunRecord,
+    patch: RunPatch,
+    frames: RunFrame[],
+    keepThread = false,
+  ): RunRecord {
     // The row goes first (the frames refer to it), already holding the frames' last seq.
-    const finished = finishedHeldRun(record, patch, frames);
+    const finished = finishedHeldRun(record, patch, frames, keepThread);
     const packed = finished.output === null ? "null" : packJsonParts(finished.output);
     this.#write(finished, typeof packed === "string" ? packed : IN_PARTS);
     if (typeof packed !== "string") {

@@ -128,7 +128,7 @@ export function openDatabase(
       checkpoints,
       threads,
       runs,
-      heldRuns: new HeldRunRows(db, frames),
+      heldRuns: new HeldRunRows(db, frames, threads, checkpoints),
       frames,
       webhooks,
       pushConfigs: new PushConfigRepository(db),

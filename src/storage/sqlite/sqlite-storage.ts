@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { HeldInserts, planHeldRun } from "../held-inserts.js";
+import { HeldInserts, planHeldRun, planHeldRunOnNewThread } from "../held-inserts.js";
 import type { McpSessionStore } from "../mcp-sessions.js";
 import type { RetentionStore } from "../retention.js";
 import type {
@@ -115,6 +115,7 @@ export class SqliteStorage implements Storage {
   async createThread(
     input: CreateThreadInput,
   ): Promise<{ thread: ThreadRecord; created: boolean }> {
+    this.#held.releaseThread(input.thread_id);
     return this.#write((repos) => repos.threads.create(input));
   }
 
@@ -186,6 +187,7 @@ export class SqliteStorage implements Storage {
   // Runs
 
   async insertRun(run: NewRun, options: InsertRunOptions): Promise<RunRecord> {
+    this.#held.releaseThread(run.thread_id);
     return this.#write((repos) => repos.runs.insert(run, options));
   }
 
@@ -195,7 +197,29 @@ export class SqliteStorage implements Storage {
     run: NewRun,
     options: InsertRunOptions,
   ): Promise<RunRecord | null> {
+    this.#held.releaseThread(thread.thread_id);
     return this.#write((repos) => repos.newThreadRunTx.immediate(thread, run, options));
+  }
+
+  /**
+   * See `Storage.insertRunOnNewThreadHeld`: held as `insertRunHeld` holds a stateless run's
+   * insert, released by the first write that concerns the run or its thread.
+   */
+  insertRunOnNewThreadHeld(
+    thread: CreateThreadInput,
+    run: NewRun,
+    options: InsertRunOptions,
+  ): HeldInsert | undefined {
+    this.#open();
+    const planned = planHeldRunOnNewThread(thread, run, options);
+    if (planned === undefined) return undefined;
+    const { record } = planned;
+    const committed = this.#held.hold(
+      record,
+      (end) => this.#write((r) => r.heldRuns.insertOnNewThread(thread, record, end)),
+      true,
+    );
+    return { run: record, committed, thread: planned.thread };
   }
 
   /**

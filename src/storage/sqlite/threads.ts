@@ -3,7 +3,7 @@ import { conflict, notFound } from "../../util/errors.js";
 import type { CreateThreadInput, ThreadRecord, ThreadSearch, ThreadStatus } from "../types.js";
 import type { CheckpointRepository } from "./checkpoints.js";
 import { assertObject, canonicalEntries, toJson } from "./json.js";
-import { nowIso, rethrowCheck, type ThreadRow, toThread } from "./mapping.js";
+import { nowIso, rethrowCheck, sqliteCode, type ThreadRow, toThread } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
 import { StatementCache } from "./statements.js";
 
@@ -97,6 +97,14 @@ export class ThreadRepository {
       if (input.if_exists === "do_nothing") return { thread: existing, created: false };
       throw conflict(`thread ${input.thread_id} already exists`);
     }
+    return { thread: this.insertNew(input), created: true };
+  }
+
+  /**
+   * Inside the caller's transaction: a new thread, without looking for one of that id first
+   * (its primary key refuses it: conflict). For a thread whose id nobody else knows.
+   */
+  insertNew(input: CreateThreadInput): ThreadRecord {
     assertObject(input.metadata, "thread metadata");
     const now = nowIso();
     const metadataJson = toJson(input.metadata);
@@ -114,6 +122,9 @@ export class ThreadRepository {
         principal: input.principal ?? null,
       });
     } catch (err) {
+      if (sqliteCode(err) === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+        throw conflict(`thread ${input.thread_id} already exists`);
+      }
       rethrowCheck(err, "thread");
     }
     this.#metadata.put(input.thread_id, input.metadata);
@@ -130,7 +141,7 @@ export class ThreadRepository {
       hidden: input.hidden === true,
       principal: input.principal ?? null,
     };
-    return { thread, created: true };
+    return thread;
   }
 
   #merge(threadId: string, patch: Record<string, unknown>): ThreadRecord {
