@@ -26,7 +26,8 @@ export interface SweepReport {
 }
 
 /**
- * Applies `server.retention` on a timer, off the request path: every `sweepInterval`, each rule
+ * Applies `server.retention` on a timer, off the request path: every `sweepInterval`, the runs
+ * whose expiry has come are deleted (see RetentionStore.deleteExpiredRuns), then each rule
  * that is on runs in batches of `batchSize` (one short transaction each, with a turn of the event
  * loop between them so requests go on) until it has nothing left, then SQLite gives the freed
  * pages back. On PostgreSQL one replica sweeps at a time (an advisory lock); the others skip.
@@ -67,6 +68,7 @@ export class RetentionSweeper {
         finishedStatelessRuns: noneRemoved(),
         frames: noneRemoved(),
         idleThreads: noneRemoved(),
+        expiredRuns: noneRemoved(),
       },
       batches: 0,
       releasedFileBytes: 0,
@@ -77,6 +79,9 @@ export class RetentionSweeper {
         new Date(this.#now().getTime() - seconds * 1000).toISOString();
       const { finishedStatelessRuns, frames, idleThreads, idleThreadStrategy, batchSize } =
         settings;
+      // Runs given an expiry go at it, whatever the settings (none of them turns this off).
+      const now = this.#now().toISOString();
+      await this.#batches(report, "expiredRuns", () => retention.deleteExpiredRuns(now, batchSize));
       // Stateless runs first: what they take with them needs no compacting afterwards.
       if (finishedStatelessRuns !== null) {
         const before = cutoff(finishedStatelessRuns);
@@ -164,11 +169,12 @@ export class RetentionSweeper {
         logger.debug("retention sweep skipped: another replica is sweeping");
         return;
       }
-      const { finishedStatelessRuns, frames, idleThreads } = report.removed;
+      const { finishedStatelessRuns, frames, idleThreads, expiredRuns } = report.removed;
       logger.debug(
         {
           batches: report.batches,
           stateless_runs: finishedStatelessRuns.runs,
+          expired_runs: expiredRuns.runs,
           frames_compacted: frames.frames,
           idle_threads: idleThreads.threads,
           released_bytes: report.releasedFileBytes,

@@ -54,6 +54,7 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
           runs,
           who,
           finishedStatelessRuns: settings.retention.finishedStatelessRuns,
+          expiries: app.deps.runExpiries,
           hooksFor: (server, extra, agent, progressToken) => ({
             ask: elicitingAsker(server, agent, extra.sendRequest as never, extra.signal),
             following:
