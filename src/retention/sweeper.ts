@@ -20,7 +20,7 @@ export interface RetentionSweeperOptions {
 /** What one sweep removed, per rule, and the file bytes SQLite gave back. */
 export interface SweepReport {
   removed: Record<RetentionRule, RetentionRemoved>;
-  /** Batches run, all rules together. */
+  /** Batches that found something to handle, all rules together. */
   batches: number;
   releasedFileBytes: number;
 }
@@ -127,7 +127,7 @@ export class RetentionSweeper {
     let cursor: string | undefined;
     for (;;) {
       const result = await batch(cursor);
-      report.batches += 1;
+      if (result.handled > 0) report.batches += 1;
       const total = report.removed[rule];
       for (const key of Object.keys(total) as (keyof RetentionRemoved)[]) {
         total[key] += result.removed[key];
