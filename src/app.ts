@@ -44,7 +44,7 @@ import { LongRequests, longRequestsPlugin } from "./http/plugins/streams.js";
 import { schemaErrorFormatter } from "./http/validator-compiler.js";
 import { Metrics } from "./metrics/metrics.js";
 import { RetentionMetrics } from "./retention/metrics.js";
-import { retentionEnabled } from "./retention/settings.js";
+import { RunExpiries } from "./retention/run-expiries.js";
 import { RetentionSweeper } from "./retention/sweeper.js";
 import type { Storage } from "./storage/types.js";
 import { startTelemetry } from "./telemetry/index.js";
@@ -63,6 +63,8 @@ export interface AppDeps {
   webhooks: WebhookDeliverer;
   /** A2A push notification configs (the A2A face). */
   pushConfigs: PushConfigService;
+  /** Runs deleted a while after their creation (MCP tasks' ttl); the sweeper deletes them. */
+  runExpiries: RunExpiries;
 }
 
 declare module "fastify" {
@@ -218,6 +220,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ops: new OpsService(storage, engine.tails),
     threads: new ThreadService(storage),
     pushConfigs: new PushConfigService(storage),
+    runExpiries: new RunExpiries(storage),
   };
   app.decorate("deps", deps);
 
@@ -237,14 +240,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     for (const path of mcpOpenPaths(settings.mcp.basePath, tokens, registry)) openPaths.add(path);
   }
 
-  const sweeper = retentionEnabled(settings.retention)
-    ? new RetentionSweeper({
-        storage,
-        settings: settings.retention,
-        logger,
-        metrics: metrics && new RetentionMetrics(metrics.registry),
-      })
-    : null;
+  // Always on, even with every retention rule off: it also deletes runs at their expiry.
+  const sweeper = new RetentionSweeper({
+    storage,
+    settings: settings.retention,
+    logger,
+    metrics: metrics && new RetentionMetrics(metrics.registry),
+  });
 
   // Tracing, when on, opens each request's span before anything else runs for it.
   const tracing = await startTelemetry(settings.telemetry, logger);
@@ -268,7 +270,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(shutdown, {
     stopEngine: (graceMs) => engine.stop(graceMs),
     stopBackground: async () => {
-      await sweeper?.stop();
+      await sweeper.stop();
       await webhooks.stop();
     },
     longRequests,
@@ -325,7 +327,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   await engine.start({ recoverAllOwned: storage.kind === "sqlite" });
   webhooks.start();
-  sweeper?.start();
+  sweeper.start();
   return app;
 }
 

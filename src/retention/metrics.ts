@@ -1,8 +1,11 @@
 import { Counter, Histogram, type Registry } from "prom-client";
 import type { RetentionRemoved } from "../storage/retention.js";
 
-/** Which rule removed something (the settings' names). */
-export type RetentionRule = "finishedStatelessRuns" | "frames" | "idleThreads";
+/**
+ * Which rule removed something: the settings' names, and `expiredRuns` for runs deleted at the
+ * expiry they were given (an MCP task's ttl), which needs no setting.
+ */
+export type RetentionRule = "finishedStatelessRuns" | "frames" | "idleThreads" | "expiredRuns";
 
 const SWEEP_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const KINDS = ["runs", "threads", "checkpoints", "frames"] as const;

@@ -117,12 +117,3 @@ export function resolveRetention(
   if (raw.batchSize !== undefined) settings.batchSize = raw.batchSize;
   return settings;
 }
-
-/** True when at least one rule is on: otherwise no sweeper runs at all. */
-export function retentionEnabled(settings: RetentionSettings): boolean {
-  return (
-    settings.finishedStatelessRuns !== null ||
-    settings.frames !== null ||
-    settings.idleThreads !== null
-  );
-}

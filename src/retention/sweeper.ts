@@ -20,13 +20,14 @@ export interface RetentionSweeperOptions {
 /** What one sweep removed, per rule, and the file bytes SQLite gave back. */
 export interface SweepReport {
   removed: Record<RetentionRule, RetentionRemoved>;
-  /** Batches run, all rules together. */
+  /** Batches that found something to handle, all rules together. */
   batches: number;
   releasedFileBytes: number;
 }
 
 /**
- * Applies `server.retention` on a timer, off the request path: every `sweepInterval`, each rule
+ * Applies `server.retention` on a timer, off the request path: every `sweepInterval`, the runs
+ * whose expiry has come are deleted (see RetentionStore.deleteExpiredRuns), then each rule
  * that is on runs in batches of `batchSize` (one short transaction each, with a turn of the event
  * loop between them so requests go on) until it has nothing left, then SQLite gives the freed
  * pages back. On PostgreSQL one replica sweeps at a time (an advisory lock); the others skip.
@@ -67,6 +68,7 @@ export class RetentionSweeper {
         finishedStatelessRuns: noneRemoved(),
         frames: noneRemoved(),
         idleThreads: noneRemoved(),
+        expiredRuns: noneRemoved(),
       },
       batches: 0,
       releasedFileBytes: 0,
@@ -77,6 +79,9 @@ export class RetentionSweeper {
         new Date(this.#now().getTime() - seconds * 1000).toISOString();
       const { finishedStatelessRuns, frames, idleThreads, idleThreadStrategy, batchSize } =
         settings;
+      // Runs given an expiry go at it, whatever the settings (none of them turns this off).
+      const now = this.#now().toISOString();
+      await this.#batches(report, "expiredRuns", () => retention.deleteExpiredRuns(now, batchSize));
       // Stateless runs first: what they take with them needs no compacting afterwards.
       if (finishedStatelessRuns !== null) {
         const before = cutoff(finishedStatelessRuns);
@@ -122,7 +127,7 @@ export class RetentionSweeper {
     let cursor: string | undefined;
     for (;;) {
       const result = await batch(cursor);
-      report.batches += 1;
+      if (result.handled > 0) report.batches += 1;
       const total = report.removed[rule];
       for (const key of Object.keys(total) as (keyof RetentionRemoved)[]) {
         total[key] += result.removed[key];
@@ -164,11 +169,12 @@ export class RetentionSweeper {
         logger.debug("retention sweep skipped: another replica is sweeping");
         return;
       }
-      const { finishedStatelessRuns, frames, idleThreads } = report.removed;
+      const { finishedStatelessRuns, frames, idleThreads, expiredRuns } = report.removed;
       logger.debug(
         {
           batches: report.batches,
           stateless_runs: finishedStatelessRuns.runs,
+          expired_runs: expiredRuns.runs,
           frames_compacted: frames.frames,
           idle_threads: idleThreads.threads,
           released_bytes: report.releasedFileBytes,

@@ -72,6 +72,22 @@ export interface RetentionStore {
    * lock held for the whole sweep); returns false, without running it, when one is.
    */
   exclusively(sweep: () => Promise<void>): Promise<boolean>;
+  /**
+   * Sets when a run is to be deleted (an MCP task's granted ttl): `expiresAt`, an ISO time.
+   * Replaces the run's earlier expiry; not_found when the run is not there. The expiry goes with
+   * its run.
+   */
+  setRunExpiry(runId: string, expiresAt: string): Promise<void>;
+  /** The expiries of those of `runIds` that have one (ISO times), by run id. */
+  runExpiries(runIds: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Deletes up to `limit` finished runs whose expiry is before `now`, soonest first, as
+   * `deleteFinishedStatelessRuns` deletes a run (its frames, webhook deliveries, and its own
+   * hidden thread with its checkpoints when no pending run needs it). A run still pending or
+   * interrupted at its expiry stays, and goes at the first batch after it has finished. Runs
+   * another replica's batch is deleting are passed over (PostgreSQL: skipped row locks).
+   */
+  deleteExpiredRuns(now: string, limit: number): Promise<RetentionBatch>;
 }
 
 export function noneRemoved(): RetentionRemoved {

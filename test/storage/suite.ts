@@ -14,6 +14,7 @@ import { describeNewThreadRuns } from "./contract/new-thread-runs.js";
 import { describePushConfigs } from "./contract/push-configs.js";
 import { describeRetention } from "./contract/retention.js";
 import { describeRunEnds } from "./contract/run-ends.js";
+import { describeRunExpiries } from "./contract/run-expiries.js";
 import { describeRunSearch } from "./contract/run-search.js";
 import { describeRuns } from "./contract/runs.js";
 import { describeThreads } from "./contract/threads.js";
@@ -32,6 +33,7 @@ export function describeStorageContract(name: string, factory: () => Promise<Sto
     describe("a new thread with its first run", () => describeNewThreadRuns(factory));
     describe("frames and webhooks", () => describeFramesAndWebhooks(factory));
     describe("retention", () => describeRetention(factory));
+    describe("run expiries", () => describeRunExpiries(factory));
     describe("A2A push configs", () => describePushConfigs(factory));
     describe("webhook streams", () => describeWebhookStreams(factory));
   });

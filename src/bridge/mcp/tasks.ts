@@ -14,7 +14,10 @@ export interface McpTask {
   statusMessage?: string;
   createdAt: string;
   lastUpdatedAt: string;
-  /** How long the task is kept after it is made; null: until retention removes its run. */
+  /**
+   * How long the task is kept after it is made: the ttl granted to its client's ask, or what
+   * retention gives its run; null: until retention removes its run.
+   */
   ttl: number | null;
   pollInterval?: number;
 }
@@ -97,6 +100,28 @@ export function ttlOf(
   if (run.status === "pending" || run.status === "interrupted") return null;
   const ran = Math.max(0, Date.parse(run.updated_at) - Date.parse(run.created_at));
   return ran + finishedStatelessRunsSeconds * 1000;
+}
+
+/** The longest ttl a task is granted (100 years): beyond it, a date is of no use. */
+export const MAX_TASK_TTL_MS = 100 * 365 * 86_400_000;
+
+/**
+ * The ttl granted to a task whose client asks for `askedMs` in `params.task.ttl`, for a
+ * stateless run: what was asked, but no longer than retention keeps a stateless run
+ * (`finishedStatelessRunsSeconds` after its end, so at least that long after its creation), nor
+ * than MAX_TASK_TTL_MS. Undefined when none was asked (the task's ttl is then `ttlOf`'s).
+ * A negative or fractional ask is the client's mistake: whole milliseconds from zero.
+ */
+export function grantedTtl(
+  askedMs: number | undefined,
+  finishedStatelessRunsSeconds: number | null,
+): number | undefined {
+  if (askedMs === undefined || !Number.isFinite(askedMs)) return undefined;
+  const retained =
+    finishedStatelessRunsSeconds === null
+      ? MAX_TASK_TTL_MS
+      : Math.floor(finishedStatelessRunsSeconds * 1000);
+  return Math.min(Math.max(0, Math.floor(askedMs)), retained, MAX_TASK_TTL_MS);
 }
 
 /** The `_meta` key MCP relates a message to its task with. */

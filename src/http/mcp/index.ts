@@ -64,6 +64,7 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
           runs,
           who,
           finishedStatelessRuns: settings.retention.finishedStatelessRuns,
+          expiries: app.deps.runExpiries,
           hooksFor: (server, extra, agent, progressToken, resumable) =>
             callHooks(
               { runs, store, log: app.log },

@@ -10,15 +10,18 @@ import type { Principal } from "../../auth/principal.js";
 import {
   decodeCursor,
   encodeCursor,
+  grantedTtl,
   isTerminalStatus,
   type McpCallToolResult,
   type McpTask,
   RELATED_TASK_META_KEY,
   taskOf,
+  taskStatusOf,
   ttlOf,
 } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
+import type { RunExpiries } from "../../retention/run-expiries.js";
 import type { RunRecord } from "../../storage/types.js";
 import { taskChanges } from "./task-changes.js";
 import { type CallHooks, mcpCall, RPC, type ToolCalls } from "./tool-calls.js";
@@ -38,6 +41,8 @@ export interface TaskContext {
   who: Principal;
   /** `server.retention.finishedStatelessRuns`: how long a task's stateless run is kept. */
   finishedStatelessRuns: number | null;
+  /** The lifetimes granted to tasks whose client asked for a ttl. */
+  expiries: RunExpiries;
   /** A call's hooks on the request that asks (tasks/result asks the caller there). */
   hooksFor(extra: { signal: AbortSignal }, agent: RegisteredAgent): Omit<CallHooks, "signal">;
 }
@@ -54,9 +59,16 @@ const taskNotFound = (taskId: string) =>
 export class McpTasks {
   constructor(private readonly context: TaskContext) {}
 
-  /** A run as its task, with the ttl retention gives it. */
-  private taskOf(run: RunRecord): McpTask {
-    return taskOf(run, ttlOf(run, this.context.finishedStatelessRuns));
+  /** A run as its task, with the ttl granted to it, else the one retention gives it. */
+  private async taskOf(run: RunRecord): Promise<McpTask> {
+    return (await this.tasksOf([run]))[0]!;
+  }
+
+  private async tasksOf(runs: readonly RunRecord[]): Promise<McpTask[]> {
+    const granted = await this.context.expiries.ttlsOf(runs);
+    return runs.map((run) =>
+      taskOf(run, granted.get(run.run_id) ?? ttlOf(run, this.context.finishedStatelessRuns)),
+    );
   }
 
   /** The caller's run behind a task of this scope, with its agent. */
@@ -74,10 +86,18 @@ export class McpTasks {
     args: Record<string, unknown> | undefined,
     notify: (task: McpTask) => Promise<void>,
     closed: AbortSignal,
+    askedTtl?: number,
   ): Promise<{ task: McpTask }> {
     const run = await this.context.calls.start(this.context.who, agent, args);
+    // A stateless run lives the ttl granted to its client's ask; a run on a thread (`context`)
+    // is the thread's and lives as the thread's runs do.
+    const ttl =
+      run.kind === "stateless"
+        ? grantedTtl(askedTtl, this.context.finishedStatelessRuns)
+        : undefined;
+    if (ttl !== undefined) await this.context.expiries.expireAfter(run, ttl);
     this.watch(run, notify, closed);
-    return { task: this.taskOf(run) };
+    return { task: ttl === undefined ? await this.taskOf(run) : taskOf(run, ttl) };
   }
 
   /**
@@ -88,7 +108,7 @@ export class McpTasks {
   private watch(run: RunRecord, notify: (task: McpTask) => Promise<void>, closed: AbortSignal) {
     void (async () => {
       for await (const changed of taskChanges(this.context.runs, run, closed)) {
-        await notify(this.taskOf(changed));
+        await notify(await this.taskOf(changed));
       }
     })().catch(() => undefined);
   }
@@ -96,7 +116,7 @@ export class McpTasks {
   register(server: Server): void {
     server.setRequestHandler(GetTaskRequestSchema, async (request) => {
       const { run } = await this.find(request.params.taskId);
-      return { ...this.taskOf(run) };
+      return { ...(await this.taskOf(run)) };
     });
     server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
       const { run, agent } = await this.find(request.params.taskId);
@@ -116,14 +136,14 @@ export class McpTasks {
         limit: PAGE_SIZE + 1,
         offset,
       });
-      const tasks = page.slice(0, PAGE_SIZE).map((run) => this.taskOf(run));
+      const tasks = await this.tasksOf(page.slice(0, PAGE_SIZE));
       return page.length > PAGE_SIZE
         ? { tasks, nextCursor: encodeCursor(offset + PAGE_SIZE) }
         : { tasks };
     });
     server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
       const { run } = await this.find(request.params.taskId);
-      const status = this.taskOf(run).status;
+      const status = taskStatusOf(run);
       if (isTerminalStatus(status)) {
         throw new McpError(
           RPC.invalidParams,
@@ -135,7 +155,7 @@ export class McpTasks {
         runs.cancel(who, run.run_id, run.kind, { action: "interrupt", wait: true }),
       );
       const { run: cancelled } = await this.find(run.run_id);
-      return { ...this.taskOf(cancelled) };
+      return { ...(await this.taskOf(cancelled)) };
     });
   }
 }

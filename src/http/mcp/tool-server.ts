@@ -8,6 +8,7 @@ import type { Principal } from "../../auth/principal.js";
 import { type McpTask, toolOf } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
+import type { RunExpiries } from "../../retention/run-expiries.js";
 import { withMessageTraceContext } from "../../telemetry/index.js";
 import { answerBadParamsAsInvalidParams } from "./bad-params.js";
 import { McpTasks, TASK_CAPABILITIES } from "./tasks.js";
@@ -27,6 +28,8 @@ export interface ToolServerContext {
   runs: RunService;
   /** `server.retention.finishedStatelessRuns` (a task's ttl). */
   finishedStatelessRuns: number | null;
+  /** The lifetimes granted to tasks whose client asks for a ttl (tasks.ts). */
+  expiries: RunExpiries;
   /** The session's caller: every request of the session is checked to come from it. */
   who: Principal;
   /**
@@ -64,6 +67,7 @@ export function toolServer(context: ToolServerContext): Server {
     scope,
     who,
     finishedStatelessRuns: context.finishedStatelessRuns,
+    expiries: context.expiries,
     hooksFor: (extra, agent) =>
       context.hooksFor(server, extra as HandlerExtra, agent, undefined, false),
   });
@@ -88,7 +92,8 @@ export function toolServer(context: ToolServerContext): Server {
       if (request.params.task) {
         const notify = (task: McpTask) =>
           server.notification({ method: "notifications/tasks/status", params: { ...task } });
-        return tasks.create(agent, request.params.arguments, notify, closed.signal);
+        const { arguments: args, task } = request.params;
+        return tasks.create(agent, args, notify, closed.signal, task.ttl);
       }
       const progressToken = request.params._meta?.progressToken;
       const hooks = context.hooksFor(server, extra, agent, progressToken, true);

@@ -12,6 +12,7 @@ import {
 } from "../retention.js";
 import type { Database, Queryable } from "./connection.js";
 import { entryDigests } from "./json.js";
+import { PostgresRunExpiries } from "./run-expiries.js";
 
 const FINISHED = "status IN ('success', 'error', 'timeout')";
 
@@ -41,10 +42,24 @@ interface Tally {
 export class PostgresRetention implements RetentionStore {
   readonly #db: Database;
   readonly #schema: string;
+  readonly #expiries: PostgresRunExpiries;
 
   constructor(db: Database, schema: string) {
     this.#db = db;
     this.#schema = schema;
+    this.#expiries = new PostgresRunExpiries(db);
+  }
+
+  setRunExpiry(runId: string, expiresAt: string): Promise<void> {
+    return this.#expiries.setRunExpiry(runId, expiresAt);
+  }
+
+  runExpiries(runIds: readonly string[]): Promise<Map<string, string>> {
+    return this.#expiries.runExpiries(runIds);
+  }
+
+  deleteExpiredRuns(now: string, limit: number): Promise<RetentionBatch> {
+    return this.#expiries.deleteExpiredRuns(now, limit);
   }
 
   deleteFinishedStatelessRuns(before: string, limit: number): Promise<RetentionBatch> {

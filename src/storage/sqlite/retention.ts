@@ -12,6 +12,7 @@ import {
 import type { RunFrame } from "../types.js";
 import { type FramePage, readPage, toPages } from "./frame-pages.js";
 import { nowIso } from "./mapping.js";
+import { SqliteRunExpiries } from "./run-expiries.js";
 
 /** Runs a write through the storage's group commit (see group-commit.ts). */
 export type SqliteWrite = <T>(work: () => T) => Promise<T>;
@@ -32,6 +33,7 @@ export class SqliteRetention implements RetentionStore {
   readonly #db: Database.Database;
   readonly #write: SqliteWrite;
   #sweeping = false;
+  readonly #expiries: SqliteRunExpiries;
   readonly #statements: ReturnType<typeof prepare>;
   readonly #deleteStatelessTx: Database.Transaction<
     (before: string, limit: number) => RetentionBatch
@@ -49,6 +51,7 @@ export class SqliteRetention implements RetentionStore {
   constructor(db: Database.Database, write: SqliteWrite) {
     this.#db = db;
     this.#write = write;
+    this.#expiries = new SqliteRunExpiries(db, write);
     this.#statements = prepare(db);
     this.#deleteStatelessTx = db.transaction((before, limit) =>
       this.#deleteStateless(before, limit),
@@ -100,6 +103,18 @@ export class SqliteRetention implements RetentionStore {
     } finally {
       this.#sweeping = false;
     }
+  }
+
+  setRunExpiry(runId: string, expiresAt: string): Promise<void> {
+    return this.#expiries.setRunExpiry(runId, expiresAt);
+  }
+
+  runExpiries(runIds: readonly string[]): Promise<Map<string, string>> {
+    return this.#expiries.runExpiries(runIds);
+  }
+
+  deleteExpiredRuns(now: string, limit: number): Promise<RetentionBatch> {
+    return this.#expiries.deleteExpiredRuns(now, limit);
   }
 
   #deleteStateless(before: string, limit: number): RetentionBatch {
