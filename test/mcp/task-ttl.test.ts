@@ -9,6 +9,7 @@ import { RETENTION_DEFAULTS } from "../../src/retention/settings.js";
 import type { TestApp } from "../helpers/app.js";
 import { sampleServer } from "../helpers/sample.js";
 import { mcpClient } from "./helpers.js";
+import { modernPost } from "./modern-helpers.js";
 
 type Message = { type: string; task?: { taskId: string; status: string; ttl: number | null } };
 
@@ -71,5 +72,37 @@ describe("MCP task ttl", () => {
     expect(task).toMatchObject({ status: "completed", ttl: 3_600_000 });
     expect((await t.call("GET", `/runs/${created.task!.taskId}`)).status).toBe(200);
     await client.close();
+  });
+});
+
+describe("MCP task ttl read on 2026-07-28", () => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    ({ t, base } = await sampleServer({
+      unchecked: true,
+      settings: { retention: { ...RETENTION_DEFAULTS, finishedStatelessRuns: 3600 } },
+    }));
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("the extension's tasks/get reports the ttl a 2025 client was granted, not retention's", async () => {
+    const client = await mcpClient(`${base}/mcp`);
+    let taskId = "";
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: "word-count", arguments: { message: "a b" } },
+      CallToolResultSchema,
+      { task: { ttl: 90_000 } },
+    )) {
+      if ((message as Message).type === "taskCreated") taskId = (message as Message).task!.taskId;
+    }
+    await client.close();
+    const tasks = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+    const read = await modernPost(`${base}/mcp`, "tasks/get", { taskId }, { capabilities: tasks });
+    expect(await read.json()).toMatchObject({
+      result: { taskId, status: "completed", ttlMs: 90_000 },
+    });
   });
 });

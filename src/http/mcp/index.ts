@@ -43,6 +43,7 @@ export const mcpFace = facePlugin<{ basePath: string; allowedOrigins: readonly s
             runs,
             calls,
             finishedStatelessRuns: settings.retention.finishedStatelessRuns,
+            expiries: app.deps.runExpiries,
           },
           request,
           reply,

@@ -4,7 +4,7 @@ import type { Principal } from "../../auth/principal.js";
 import { META, type ModernRequest } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunRecord } from "../../storage/types.js";
-import { findTask, type ModernTaskContext, modernTaskOf } from "./modern-tasks.js";
+import { findTask, grantedTtlOf, type ModernTaskContext, modernTaskOf } from "./modern-tasks.js";
 import { taskChanges } from "./task-changes.js";
 import { RPC } from "./tool-calls.js";
 import type { ToolScope } from "./tool-scope.js";
@@ -67,8 +67,9 @@ export async function listenToTasks(
     },
   });
   await Promise.all(
-    followed.map(({ run, agent }) =>
-      followTask(
+    followed.map(async ({ run, agent }) => {
+      const grantedTtl = await grantedTtlOf(context, run);
+      return followTask(
         context,
         run,
         (fresh) =>
@@ -76,13 +77,13 @@ export async function listenToTasks(
             jsonrpc: "2.0",
             method: "notifications/tasks",
             params: {
-              ...modernTaskOf(context, fresh, agent, modern.clientCapabilities),
+              ...modernTaskOf(context, fresh, agent, modern.clientCapabilities, grantedTtl),
               _meta: subscription,
             },
           }),
         gone.signal,
-      ),
-    ),
+      );
+    }),
   ).catch(() => undefined);
   send({ jsonrpc: "2.0", id: modern.id, result: { resultType: "complete", _meta: subscription } });
   if (!reply.raw.writableEnded) reply.raw.end();

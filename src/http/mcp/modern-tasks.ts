@@ -14,6 +14,7 @@ import {
 } from "../../bridge/mcp/index.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import type { RunService } from "../../engine/run-service.js";
+import type { RunExpiries } from "../../retention/run-expiries.js";
 import type { RunRecord } from "../../storage/types.js";
 import { resumeOfInputResponses } from "./input-responses.js";
 import { mcpCall, RPC } from "./tool-calls.js";
@@ -27,6 +28,16 @@ export interface ModernTaskContext {
   runs: RunService;
   /** `server.retention.finishedStatelessRuns` (a task's `ttlMs`). */
   finishedStatelessRuns: number | null;
+  /** The lifetimes granted to tasks whose (2025) client asked for a ttl. */
+  expiries: RunExpiries;
+}
+
+/** The ttl granted to a task whose client asked for one, else undefined (retention's). */
+export async function grantedTtlOf(
+  context: ModernTaskContext,
+  run: RunRecord,
+): Promise<number | undefined> {
+  return (await context.expiries.ttlsOf([run])).get(run.run_id);
 }
 
 /** Whether the request's client declared the tasks extension (then a call is a task). */
@@ -45,10 +56,11 @@ export function modernTaskOf(
   run: RunRecord,
   agent: RegisteredAgent,
   capabilities: Record<string, unknown>,
+  grantedTtl?: number,
 ): Record<string, unknown> {
   const { ttl, pollInterval, ...task } = taskOf(
     run,
-    ttlOf(run, context.finishedStatelessRuns),
+    grantedTtl ?? ttlOf(run, context.finishedStatelessRuns),
   ) as ReturnType<typeof taskOf> & Record<string, unknown>;
   const base: Record<string, unknown> = {
     ...task,
@@ -113,7 +125,13 @@ export async function answerTaskMethod(
   const { run, agent } = await findTask(context, modern.params, who, scope);
   switch (modern.method) {
     case "tasks/get":
-      return modernTaskOf(context, run, agent, modern.clientCapabilities);
+      return modernTaskOf(
+        context,
+        run,
+        agent,
+        modern.clientCapabilities,
+        await grantedTtlOf(context, run),
+      );
     case "tasks/update": {
       if (run.status !== "interrupted") return {};
       const answers = resumeOfInputResponses(
