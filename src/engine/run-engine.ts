@@ -1,6 +1,13 @@
 import type { Logger } from "pino";
 import type { SegmentEnd } from "../bridge/acp/outcomes.js";
-import type { Fence, InsertClaim, RunRecord, Storage, ThreadRecord } from "../storage/types.js";
+import type {
+  Fence,
+  InsertClaim,
+  RunFrame,
+  RunRecord,
+  Storage,
+  ThreadRecord,
+} from "../storage/types.js";
 import { newId } from "../util/ids.js";
 import { AgentDeviations } from "./agent-deviations.js";
 import { type EventRejection, StopReason } from "./executor.js";
@@ -79,7 +86,7 @@ export class RunEngine {
     this.agents = new Map(options.agents.map((agent) => [agent.agentId, agent]));
     this.recorder = new RunRecorder({
       ...options,
-      onEnded: (run) => this.endWaiters.settle(run.run_id, run),
+      onEnded: (run, frames) => this.endWaiters.settle(run.run_id, run, frames),
       failures: {
         agentName: (agentId) => this.agents.get(agentId)?.name,
         hideInternals: options.hideInternals ?? false,
@@ -257,6 +264,14 @@ export class RunEngine {
   endOf(runId: string): Promise<RunRecord | undefined> | undefined {
     if (!this.executions.has(runId)) return undefined;
     return this.endWaiters.wait(runId);
+  }
+
+  /**
+   * All the frames of a run `endOf` resolved with, as they were written with its end (every
+   * one of them in that commit); undefined otherwise: read them from storage.
+   */
+  framesOfEnd(ended: RunRecord): readonly RunFrame[] | undefined {
+    return this.endWaiters.framesOf(ended);
   }
 
   isExecutingHere(runId: string): boolean {

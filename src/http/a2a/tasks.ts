@@ -23,7 +23,7 @@ import type { RegisteredAgent } from "../../config/registry.js";
 import { readUpdate } from "../../engine/frames/codec.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
-import type { RunRecord } from "../../storage/types.js";
+import type { RunFrame, RunRecord } from "../../storage/types.js";
 import { isDomainError } from "../../util/errors.js";
 import { newId } from "../../util/ids.js";
 import { aclThreadId, callerThreadId } from "../agui-runs/agui-runs.js";
@@ -233,6 +233,12 @@ export class A2aTasks {
     const events = new TaskEvents(handle.view);
     const { run } = handle;
     if (run.last_seq === 0) return events;
+    // Ended here, all its frames written with its end: handed over as written, not read back.
+    const written = this.runs.framesOfEnd(run);
+    if (written !== undefined) {
+      for (const frame of written) fold(events, frame);
+      return events;
+    }
     const controller = new AbortController();
     try {
       for await (const batch of this.runs.followBatches(run.run_id, {
@@ -244,8 +250,7 @@ export class A2aTasks {
           // Exactly what was stored when the run was read, so that a stream following on from
           // `last_seq` (SubscribeToTask) neither repeats nor misses an event.
           if (frame.seq > run.last_seq) break;
-          if (frame.mode === "custom") events.push(readUpdate(frame) ?? {});
-          else if (frame.mode === "final") events.endSegment();
+          fold(events, frame);
         }
         // What was stored when the run was read: a task in progress is read up to there.
         if ((batch.at(-1)?.seq ?? 0) >= run.last_seq) break;
@@ -344,6 +349,12 @@ export class A2aTasks {
       throw toA2aError(err);
     }
   }
+}
+
+/** A stored frame of the run into the task's events: the agent's events, a segment's end. */
+function fold(events: TaskEvents, frame: RunFrame): void {
+  if (frame.mode === "custom") events.push(readUpdate(frame) ?? {});
+  else if (frame.mode === "final") events.endSegment();
 }
 
 /** A domain error of the run service as the A2A error a client understands. */
