@@ -7,6 +7,7 @@
 // and the task's latency. Counting bytes, not time, holds on a busy machine.
 // BENCH_ALLOC_WORKLOAD: jsonrpc-send (default), rest-send or acp-wait.
 import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Pool } from "../lib/http.mjs";
@@ -26,7 +27,12 @@ const WORKLOADS = {
   "jsonrpc-send": () => ({
     path: "/a2a/echo",
     headers: A2A,
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: message() } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendMessage",
+      params: { message: message() },
+    }),
     done: "TASK_STATE_COMPLETED",
   }),
   "rest-send": () => ({
@@ -63,6 +69,25 @@ function gcLog(proc) {
   return lines;
 }
 
+/**
+ * The server's waits for a core (Linux): ns spent runnable but not running (`schedstat`), and
+ * the times another process took its core from it (nonvoluntary context switches), summed over
+ * its threads. What a busy machine adds to a lone request's latency, apart from the server's own.
+ */
+function preempted(pid) {
+  const total = { waitNs: 0, switches: 0 };
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      total.waitNs += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[1]);
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8");
+      total.switches += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    }
+  } catch {
+    return { waitNs: Number.NaN, switches: Number.NaN };
+  }
+  return total;
+}
+
 const field = (line, key) => Number(new RegExp(`(?:^|\\s)${key}=([\\d.]+)`).exec(line)?.[1] ?? 0);
 
 /** The echo agent's ACP id (`runs/wait` names it). */
@@ -92,18 +117,24 @@ async function measure(server, lines) {
     for (let i = 0; i < WARMUP; i++) await send();
     await sleep(300);
     const from = lines.length;
+    const schedBefore = preempted(server.proc.pid);
     const latencies = [];
     for (let i = 0; i < TASKS; i++) {
       const t0 = process.hrtime.bigint();
       await send();
       latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
+    const schedAfter = preempted(server.proc.pid);
     const gcs = lines.slice(from);
     const scavenges = gcs.filter((l) => /\sgc=s\s/.test(` ${l} `));
     const sum = (list, key) => list.reduce((s, l) => s + field(l, key), 0);
     const sorted = [...latencies].sort((a, b) => a - b);
     const slowOver = 3 * sorted[Math.floor(sorted.length / 2)];
     const slow = latencies.filter((ms) => ms > slowOver).length;
+    if (process.env.BENCH_ALLOC_SHOW_SLOW) {
+      const at = latencies.flatMap((ms, i) => (ms > slowOver ? [`${i}:${ms.toFixed(1)}`] : []));
+      console.log(`slow tasks (index:ms): ${at.slice(0, 80).join(" ")}`);
+    }
     latencies.sort((a, b) => a - b);
     const q = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
     const pauses = scavenges.map((l) => field(l, "pause"));
@@ -115,6 +146,8 @@ async function measure(server, lines) {
       pause: pauses.length ? pauses.reduce((s, p) => s + p, 0) / pauses.length : 0,
       maxPause: pauses.length ? Math.max(...pauses) : 0,
       slow: (slow * 1000) / TASKS,
+      waitMs: (schedAfter.waitNs - schedBefore.waitNs) / 1e6 / TASKS,
+      switches: ((schedAfter.switches - schedBefore.switches) * 1000) / TASKS,
       p50: q(0.5),
       p99: q(0.99),
     };
@@ -133,7 +166,13 @@ const rows = [];
 for (let round = 1; round <= ROUNDS; round++) {
   for (const [label, cli] of round % 2 ? builds : [...builds].reverse()) {
     const db = join(tmp, `${randomUUID()}.db`);
-    const server = await startOurs(plan, { tmp, configPath, db, cli, nodeFlags: ["--trace-gc-nvp"] });
+    const server = await startOurs(plan, {
+      tmp,
+      configPath,
+      db,
+      cli,
+      nodeFlags: ["--trace-gc-nvp"],
+    });
     try {
       rows.push({ round, label, ...(await measure(server, gcLog(server.proc))) });
     } finally {
@@ -143,12 +182,12 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 console.log(`${name}, ${TASKS} tasks one after another after ${WARMUP} (echo agent, SQLite):\n`);
 console.log(
-  "| round | build | KB allocated / task | bytes promoted / task | scavenges / 1,000 tasks | mean / max pause ms | other GCs | tasks > 3× p50 / 1,000 | p50 / p99 ms | p99 ÷ p50 |",
+  "| round | build | KB allocated / task | bytes promoted / task | scavenges / 1,000 tasks | mean / max pause ms | other GCs | tasks > 3× p50 / 1,000 | waited for a core, ms / task | preempted / 1,000 tasks | p50 / p99 ms | p99 ÷ p50 |",
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const r of rows) {
   console.log(
-    `| ${r.round} | ${r.label} | ${(r.allocated / 1024).toFixed(1)} | ${r.promoted.toFixed(0)} | ${r.scavenges.toFixed(1)} | ${r.pause.toFixed(2)} / ${r.maxPause.toFixed(1)} | ${r.others} | ${r.slow.toFixed(1)} | ${r.p50.toFixed(2)} / ${r.p99.toFixed(2)} | ${(r.p99 / r.p50).toFixed(1)} |`,
+    `| ${r.round} | ${r.label} | ${(r.allocated / 1024).toFixed(1)} | ${r.promoted.toFixed(0)} | ${r.scavenges.toFixed(1)} | ${r.pause.toFixed(2)} / ${r.maxPause.toFixed(1)} | ${r.others} | ${r.slow.toFixed(1)} | ${r.waitMs.toFixed(3)} | ${r.switches.toFixed(0)} | ${r.p50.toFixed(2)} / ${r.p99.toFixed(2)} | ${(r.p99 / r.p50).toFixed(1)} |`,
   );
 }
 process.exit(0);

@@ -1,13 +1,6 @@
 import type { Logger } from "pino";
 import type { SegmentEnd } from "../bridge/acp/outcomes.js";
-import type {
-  Fence,
-  InsertClaim,
-  RunFrame,
-  RunRecord,
-  Storage,
-  ThreadRecord,
-} from "../storage/types.js";
+import type { Fence, InsertClaim, RunRecord, Storage, ThreadRecord } from "../storage/types.js";
 import { newId } from "../util/ids.js";
 import { AgentDeviations } from "./agent-deviations.js";
 import { type EventRejection, StopReason } from "./executor.js";
@@ -15,6 +8,7 @@ import type { FrameBus } from "./frame-bus.js";
 import { LiveTails } from "./frames/live-tails.js";
 import type { EngineAgent } from "./run-engine/agent.js";
 import { ClaimPump } from "./run-engine/claims.js";
+import type { EndFrames } from "./run-engine/end-waiters.js";
 import { EndWaiters } from "./run-engine/end-waiters.js";
 import { type ExecuteRunContext, executeClaimedRun } from "./run-engine/execute-run.js";
 import { Executions } from "./run-engine/executions.js";
@@ -261,17 +255,9 @@ export class RunEngine {
    * one (another replica took the run over, or it was re-queued); undefined when the run does
    * not execute here.
    */
-  endOf(runId: string): Promise<RunRecord | undefined> | undefined {
+  endOf(runId: string, frames?: EndFrames): Promise<RunRecord | undefined> | undefined {
     if (!this.executions.has(runId)) return undefined;
-    return this.endWaiters.wait(runId);
-  }
-
-  /**
-   * All the frames of a run `endOf` resolved with, as they were written with its end (every
-   * one of them in that commit); undefined otherwise: read them from storage.
-   */
-  framesOfEnd(ended: RunRecord): readonly RunFrame[] | undefined {
-    return this.endWaiters.framesOf(ended);
+    return this.endWaiters.wait(runId, frames);
   }
 
   isExecutingHere(runId: string): boolean {

@@ -11,8 +11,8 @@ import { asValues, storedValues } from "../bridge/acp/values.js";
 import type {
   Fence,
   NewCheckpoint,
-  RunPatch,
   RunFrame,
+  RunPatch,
   RunRecord,
   Storage,
   ThreadOnFinish,

@@ -309,14 +309,6 @@ export class RunService {
     return { ...run, status: "error", output };
   }
 
-  /**
-   * All the frames of a run `waitFor` returned as this replica recorded its end, when that end
-   * was written with every one of them; undefined otherwise (read them: `followBatches`).
-   */
-  framesOfEnd(ended: RunRecord): readonly RunFrame[] | undefined {
-    return this.options.engine.framesOfEnd(ended);
-  }
-
   /** Waits until an interrupted (or ended) run changes, on any replica: see run-changes.ts. */
   waitForChange(run: RunRecord, signal: AbortSignal): Promise<RunRecord | null> {
     return waitForRunChange(this.storage, this.options.engine.bus, run, signal);
