@@ -78,7 +78,9 @@ function preempted(pid) {
   const total = { waitNs: 0, switches: 0 };
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      total.waitNs += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[1]);
+      total.waitNs += Number(
+        readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[1],
+      );
       const status = readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8");
       total.switches += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
     }
