@@ -5,7 +5,7 @@
 // server's own young-generation collections (`--trace-gc-nvp`): per task, the bytes allocated
 // and promoted (kept alive across a scavenge), the scavenges per 1,000 tasks and their pauses,
 // and the task's latency. Counting bytes, not time, holds on a busy machine.
-// BENCH_ALLOC_WORKLOAD: jsonrpc-send (default), rest-send or acp-wait.
+// BENCH_ALLOC_WORKLOAD: jsonrpc-send (default), rest-send, acp-wait or acp-thread.
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -47,6 +47,17 @@ const WORKLOADS = {
     body: JSON.stringify({
       agent_id: echoId,
       input: { messages: [{ role: "user", content: "hello from the benchmark" }] },
+    }),
+    done: '"success"',
+  }),
+  // The run an A2A message makes, on ACP: stateful, on a new thread each time.
+  "acp-thread": () => ({
+    path: `/threads/${randomUUID()}/runs/wait`,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      agent_id: echoId,
+      input: { messages: [{ role: "user", content: "hello from the benchmark" }] },
+      if_not_exists: "create",
     }),
     done: '"success"',
   }),
