@@ -20,6 +20,7 @@ import { invalid, notFound } from "../util/errors.js";
 import { newId } from "../util/ids.js";
 import { StopReason } from "./executor.js";
 import type { QueueRoom } from "./queue-room.js";
+import type { EndFrames } from "./run-engine/end-waiters.js";
 import type { CreatedRun, RunnableAgent, RunServiceOptions } from "./run-types.js";
 import { traceContextForNewRun } from "./segment-tracing.js";
 
@@ -187,7 +188,8 @@ export class RunCreation {
     // The thread its insert creates: the execution cannot read it before the commit.
     engine.launchInserted(run, claim, held.thread);
     // Asked now: a short run's end is recorded as soon as its insert commits.
-    const ended = engine.endOf(run.run_id);
+    const endFrames: EndFrames = {};
+    const ended = engine.endOf(run.run_id, endFrames);
     try {
       await held.committed;
     } catch (err) {
@@ -197,7 +199,7 @@ export class RunCreation {
       throw err;
     }
     engine.notify(run);
-    return { run, ended };
+    return { run, ended, endFrames };
   }
 
   private resolveAgent(agentId: string | undefined) {

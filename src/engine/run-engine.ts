@@ -8,6 +8,7 @@ import type { FrameBus } from "./frame-bus.js";
 import { LiveTails } from "./frames/live-tails.js";
 import type { EngineAgent } from "./run-engine/agent.js";
 import { ClaimPump } from "./run-engine/claims.js";
+import type { EndFrames } from "./run-engine/end-waiters.js";
 import { EndWaiters } from "./run-engine/end-waiters.js";
 import { type ExecuteRunContext, executeClaimedRun } from "./run-engine/execute-run.js";
 import { Executions } from "./run-engine/executions.js";
@@ -79,7 +80,7 @@ export class RunEngine {
     this.agents = new Map(options.agents.map((agent) => [agent.agentId, agent]));
     this.recorder = new RunRecorder({
       ...options,
-      onEnded: (run) => this.endWaiters.settle(run.run_id, run),
+      onEnded: (run, frames) => this.endWaiters.settle(run.run_id, run, frames),
       failures: {
         agentName: (agentId) => this.agents.get(agentId)?.name,
         hideInternals: options.hideInternals ?? false,
@@ -254,9 +255,9 @@ export class RunEngine {
    * one (another replica took the run over, or it was re-queued); undefined when the run does
    * not execute here.
    */
-  endOf(runId: string): Promise<RunRecord | undefined> | undefined {
+  endOf(runId: string, frames?: EndFrames): Promise<RunRecord | undefined> | undefined {
     if (!this.executions.has(runId)) return undefined;
-    return this.endWaiters.wait(runId);
+    return this.endWaiters.wait(runId, frames);
   }
 
   isExecutingHere(runId: string): boolean {

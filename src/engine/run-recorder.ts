@@ -11,6 +11,7 @@ import { asValues, storedValues } from "../bridge/acp/values.js";
 import type {
   Fence,
   NewCheckpoint,
+  RunFrame,
   RunPatch,
   RunRecord,
   Storage,
@@ -29,8 +30,11 @@ export interface RunRecorderOptions {
   logger: Logger;
   /** Called on every run status change (webhooks, metrics); errors are logged, never thrown. */
   onStatusChange?: (run: RunRecord) => void | Promise<void>;
-  /** Called with the run as recorded, each time this recorder writes a segment's end. */
-  onEnded?: (run: RunRecord) => void;
+  /**
+   * Called with the run as recorded, each time this recorder writes a segment's end; with all
+   * of the run's frames when that end's commit wrote every one of them (none was stored before).
+   */
+  onEnded?: (run: RunRecord, frames?: readonly RunFrame[]) => void;
   /** How failures are logged and shown (failure-report.ts). */
   failures: Omit<FailureReporting, "logger">;
 }
@@ -178,7 +182,9 @@ export class RunRecorder {
       return false;
     }
     writer.endStored();
-    this.ended(finished);
+    // Every frame of the run, from its first, went into this commit: handed to those waiting
+    // for its end here, who need not read them back.
+    this.ended(finished, frames[0]?.seq === 1 ? frames : undefined);
     return true;
   }
 
@@ -320,8 +326,8 @@ export class RunRecorder {
   }
 
   /** A segment's end is recorded: those waiting for it here, then the status-change hook. */
-  private ended(run: RunRecord): void {
-    this.options.onEnded?.(run);
+  private ended(run: RunRecord, frames?: readonly RunFrame[]): void {
+    this.options.onEnded?.(run, frames);
     this.notify(run);
   }
 

@@ -1,5 +1,6 @@
 import type { Interrupt } from "@ag-ui/core";
 import type { RunRecord } from "../storage/types.js";
+import type { EndFrames } from "./run-engine/end-waiters.js";
 import type { RunEngine } from "./run-engine.js";
 
 /** What run creation needs to know of an agent: its id and its descriptor's validators. */
@@ -35,4 +36,6 @@ export interface RunServiceOptions {
 export interface CreatedRun {
   run: RunRecord;
   ended?: Promise<RunRecord | undefined>;
+  /** Filled, when `ended` resolves with the run, if its end's commit wrote all its frames. */
+  endFrames?: EndFrames;
 }

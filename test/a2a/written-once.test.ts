@@ -86,4 +86,23 @@ describe.each(BINDINGS)("a blocking SendMessage on a new context over %s", (bind
     expect(next.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(responseText(next)).toBe("again");
   });
+
+  it("answers the task's artifacts and history as GetTask reads them back", async () => {
+    const client = await a2aClient(base, "echo", binding);
+    // Answered from the frames its end wrote (none read back): the same task as stored.
+    for (const text of ["first", "second"]) {
+      const task = asTask(
+        await client.sendMessage({
+          message: userMessage(text),
+          configuration: { historyLength: 10 },
+        } as never),
+      );
+      expect(responseText(task)).toBe(text);
+      const got = asTask(await client.getTask({ id: task.id, historyLength: 10 } as never));
+      expect(got.status?.state).toBe(task.status?.state);
+      expect(got.artifacts).toEqual(task.artifacts);
+      expect(got.history).toEqual(task.history);
+      expect(got.history?.length).toBeGreaterThan(0);
+    }
+  });
 });

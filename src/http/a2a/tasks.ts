@@ -21,9 +21,10 @@ import { parseRunCommand, withAguiOrigin } from "../../bridge/acp/run-command.js
 import { clientIds } from "../../bridge/agui/run-command.js";
 import type { RegisteredAgent } from "../../config/registry.js";
 import { readUpdate } from "../../engine/frames/codec.js";
+import type { EndFrames } from "../../engine/run-engine/end-waiters.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
-import type { RunRecord } from "../../storage/types.js";
+import type { RunFrame, RunRecord } from "../../storage/types.js";
 import { isDomainError } from "../../util/errors.js";
 import { newId } from "../../util/ids.js";
 import { aclThreadId, callerThreadId } from "../agui-runs/agui-runs.js";
@@ -41,6 +42,8 @@ export interface TaskHandle {
   view: TaskRun;
   /** The run's end as this replica records it, for a task sent to be waited for. */
   ended?: Promise<RunRecord | undefined>;
+  /** The run's frames as that end wrote them, when it wrote them all (see `EndFrames`). */
+  endFrames?: EndFrames;
 }
 
 /** Some of a task's stream events, and the last stored frame of the run they cover. */
@@ -136,10 +139,10 @@ export class A2aTasks {
     );
     const threadId = fresh ? aclThreadId(contextId, who.id) : await this.threadOf(who, contextId);
     if (toWait) {
-      const { run, ended } = await this.acpCall(() =>
+      const { run, ended, endFrames } = await this.acpCall(() =>
         this.runs.createToWait(who, "stateful", command, threadId, { freshThread: fresh }),
       );
-      return { handle: { run, view: taskRunOf(run), ended }, afterSeq: 0 };
+      return { handle: { run, view: taskRunOf(run), ended, endFrames }, afterSeq: 0 };
     }
     // A new context's thread is known not to exist: not looked up again.
     const known = fresh ? null : undefined;
@@ -224,7 +227,8 @@ export class A2aTasks {
     // A run that ended is handed over as recorded (by the engine here, or read after its end):
     // reading it again would cost a lone request a query and a parse for the same record.
     const ended = run !== handle.run && run.status !== "pending";
-    const fresh = ended ? run : ((await this.runs.findReachable(who, run.run_id)) ?? run);
+    if (ended) return { run, view: taskRunOf(run), endFrames: handle.endFrames };
+    const fresh = (await this.runs.findReachable(who, run.run_id)) ?? run;
     return { run: fresh, view: taskRunOf(fresh) };
   }
 
@@ -233,6 +237,12 @@ export class A2aTasks {
     const events = new TaskEvents(handle.view);
     const { run } = handle;
     if (run.last_seq === 0) return events;
+    // Ended here, all its frames written with its end: handed over as written, not read back.
+    const written = handle.endFrames?.frames;
+    if (written !== undefined) {
+      for (const frame of written) fold(events, frame);
+      return events;
+    }
     const controller = new AbortController();
     try {
       for await (const batch of this.runs.followBatches(run.run_id, {
@@ -244,8 +254,7 @@ export class A2aTasks {
           // Exactly what was stored when the run was read, so that a stream following on from
           // `last_seq` (SubscribeToTask) neither repeats nor misses an event.
           if (frame.seq > run.last_seq) break;
-          if (frame.mode === "custom") events.push(readUpdate(frame) ?? {});
-          else if (frame.mode === "final") events.endSegment();
+          fold(events, frame);
         }
         // What was stored when the run was read: a task in progress is read up to there.
         if ((batch.at(-1)?.seq ?? 0) >= run.last_seq) break;
@@ -344,6 +353,12 @@ export class A2aTasks {
       throw toA2aError(err);
     }
   }
+}
+
+/** A stored frame of the run into the task's events: the agent's events, a segment's end. */
+function fold(events: TaskEvents, frame: RunFrame): void {
+  if (frame.mode === "custom") events.push(readUpdate(frame) ?? {});
+  else if (frame.mode === "final") events.endSegment();
 }
 
 /** A domain error of the run service as the A2A error a client understands. */
