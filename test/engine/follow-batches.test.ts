@@ -6,7 +6,7 @@ import {
   VALUES_DELTA_DATA,
   valuesKeyframeData,
 } from "../../src/engine/frames/codec.js";
-import { followRun, followRunBatches } from "../../src/engine/frames/follow.js";
+import { followRun, followRunBatches, MAX_LIVE_FRAMES } from "../../src/engine/frames/follow.js";
 import type { RunFrame, Storage } from "../../src/storage/types.js";
 import { storageWithPendingRun } from "../helpers/pending-run.js";
 
@@ -90,6 +90,53 @@ describe("following a run in batches", () => {
       [4, 5],
       [6, 7],
     ]);
+  });
+
+  it("a reader that falls far behind lets go of what it holds and reads it back: nothing missed", async () => {
+    const total = MAX_LIVE_FRAMES * 3;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let first = true;
+    const seqs: number[] = [];
+    const storage = await pendingRun([custom(1)]);
+    const bus = new LocalFrameBus();
+    const following = (async () => {
+      const options = {
+        afterSeq: 0,
+        signal: new AbortController().signal,
+        read: "events" as const,
+      };
+      for await (const batch of followRunBatches(storage, bus, RUN, options)) {
+        seqs.push(...batch.map((f) => f.seq));
+        // The reader is slow: it takes nothing more until every frame has been published.
+        if (first) {
+          first = false;
+          await held;
+        }
+      }
+    })();
+    await settle();
+    for (let seq = 2; seq <= total; seq += 100) {
+      const frames = Array.from({ length: 100 }, (_, i) => custom(seq + i));
+      await storage.appendFrames(frames);
+      bus.publish(RUN, frames);
+    }
+    await storage.appendFrames([final(total + 2)]);
+    bus.publish(RUN, [final(total + 2)]);
+    // What it let go of is read back from storage, not held: count the pages it reads.
+    let pagesRead = 0;
+    const readFrames = storage.readFrames.bind(storage);
+    storage.readFrames = (...args) => {
+      pagesRead++;
+      return readFrames(...args);
+    };
+    release();
+    await following;
+    await storage.close();
+    expect(seqs).toEqual(Array.from({ length: total + 2 }, (_, i) => i + 1));
+    expect(pagesRead).toBeGreaterThan(0);
   });
 
   it("stops at the frame that ends the run, even inside a batch", async () => {

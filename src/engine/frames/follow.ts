@@ -202,6 +202,10 @@ async function* followStored(
   };
   // Subscribe before reading storage: a frame published in between is then buffered, not lost.
   const unsubscribe = bus.subscribe(runId, (frames) => {
+    // A reader this far behind (a slow client) lets go of what it holds: every frame published
+    // is stored or in this replica's live tail, read back in pages as it catches up, so it
+    // misses nothing and holds at most this many frames, however big the run.
+    if (live.length + frames.length > MAX_LIVE_FRAMES) live = [];
     live.push(...frames);
     notify();
   });
@@ -307,6 +311,9 @@ async function endsRun(
   }
   return true;
 }
+
+/** Frames a follower holds that its reader has not taken yet (see `followStored`). */
+export const MAX_LIVE_FRAMES = 2000;
 
 /** How long a follower waits for the final frame of a run whose outcome it has seen. */
 const FINAL_FRAME_WAITS = 50;
