@@ -19,6 +19,18 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+describe("the server", () => {
+  it("answers /info as agent-chat-ui checks it (ok, with its flags) and /ok", async () => {
+    const info = await fetch(`${base}/langgraph/info`);
+    expect(info.ok).toBe(true);
+    expect(await info.json()).toMatchObject({
+      version: expect.any(String),
+      flags: { assistants: true, crons: false },
+    });
+    expect(await (await fetch(`${base}/langgraph/ok`)).json()).toEqual({ ok: true });
+  });
+});
+
 describe("assistants", () => {
   it("lists every agent as an assistant named by the agent", async () => {
     const found = await client.assistants.search({ limit: 100 });

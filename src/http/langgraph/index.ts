@@ -2,6 +2,7 @@ import { facePlugin } from "../face-plugin.js";
 import { PLUGIN } from "../plugins/names.js";
 import { assistantRoutes } from "./assistants.js";
 import { answerErrorsAsLangGraph, sendDetail } from "./errors.js";
+import { metaRoutes } from "./meta.js";
 import { runRoutes } from "./runs.js";
 import { threadCommandRoutes } from "./thread-commands.js";
 import { threadRoutes } from "./threads.js";
@@ -22,6 +23,7 @@ export const langgraphFace = facePlugin<{ basePath: string }>(
         face.setNotFoundHandler((request, reply) =>
           sendDetail(reply, 404, `no route for ${request.method} ${request.url.split("?", 1)[0]}`),
         );
+        await face.register(metaRoutes);
         await face.register(assistantRoutes);
         await face.register(threadRoutes);
         await face.register(runRoutes);
