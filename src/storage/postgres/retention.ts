@@ -7,11 +7,11 @@ import {
   parseIdleThreadCursor,
   RETENTION_OPT_OUT,
   type RetentionBatch,
-  type RetentionRemoved,
   type RetentionStore,
 } from "../retention.js";
 import type { Database, Queryable } from "./connection.js";
 import { entryDigests } from "./json.js";
+import { add, checkpointsOf, deleteRunsWithHiddenThreads, type Tally } from "./run-deletion.js";
 import { PostgresRunExpiries } from "./run-expiries.js";
 
 const FINISHED = "status IN ('success', 'error', 'timeout')";
@@ -27,11 +27,6 @@ const schemaKey = (schema: string): number =>
 
 /** The opt-out entry as containment search digests it (see json.ts). */
 const OPT_OUT_DIGEST = entryDigests({ [RETENTION_OPT_OUT.key]: RETENTION_OPT_OUT.value });
-
-interface Tally {
-  count: number;
-  bytes: number;
-}
 
 /**
  * The retention batches on PostgreSQL (see ../retention.ts), each one transaction. Candidates are
@@ -64,40 +59,13 @@ export class PostgresRetention implements RetentionStore {
 
   deleteFinishedStatelessRuns(before: string, limit: number): Promise<RetentionBatch> {
     return this.#db.transaction(async (db) => {
-      const removed = noneRemoved();
       const runs = await db.query<{ run_id: string; thread_id: string | null }>(
         `SELECT run_id, thread_id FROM runs
          WHERE kind = 'stateless' AND ${FINISHED} AND updated_at < $1
          ORDER BY updated_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED`,
         [before, limit],
       );
-      const runIds = runs.rows.map((r) => r.run_id);
-      const threadIds = runs.rows.flatMap((r) => (r.thread_id === null ? [] : [r.thread_id]));
-      if (runIds.length === 0) return { handled: 0, removed };
-      // Only the runs' own hidden threads, and never one a pending run still needs.
-      const threads = await db.query<{ thread_id: string }>(
-        `SELECT thread_id FROM threads t
-         WHERE thread_id = ANY($1::text[]) AND hidden
-           AND NOT EXISTS (SELECT 1 FROM runs r
-                           WHERE r.thread_id = t.thread_id AND r.status = 'pending')
-         FOR UPDATE SKIP LOCKED`,
-        [threadIds],
-      );
-      const hidden = threads.rows.map((t) => t.thread_id);
-      add(removed, "frames", await framesOfRuns(db, runIds));
-      add(removed, "checkpoints", await checkpointsOf(db, hidden));
-      // Frames and webhook deliveries go with the runs (ON DELETE CASCADE), checkpoints with
-      // the threads.
-      const deletedRuns = await db.query("DELETE FROM runs WHERE run_id = ANY($1::text[])", [
-        runIds,
-      ]);
-      removed.runs = deletedRuns.rowCount ?? 0;
-      const deletedThreads = await db.query(
-        "DELETE FROM threads WHERE thread_id = ANY($1::text[])",
-        [hidden],
-      );
-      removed.threads = deletedThreads.rowCount ?? 0;
-      return { handled: runIds.length, removed };
+      return deleteRunsWithHiddenThreads(db, runs.rows);
     });
   }
 
@@ -264,15 +232,6 @@ export class PostgresRetention implements RetentionStore {
   }
 }
 
-async function framesOfRuns(db: Queryable, runIds: string[]): Promise<Tally> {
-  const result = await db.query<Tally>(
-    `SELECT count(*)::int AS count, coalesce(sum(octet_length(data)), 0)::bigint AS bytes
-     FROM run_frames WHERE run_id = ANY($1::text[])`,
-    [runIds],
-  );
-  return result.rows[0]!;
-}
-
 async function framesOfThreads(db: Queryable, threadIds: string[]): Promise<Tally> {
   const result = await db.query<Tally>(
     `SELECT count(*)::int AS count, coalesce(sum(octet_length(f.data)), 0)::bigint AS bytes
@@ -280,21 +239,4 @@ async function framesOfThreads(db: Queryable, threadIds: string[]): Promise<Tall
     [threadIds],
   );
   return result.rows[0]!;
-}
-
-async function checkpointsOf(db: Queryable, threadIds: string[]): Promise<Tally> {
-  if (threadIds.length === 0) return { count: 0, bytes: 0 };
-  const result = await db.query<Tally>(
-    `SELECT count(*)::int AS count,
-            coalesce(sum(octet_length("values"::text) + octet_length(messages::text)), 0)::bigint
-              AS bytes
-     FROM checkpoints WHERE thread_id = ANY($1::text[])`,
-    [threadIds],
-  );
-  return result.rows[0]!;
-}
-
-function add(removed: RetentionRemoved, kind: "frames" | "checkpoints", tally: Tally): void {
-  removed[kind] += tally.count;
-  removed.bytes += tally.bytes;
 }
