@@ -371,7 +371,17 @@ describe("PostgreSQL write alone, outside a transaction", () => {
       END $$`);
     });
     write.catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Until the write waits for `second` (blocked by this session), however busy the machine.
+    const otherPid = (await other.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!
+      .pid;
+    for (let waited = 0; waited < 30_000; waited += 20) {
+      const blocked = await db.database.pool.query(
+        "SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+        [otherPid],
+      );
+      if (blocked.rowCount! > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     await other.query("UPDATE runs SET last_seq = last_seq + 10 WHERE run_id = $1", [first]);
     await other.query("COMMIT");
     other.release();
