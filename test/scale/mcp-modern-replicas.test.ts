@@ -5,41 +5,18 @@
  * (tasks/update) and cancelled on the other through `@modelcontextprotocol/ext-tasks`. The
  * revision is stateless and a task is its run, so no replica needs anything of the other.
  */
-import { randomBytes } from "node:crypto";
 import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 import { taskId as asTaskId } from "@modelcontextprotocol/ext-tasks/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { textOf } from "../mcp/helpers.js";
 import { MODERN, modernClient, modernPost, rawDispatchTo } from "../mcp/modern-helpers.js";
 import { MCP_REPLICA_CONFIG as CONFIG } from "./mcp-agents.js";
-import {
-  dropSchema,
-  PG_URL,
-  type Replica,
-  requirePostgres,
-  startReplica,
-  until,
-  writeConfig,
-} from "./replicas.js";
+import { replicasOfSuite, until } from "./replicas.js";
 
 const asking = { elicitation: { form: {} } };
 
 describe("MCP 2026-07-28 across replicas sharing one PostgreSQL", () => {
-  const schema = `acp_mcp26_${randomBytes(4).toString("hex")}`;
-  let replicas: Replica[] = [];
-
-  beforeAll(async () => {
-    await requirePostgres();
-    const config = writeConfig(CONFIG);
-    const databaseUrl = `${PG_URL}?schema=${schema}`;
-    replicas = await Promise.all(["A", "B"].map((name) => startReplica(name, config, databaseUrl)));
-  }, 60_000);
-
-  afterAll(async () => {
-    for (const replica of replicas) replica.child.kill("SIGKILL");
-    await Promise.all(replicas.map((replica) => replica.exited));
-    await dropSchema(schema);
-  });
+  const replicas = replicasOfSuite("acp_mcp26", CONFIG);
 
   it("an InputRequiredResult of one replica is retried on the other, resuming the same run", async () => {
     const call = (url: string, extra: Record<string, unknown> = {}) =>

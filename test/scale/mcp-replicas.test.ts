@@ -4,43 +4,20 @@
  * tasks/result) and cancelled from the other, each client in a session of its own replica. A
  * task is its run, so no replica needs the session that made it.
  */
-import { randomBytes } from "node:crypto";
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
   ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mcpClient, textOf } from "../mcp/helpers.js";
 import { MCP_REPLICA_CONFIG as CONFIG } from "./mcp-agents.js";
-import {
-  dropSchema,
-  PG_URL,
-  type Replica,
-  requirePostgres,
-  startReplica,
-  until,
-  writeConfig,
-} from "./replicas.js";
+import { replicasOfSuite, until } from "./replicas.js";
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
 
 describe("MCP tasks across replicas sharing one PostgreSQL", () => {
-  const schema = `acp_mcp_${randomBytes(4).toString("hex")}`;
-  let replicas: Replica[] = [];
-
-  beforeAll(async () => {
-    await requirePostgres();
-    const config = writeConfig(CONFIG);
-    const databaseUrl = `${PG_URL}?schema=${schema}`;
-    replicas = await Promise.all(["A", "B"].map((name) => startReplica(name, config, databaseUrl)));
-  }, 60_000);
-
-  afterAll(async () => {
-    for (const replica of replicas) replica.child.kill("SIGKILL");
-    await Promise.all(replicas.map((replica) => replica.exited));
-    await dropSchema(schema);
-  });
+  const replicas = replicasOfSuite("acp_mcp", CONFIG);
 
   const startTask = async (name: string, message: string) => {
     const client = await mcpClient(`${replicas[0]!.url}/mcp`);

@@ -6,11 +6,10 @@
  * under the call's request id. The session, recorded in the store, is served by both. A forged
  * event id, another session's and another caller's are refused.
  */
-import { randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { textOf } from "../mcp/helpers.js";
 import {
   callAndDrop,
@@ -22,15 +21,7 @@ import {
   textOfAnswer,
 } from "../mcp/sse-calls.js";
 import { MCP_REPLICA_CONFIG } from "./mcp-agents.js";
-import {
-  dropSchema,
-  PG_URL,
-  type Replica,
-  requirePostgres,
-  startReplica,
-  until,
-  writeConfig,
-} from "./replicas.js";
+import { replicasOfSuite, until } from "./replicas.js";
 
 const KEY = "first-key-0123456789abcdef";
 const OTHER_KEY = "second-key-0123456789abcdef";
@@ -49,22 +40,8 @@ const progressMessages = (events: SseEvent[]) =>
     .map((event) => (event.message!.params as { message?: string }).message);
 
 describe("MCP call streams resumed on another replica", () => {
-  const schema = `acp_mcpres_${randomBytes(4).toString("hex")}`;
-  let replicas: Replica[] = [];
+  const replicas = replicasOfSuite("acp_mcpres", CONFIG);
   const urlOf = (i: number) => `${replicas[i]!.url}/mcp`;
-
-  beforeAll(async () => {
-    await requirePostgres();
-    const config = writeConfig(CONFIG);
-    const databaseUrl = `${PG_URL}?schema=${schema}`;
-    replicas = await Promise.all(["A", "B"].map((name) => startReplica(name, config, databaseUrl)));
-  }, 60_000);
-
-  afterAll(async () => {
-    for (const replica of replicas) replica.child.kill("SIGKILL");
-    await Promise.all(replicas.map((replica) => replica.exited));
-    await dropSchema(schema);
-  });
 
   it("a stream dropped on one replica mid-run resumes on the other, missing nothing", async () => {
     const text = words(40);

@@ -5,44 +5,21 @@
  * on 2025-11-25 as `notifications/tasks/status` on the session's stream (the official SDK
  * client), on 2026-07-28 as `notifications/tasks` on a subscriptions/listen stream.
  */
-import { randomBytes } from "node:crypto";
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
   ElicitRequestSchema,
   TaskStatusNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openSse } from "../helpers/sse.js";
 import { mcpClient, textOf } from "../mcp/helpers.js";
 import { MODERN, modernPost } from "../mcp/modern-helpers.js";
 import { MCP_REPLICA_CONFIG as CONFIG } from "./mcp-agents.js";
-import {
-  dropSchema,
-  PG_URL,
-  type Replica,
-  requirePostgres,
-  startReplica,
-  until,
-  writeConfig,
-} from "./replicas.js";
+import { replicasOfSuite, until } from "./replicas.js";
 
 describe("MCP task status notifications across replicas", () => {
-  const schema = `acp_mcpst_${randomBytes(4).toString("hex")}`;
-  let replicas: Replica[] = [];
-
-  beforeAll(async () => {
-    await requirePostgres();
-    const config = writeConfig(CONFIG);
-    const databaseUrl = `${PG_URL}?schema=${schema}`;
-    replicas = await Promise.all(["A", "B"].map((name) => startReplica(name, config, databaseUrl)));
-  }, 60_000);
-
-  afterAll(async () => {
-    for (const replica of replicas) replica.child.kill("SIGKILL");
-    await Promise.all(replicas.map((replica) => replica.exited));
-    await dropSchema(schema);
-  });
+  const replicas = replicasOfSuite("acp_mcpst", CONFIG);
 
   it("2025-11-25: the session on one replica is told of an answer given on the other", async () => {
     const watcher = await mcpClient(`${replicas[0]!.url}/mcp`);

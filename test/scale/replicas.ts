@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 
 const root = resolve(import.meta.dirname, "../..");
 export const PG_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -147,3 +149,27 @@ export const slowEvents = (steps: number) => [
   { type: "TEXT_MESSAGE_END", messageId: "m" },
   { type: "RUN_FINISHED", threadId: "t", runId: "r" },
 ];
+
+/**
+ * Replicas (CLI processes, "A" and "B") serving `configYaml` on a schema of their own in the
+ * test PostgreSQL: started before the suite's tests (failing loudly without PostgreSQL),
+ * killed and their schema dropped after them. The array is filled once they are up.
+ */
+export function replicasOfSuite(schemaPrefix: string, configYaml: string): Replica[] {
+  const schema = `${schemaPrefix}_${randomBytes(4).toString("hex")}`;
+  const replicas: Replica[] = [];
+  beforeAll(async () => {
+    await requirePostgres();
+    const config = writeConfig(configYaml);
+    const databaseUrl = `${PG_URL}?schema=${schema}`;
+    replicas.push(
+      ...(await Promise.all(["A", "B"].map((name) => startReplica(name, config, databaseUrl)))),
+    );
+  }, 60_000);
+  afterAll(async () => {
+    for (const replica of replicas) replica.child.kill("SIGKILL");
+    await Promise.all(replicas.map((replica) => replica.exited));
+    await dropSchema(schema);
+  });
+  return replicas;
+}
