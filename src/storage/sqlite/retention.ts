@@ -6,23 +6,23 @@ import {
   parseIdleThreadCursor,
   RETENTION_OPT_OUT,
   type RetentionBatch,
-  type RetentionRemoved,
   type RetentionStore,
 } from "../retention.js";
 import type { RunFrame } from "../types.js";
 import { type FramePage, readPage, toPages } from "./frame-pages.js";
 import { nowIso } from "./mapping.js";
+import {
+  add,
+  deleteRunsWithHiddenThreads,
+  prepareRunDeletion,
+  type Tally,
+} from "./run-deletion.js";
 import { SqliteRunExpiries } from "./run-expiries.js";
 
 /** Runs a write through the storage's group commit (see group-commit.ts). */
 export type SqliteWrite = <T>(work: () => T) => Promise<T>;
 
 const FINISHED = "status IN ('success', 'error', 'timeout')";
-
-interface Tally {
-  count: number;
-  bytes: number;
-}
 
 /**
  * The retention batches on SQLite (see ../retention.ts). Each batch is one write in the group
@@ -119,21 +119,7 @@ export class SqliteRetention implements RetentionStore {
 
   #deleteStateless(before: string, limit: number): RetentionBatch {
     const s = this.#statements;
-    const removed = noneRemoved();
-    const runs = s.finishedStateless.all(before, limit);
-    for (const run of runs) {
-      add(removed, "frames", s.framesOfRun.get(run.run_id)!);
-      // Frames, webhook deliveries and run metadata go with the run (ON DELETE CASCADE).
-      removed.runs += s.deleteRun.run(run.run_id).changes;
-      if (run.thread_id === null) continue;
-      const checkpoints = s.checkpointsOfThread.get(run.thread_id)!;
-      // Only the run's own hidden thread, and never one a pending run still needs.
-      if (s.deleteHiddenThread.run({ id: run.thread_id }).changes === 1) {
-        removed.threads += 1;
-        add(removed, "checkpoints", checkpoints);
-      }
-    }
-    return { handled: runs.length, removed };
+    return deleteRunsWithHiddenThreads(s, s.finishedStateless.all(before, limit));
   }
 
   #compact(before: string, limit: number): RetentionBatch {
@@ -210,11 +196,6 @@ function lastFrameOf(page: FramePage): RunFrame | undefined {
   return frames[0];
 }
 
-function add(removed: RetentionRemoved, kind: "frames" | "checkpoints", tally: Tally): void {
-  removed[kind] += tally.count;
-  removed.bytes += tally.bytes;
-}
-
 function prepare(db: Database.Database) {
   const tally = (sql: string) => db.prepare<unknown[], Tally>(sql);
   return {
@@ -223,11 +204,7 @@ function prepare(db: Database.Database) {
        WHERE kind = 'stateless' AND ${FINISHED} AND updated_at < ?
        ORDER BY updated_at, seq LIMIT ?`,
     ),
-    deleteRun: db.prepare<[string]>("DELETE FROM runs WHERE run_id = ?"),
-    deleteHiddenThread: db.prepare<[{ id: string }]>(
-      `DELETE FROM threads WHERE thread_id = @id AND hidden = 1 AND NOT EXISTS (
-         SELECT 1 FROM runs WHERE thread_id = @id AND status = 'pending')`,
-    ),
+    ...prepareRunDeletion(db),
     toCompact: db.prepare<[string, number], { run_id: string }>(
       `SELECT run_id FROM runs INDEXED BY runs_frames_to_compact
        WHERE frames_compacted_at IS NULL AND ${FINISHED} AND updated_at < ?
@@ -247,18 +224,9 @@ function prepare(db: Database.Database) {
     markCompacted: db.prepare<[string, string]>(
       "UPDATE runs SET frames_compacted_at = ? WHERE run_id = ?",
     ),
-    framesOfRun: tally(
-      `SELECT coalesce(sum(frames), 0) AS count, coalesce(sum(octet_length(data)), 0) AS bytes
-       FROM run_frames WHERE run_id = ?`,
-    ),
     framesOfThread: tally(
       `SELECT coalesce(sum(f.frames), 0) AS count, coalesce(sum(octet_length(f.data)), 0) AS bytes
        FROM runs r JOIN run_frames f ON f.run_id = r.run_id WHERE r.thread_id = ?`,
-    ),
-    checkpointsOfThread: tally(
-      `SELECT count(*) AS count,
-              coalesce(sum(octet_length("values") + octet_length(messages)), 0) AS bytes
-       FROM checkpoints WHERE thread_id = ?`,
     ),
     checkpointsBesides: tally(
       `SELECT count(*) AS count,

@@ -1,16 +1,12 @@
 import type Database from "better-sqlite3";
 import { notFound } from "../../util/errors.js";
-import { noneRemoved, type RetentionBatch, type RetentionRemoved } from "../retention.js";
+import type { RetentionBatch } from "../retention.js";
+import { deleteRunsWithHiddenThreads, prepareRunDeletion } from "./run-deletion.js";
 
 /** Runs a write through the storage's group commit (as retention.ts's SqliteWrite). */
 type SqliteWrite = <T>(work: () => T) => Promise<T>;
 
 const FINISHED = "r.status IN ('success', 'error', 'timeout')";
-
-interface Tally {
-  count: number;
-  bytes: number;
-}
 
 /**
  * Run expiries on SQLite (migration 016; see RetentionStore in ../retention.ts): when a run is
@@ -54,27 +50,11 @@ export class SqliteRunExpiries {
   }
 
   #deleteExpired(now: string, limit: number): RetentionBatch {
-    const s = this.#s;
-    const removed = noneRemoved();
-    const runs = s.expired.all(now, limit);
-    for (const run of runs) {
-      add(removed, "frames", s.framesOfRun.get(run.run_id)!);
-      // Frames, webhook deliveries, run metadata and the expiry go with the run (ON DELETE CASCADE).
-      removed.runs += s.deleteRun.run(run.run_id).changes;
-      if (run.thread_id === null) continue;
-      const checkpoints = s.checkpointsOfThread.get(run.thread_id)!;
-      // Only the run's own hidden thread, and never one a pending run still needs.
-      if (s.deleteHiddenThread.run({ id: run.thread_id }).changes === 1) {
-        removed.threads += 1;
-        add(removed, "checkpoints", checkpoints);
-      }
-    }
-    return { handled: runs.length, removed };
+    return deleteRunsWithHiddenThreads(this.#s, this.#s.expired.all(now, limit));
   }
 }
 
 function prepare(db: Database.Database) {
-  const tally = (sql: string) => db.prepare<[string], Tally>(sql);
   return {
     // Inserts only for a run that is there (a run id that is not is no foreign-key error).
     upsert: db.prepare<[string, string, string]>(
@@ -87,24 +67,6 @@ function prepare(db: Database.Database) {
        WHERE e.expires_at < ? AND ${FINISHED}
        ORDER BY e.expires_at LIMIT ?`,
     ),
-    deleteRun: db.prepare<[string]>("DELETE FROM runs WHERE run_id = ?"),
-    deleteHiddenThread: db.prepare<[{ id: string }]>(
-      `DELETE FROM threads WHERE thread_id = @id AND hidden = 1 AND NOT EXISTS (
-         SELECT 1 FROM runs WHERE thread_id = @id AND status = 'pending')`,
-    ),
-    framesOfRun: tally(
-      `SELECT coalesce(sum(frames), 0) AS count, coalesce(sum(octet_length(data)), 0) AS bytes
-       FROM run_frames WHERE run_id = ?`,
-    ),
-    checkpointsOfThread: tally(
-      `SELECT count(*) AS count,
-              coalesce(sum(octet_length("values") + octet_length(messages)), 0) AS bytes
-       FROM checkpoints WHERE thread_id = ?`,
-    ),
+    ...prepareRunDeletion(db),
   };
-}
-
-function add(removed: RetentionRemoved, kind: "frames" | "checkpoints", tally: Tally): void {
-  removed[kind] += tally.count;
-  removed.bytes += tally.bytes;
 }
