@@ -216,7 +216,8 @@ async function main() {
     console.log(`| table or index | ${mine.map((r) => r.label).join(" | ")} |`);
     console.log(`| --- | ${mine.map(() => "---").join(" | ")} |`);
     const cell = (p) => (p ? `${Math.round(p.size)} / ${Math.round(p.used)}` : "—");
-    for (const n of names) console.log(`| ${n} | ${mine.map((r) => cell(r.parts[n])).join(" | ")} |`);
+    for (const n of names)
+      console.log(`| ${n} | ${mine.map((r) => cell(r.parts[n])).join(" | ")} |`);
     console.log(
       `| **database pages in use** | ${mine.map((r) => `**${Math.round(r.total)}** / ${Math.round(r.used)}`).join(" | ")} |\n`,
     );

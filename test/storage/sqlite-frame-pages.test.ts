@@ -10,9 +10,13 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStorage } from "../../src/storage/index.js";
 import {
+  DEFLATE_FROM_CHARS,
   PAGE_CHARS,
   PAGE_FRAMES,
+  pageText,
   readPage,
+  storedPageData,
+  storedTextBytes,
   toPages,
 } from "../../src/storage/sqlite/frame-pages.js";
 import type { RunFrame } from "../../src/storage/types.js";
@@ -64,6 +68,32 @@ describe("the page format", () => {
     const pages = toPages("r", written);
     expect(pages.map((page) => page.last_seq)).toEqual([2, 3]);
     expect(decode(pages)).toEqual(written);
+  });
+
+  it("stores a page deflated when that is shorter, and reads it back exactly", () => {
+    const written = frames("r", 40);
+    const pages = toPages("r", written);
+    expect(pages.every((page) => Buffer.isBuffer(page.data))).toBe(true);
+    expect(decode(pages)).toEqual(written);
+    // Its text's UTF-8 bytes are known without inflating it (what retention reports removed).
+    for (const page of pages) {
+      expect(storedTextBytes(page.data)).toBe(Buffer.byteLength(pageText(page), "utf8"));
+    }
+    // Short pages and pages that do not shrink stay text.
+    expect(storedPageData("x".repeat(DEFLATE_FROM_CHARS - 1))).toBe(
+      "x".repeat(DEFLATE_FROM_CHARS - 1),
+    );
+    const random = Buffer.from(Array.from({ length: 600 }, (_, i) => (i * 7919) % 251)).toString(
+      "latin1",
+    );
+    const noisy = Array.from({ length: 4 }, () => random).join("");
+    const stored = storedPageData(noisy);
+    expect(typeof stored === "string" || stored.length < Buffer.byteLength(noisy)).toBe(true);
+    // A long page (past a short page's window) too.
+    const long = toPages("r", [{ run_id: "r", seq: 1, mode: "custom", data: "ab😀".repeat(9000) }]);
+    expect(Buffer.isBuffer(long[0]!.data)).toBe(true);
+    expect(decode(long)[0]!.data).toBe("ab😀".repeat(9000));
+    expect(storedTextBytes(long[0]!.data)).toBe(Buffer.byteLength(pageText(long[0]!)));
   });
 
   it("starts and stops inside a page", () => {

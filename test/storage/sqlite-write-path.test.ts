@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +7,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStorage } from "../../src/storage/index.js";
 import type { RunFrame } from "../../src/storage/types.js";
 import { expectDomainError, id, makeRun, makeThread } from "./contract/helpers.js";
+
+/** Frame data of `chars` characters that DEFLATE cannot shrink much (frame pages are deflated). */
+const incompressible = (chars: number) =>
+  randomBytes(Math.ceil((chars * 3) / 4))
+    .toString("base64")
+    .slice(0, chars);
 
 // The SQLite write path, beyond what the contract suite can see: group commit (the writes of one
 // event-loop turn share a transaction, each in its own savepoint: group-commit.ts), multi-row
@@ -70,7 +77,7 @@ describe("SQLite write path", () => {
     // A real SQLITE_FULL: the file may not grow by a page. SQLite then rolls back the whole
     // transaction, so the small writes grouped with the big one fail with it.
     db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true })}`);
-    const big = (seq: number) => ({ ...frame(run.run_id, seq), data: "x".repeat(100_000) });
+    const big = (seq: number) => ({ ...frame(run.run_id, seq), data: incompressible(100_000) });
     const results = await Promise.allSettled([
       storage.appendFrames([frame(run.run_id, 1)]),
       storage.appendFrames([big(2)]),
@@ -119,7 +126,7 @@ describe("SQLite write path", () => {
     const db = storage.database;
     db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true })}`);
     const refused = storage.appendFrames([
-      { run_id: id(), seq: 1, mode: "custom", data: "x".repeat(100_000) },
+      { run_id: id(), seq: 1, mode: "custom", data: incompressible(100_000) },
     ]);
     await storage.close();
     await expect(refused).rejects.toBeDefined();
@@ -181,13 +188,14 @@ describe("SQLite write path", () => {
     const run = await makeRun(storage, thread.thread_id);
     const size = () => statSync(path).size;
     const before = size();
-    // ~6 MB of frames: past the worker's 4 MB threshold, far below the connection's own
-    // automatic checkpoint (10,000 pages), so only the worker can have moved them.
-    const data = "x".repeat(4000);
+    // ~6 MB of frames (8 MB of base64, deflated): past the worker's 4 MB threshold, far below
+    // the connection's own automatic checkpoint (10,000 pages), so only the worker can have
+    // moved them.
+    const data = incompressible(5400 * 1500);
     for (let batch = 0; batch < 3; batch++) {
       const frames = Array.from({ length: 500 }, (_, i) => ({
         ...frame(run.run_id, batch * 500 + i + 1),
-        data,
+        data: data.slice((batch * 500 + i) * 5400, (batch * 500 + i + 1) * 5400),
       }));
       await storage.appendFrames(frames);
     }

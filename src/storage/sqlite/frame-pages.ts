@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { invalid } from "../../util/errors.js";
 import type { RunFrame } from "../types.js";
 
@@ -15,6 +16,12 @@ import type { RunFrame } from "../types.js";
  * which is `<seq> <mode letter> <data>` and runs to the end: the page's key tells which frame
  * is last. A page of one frame is therefore `<seq> <mode letter> <data>`, which is how the
  * migration from a row per frame (007) writes each older frame without measuring it in SQL.
+ *
+ * A page of at least DEFLATE_FROM_CHARS is stored deflated when that is shorter: a BLOB of a
+ * format byte and the page's UTF-8 text in raw DEFLATE at speed level 1. An event's JSON
+ * repeats its keys and ids (a message's id in every delta, the thread and run ids at the start
+ * and end), so a trivial run's page of 1.3 KB stores in about 0.5 KB, and prose about 3 to 1.
+ * Pages stored before, and short ones, are text.
  */
 
 /** Frames per page at most, and the characters of frame data after which a page is closed. */
@@ -34,12 +41,83 @@ const MODE_OF: Record<string, RunFrame["mode"]> = {
   f: "final",
 };
 
+/** Pages shorter than this stay text: deflating them would save a few bytes for its CPU. */
+export const DEFLATE_FROM_CHARS = 256;
+
+/** The first byte of a deflated page. */
+const DEFLATED_PAGE = 0x01;
+
+/**
+ * A small window and hash for a short page: most of a deflate call on a page of 1-2 KB is
+ * setting up its state, which these make about 4 times cheaper (15 µs instead of 65 for a
+ * trivial run's page) for the same size. Long pages get the full window.
+ */
+const SHORT_PAGE = { level: 1, windowBits: 12, memLevel: 3 } as const;
+const LONG_PAGE = { level: 1 } as const;
+const LONG_PAGE_BYTES = 4096;
+
 /** A page as stored: its run, its last frame's seq, its frame count and its encoded frames. */
 export interface FramePage {
   run_id: string;
   last_seq: number;
   frames: number;
-  data: string;
+  /** The frames' text, or that text deflated (`storedPageData`). */
+  data: string | Buffer;
+}
+
+/**
+ * What a page's text is stored as: the text, or, when that is shorter, a BLOB of the format
+ * byte, the text's UTF-8 length (LEB128: what `storedTextBytes` reports without inflating it)
+ * and the text in raw DEFLATE.
+ */
+export function storedPageData(text: string): string | Buffer {
+  if (text.length < DEFLATE_FROM_CHARS) return text;
+  const utf8 = Buffer.from(text, "utf8");
+  const deflated = deflateRawSync(utf8, utf8.length < LONG_PAGE_BYTES ? SHORT_PAGE : LONG_PAGE);
+  const header: number[] = [DEFLATED_PAGE];
+  for (let n = utf8.length; ; n = Math.floor(n / 128)) {
+    if (n < 128) {
+      header.push(n);
+      break;
+    }
+    header.push((n % 128) | 128);
+  }
+  if (header.length + deflated.length >= utf8.length) return text;
+  const stored = Buffer.allocUnsafe(header.length + deflated.length);
+  stored.set(header, 0);
+  deflated.copy(stored, header.length);
+  return stored;
+}
+
+/** A deflated page's text length in UTF-8 bytes and where its DEFLATE bytes start. */
+function deflatedHeader(data: Buffer): { bytes: number; start: number } | null {
+  if (data[0] !== DEFLATED_PAGE) return null;
+  let bytes = 0;
+  for (let at = 1, scale = 1; at < data.length && at < 6; at++, scale *= 128) {
+    bytes += (data[at]! & 127) * scale;
+    if (data[at]! < 128) return { bytes, start: at + 1 };
+  }
+  return null;
+}
+
+/** A page's text from what is stored. */
+export function pageText(page: FramePage): string {
+  const { data } = page;
+  if (typeof data === "string") return data;
+  const header = deflatedHeader(data);
+  if (header === null) {
+    throw new Error(`frame page ${page.last_seq} of run ${page.run_id} has an unknown format`);
+  }
+  return inflateRawSync(data.subarray(header.start)).toString("utf8");
+}
+
+/**
+ * The UTF-8 bytes of a stored page's text, deflated or not (retention reports the text it
+ * removed, as before pages were deflated). SQLite calls it as `acp_page_text_bytes(data)`.
+ */
+export function storedTextBytes(data: string | Buffer): number {
+  if (typeof data === "string") return Buffer.byteLength(data, "utf8");
+  return deflatedHeader(data)?.bytes ?? data.length;
 }
 
 /**
@@ -60,7 +138,12 @@ export function toPages(runId: string, frames: readonly RunFrame[]): FramePage[]
     const closes = count === PAGE_FRAMES || chars >= PAGE_CHARS || i === frames.length - 1;
     if (closes) {
       parts.push(`${frame.seq} ${letter} `, frame.data);
-      pages.push({ run_id: runId, last_seq: frame.seq, frames: count, data: parts.join("") });
+      pages.push({
+        run_id: runId,
+        last_seq: frame.seq,
+        frames: count,
+        data: storedPageData(parts.join("")),
+      });
       parts = [];
       chars = 0;
       count = 0;
@@ -73,7 +156,8 @@ export function toPages(runId: string, frames: readonly RunFrame[]): FramePage[]
 
 /** The frames of a page with seq > afterSeq, appended to `out` up to `limit` frames in all. */
 export function readPage(page: FramePage, afterSeq: number, out: RunFrame[], limit: number): void {
-  const { data, last_seq: lastSeq, run_id: runId } = page;
+  const { last_seq: lastSeq, run_id: runId } = page;
+  const data = pageText(page);
   let at = 0;
   while (at < data.length && out.length < limit) {
     const seqEnd = data.indexOf(" ", at);

@@ -14,7 +14,7 @@ import { rethrowCheck } from "./mapping.js";
  * that order.
  */
 export class FrameRepository {
-  readonly #insert: Database.Statement<[string, number, number, string]>;
+  readonly #insert: Database.Statement<[string, number, number, string | Buffer]>;
   readonly #lastSeq: Database.Statement<[string], { last_seq: number }>;
   readonly #bumpLastSeq: Database.Statement<[number, string]>;
   readonly #pages: Database.Statement<[string, number], FramePage>;

@@ -15,6 +15,7 @@ import type {
 import type { WriteCounter } from "../write-counts.js";
 import { WalCheckpointer } from "./checkpointer.js";
 import { CheckpointRepository } from "./checkpoints.js";
+import { storedTextBytes } from "./frame-pages.js";
 import { FrameRepository } from "./frames.js";
 import { GroupCommit } from "./group-commit.js";
 import { HeldRunRows } from "./held-runs.js";
@@ -107,6 +108,9 @@ export function openDatabase(
     // Bounds the ANALYZE that `PRAGMA optimize` (at close) may run on a large database.
     db.pragma("analysis_limit = 1000");
     db.function("acp_json_contains", { deterministic: true }, makeContainsFunction());
+    db.function("acp_page_text_bytes", { deterministic: true }, (data: unknown) =>
+      data === null ? null : storedTextBytes(data as string | Buffer),
+    );
     const appliedMigrations = migrate(db);
     // Savepoint journals in memory. Each write in a group commit has its own savepoint, and
     // SQLite copies every page a savepoint first touches into a sub-journal; once a group's

@@ -9,7 +9,7 @@ import {
   type RetentionStore,
 } from "../retention.js";
 import type { RunFrame } from "../types.js";
-import { type FramePage, readPage, toPages } from "./frame-pages.js";
+import { type FramePage, readPage, storedTextBytes, toPages } from "./frame-pages.js";
 import { nowIso } from "./mapping.js";
 import {
   add,
@@ -138,7 +138,7 @@ export class SqliteRetention implements RetentionStore {
         const all = s.framesOfRun.get(run.run_id)!;
         add(removed, "frames", {
           count: all.count - 1,
-          bytes: all.bytes - Buffer.byteLength(kept!.data),
+          bytes: all.bytes - storedTextBytes(kept!.data),
         });
         s.deletePagesBefore.run(run.run_id, last.seq);
         if (lastPage.frames > 1) s.rewritePage.run(kept!.frames, kept!.data, run.run_id, last.seq);
@@ -218,14 +218,14 @@ function prepare(db: Database.Database) {
     deletePagesBefore: db.prepare<[string, number]>(
       "DELETE FROM run_frames WHERE run_id = ? AND last_seq < ?",
     ),
-    rewritePage: db.prepare<[number, string, string, number]>(
+    rewritePage: db.prepare<[number, string | Buffer, string, number]>(
       "UPDATE run_frames SET frames = ?, data = ? WHERE run_id = ? AND last_seq = ?",
     ),
     markCompacted: db.prepare<[string, string]>(
       "UPDATE runs SET frames_compacted_at = ? WHERE run_id = ?",
     ),
     framesOfThread: tally(
-      `SELECT coalesce(sum(f.frames), 0) AS count, coalesce(sum(octet_length(f.data)), 0) AS bytes
+      `SELECT coalesce(sum(f.frames), 0) AS count, coalesce(sum(acp_page_text_bytes(f.data)), 0) AS bytes
        FROM runs r JOIN run_frames f ON f.run_id = r.run_id WHERE r.thread_id = ?`,
     ),
     checkpointsBesides: tally(

@@ -17,7 +17,7 @@ export function prepareRunDeletion(db: Database.Database) {
          SELECT 1 FROM runs WHERE thread_id = @id AND status = 'pending')`,
     ),
     framesOfRun: tally(
-      `SELECT coalesce(sum(frames), 0) AS count, coalesce(sum(octet_length(data)), 0) AS bytes
+      `SELECT coalesce(sum(frames), 0) AS count, coalesce(sum(acp_page_text_bytes(data)), 0) AS bytes
        FROM run_frames WHERE run_id = ?`,
     ),
     checkpointsOfThread: tally(
