@@ -4,7 +4,7 @@ import { conflict, notFound } from "../../util/errors.js";
 import type { CheckpointRecord, NewCheckpoint, ThreadStatus } from "../types.js";
 import { assertObject, toJson } from "./json.js";
 import { type CheckpointRow, nowIso, rethrowCheck, sqliteCode, toCheckpoint } from "./mapping.js";
-import { packJson } from "./packed-json.js";
+import { OF_CHECKPOINT, packJson } from "./packed-json.js";
 
 interface ThreadPointer {
   checkpoint_id: string | null;
@@ -186,13 +186,14 @@ export class CheckpointRepository {
       }
       throw err;
     }
+    // The thread's state is the checkpoint's: not stored again (OF_CHECKPOINT).
     if (status === undefined) {
-      this.#setCurrent.run(values, messages, checkpoint.checkpoint_id, now, threadId);
+      this.#setCurrent.run(OF_CHECKPOINT, OF_CHECKPOINT, checkpoint.checkpoint_id, now, threadId);
     } else {
       try {
         this.#setCurrentAndStatus.run(
-          values,
-          messages,
+          OF_CHECKPOINT,
+          OF_CHECKPOINT,
           checkpoint.checkpoint_id,
           status,
           now,
@@ -235,6 +236,6 @@ export class CheckpointRepository {
       return;
     }
     const row = this.#requireRow(threadId, checkpointId);
-    this.#setCurrent.run(row.values, row.messages, row.checkpoint_id, nowIso(), threadId);
+    this.#setCurrent.run(OF_CHECKPOINT, OF_CHECKPOINT, row.checkpoint_id, nowIso(), threadId);
   }
 }

@@ -30,6 +30,19 @@ const DEFLATED_JSON = 0x01;
 /** The whole column value of an output stored in parts (`run_output_parts`). */
 export const IN_PARTS = Buffer.of(0x02);
 
+/**
+ * A thread's `values` and `messages` column value when they are those of its current checkpoint
+ * (`checkpoint_id`), as after every run's end: stored once, in the checkpoint, and read from it
+ * (threads.ts). A thread row repeated a trivial run's state (a quarter of a KB), and a long
+ * conversation's whole history, packed, at every run.
+ */
+export const OF_CHECKPOINT = Buffer.of(0x03);
+
+/** Whether a thread's column value is OF_CHECKPOINT. */
+export function isOfCheckpoint(stored: string | Buffer): boolean {
+  return typeof stored !== "string" && stored.length === 1 && stored[0] === 0x03;
+}
+
 /** Packed bytes per part, about (a piece's compressed bytes are never split). */
 const PART_BYTES = 32 * 1024;
 

@@ -5,6 +5,7 @@ import type { CheckpointRepository } from "./checkpoints.js";
 import { assertObject, canonicalEntries, toJson } from "./json.js";
 import { nowIso, rethrowCheck, sqliteCode, type ThreadRow, toThread } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
+import { isOfCheckpoint } from "./packed-json.js";
 import { StatementCache } from "./statements.js";
 
 /** Threads, their metadata index (thread_metadata) and thread search. */
@@ -12,6 +13,7 @@ export class ThreadRepository {
   readonly #checkpoints: CheckpointRepository;
   readonly #cache: StatementCache;
   readonly #select: Database.Statement<[string], ThreadRow>;
+  readonly #checkpointState: Database.Statement<[string], Pick<ThreadRow, "values" | "messages">>;
   readonly #insert: Database.Statement;
   readonly #updateMetadata: Database.Statement;
   readonly #metadata: MetadataIndex;
@@ -33,6 +35,9 @@ export class ThreadRepository {
     this.#checkpoints = checkpoints;
     this.#cache = new StatementCache(db);
     this.#select = db.prepare("SELECT * FROM threads WHERE thread_id = ?");
+    this.#checkpointState = db.prepare(
+      'SELECT "values", messages FROM checkpoints WHERE checkpoint_id = ?',
+    );
     this.#insert = db.prepare(
       `INSERT INTO threads
          (thread_id, created_at, updated_at, metadata, status, "values", messages, checkpoint_id, hidden,
@@ -82,7 +87,29 @@ export class ThreadRepository {
 
   get(threadId: string): ThreadRecord | null {
     const row = this.#select.get(threadId);
-    return row === undefined ? null : toThread(row);
+    return row === undefined ? null : this.#toThread(row);
+  }
+
+  readonly #toThread = (row: ThreadRow): ThreadRecord => toThread(this.#withState(row));
+
+  /**
+   * The row with its state as stored: a thread whose state is its current checkpoint's
+   * (OF_CHECKPOINT, packed-json.ts) reads it from there.
+   */
+  #withState(row: ThreadRow): ThreadRow {
+    const values = isOfCheckpoint(row.values);
+    const messages = isOfCheckpoint(row.messages);
+    if (!values && !messages) return row;
+    const state =
+      row.checkpoint_id === null ? undefined : this.#checkpointState.get(row.checkpoint_id);
+    if (state === undefined) {
+      throw new Error(`thread ${row.thread_id}: its state is its checkpoint's, which is missing`);
+    }
+    return {
+      ...row,
+      values: values ? state.values : row.values,
+      messages: messages ? state.messages : row.messages,
+    };
   }
 
   require(threadId: string): ThreadRecord {
@@ -176,8 +203,9 @@ export class ThreadRepository {
   #copy(threadId: string, newThreadId: string, principal: string | null): ThreadRecord {
     // The row as stored: its state is copied as it is (packed or not), never parsed and packed
     // again, as the checkpoints are (copyAll).
-    const source = this.#select.get(threadId);
-    if (source === undefined) throw notFound("thread", threadId);
+    const row = this.#select.get(threadId);
+    if (row === undefined) throw notFound("thread", threadId);
+    const source = this.#withState(row);
     if (this.get(newThreadId) !== null) throw conflict(`thread ${newThreadId} already exists`);
     const now = nowIso();
     this.#insert.run({
@@ -226,7 +254,11 @@ export class ThreadRepository {
       assertObject(search.values, "values filter");
       const entries = canonicalEntries(search.values);
       if (entries.length > 0) {
-        where.push('acp_json_contains(t."values", ?)');
+        // A thread whose state is its checkpoint's (OF_CHECKPOINT) is matched on that.
+        where.push(
+          `acp_json_contains(CASE WHEN t."values" = x'03' THEN (SELECT c."values" FROM checkpoints c
+             WHERE c.checkpoint_id = t.checkpoint_id) ELSE t."values" END, ?)`,
+        );
         params.push(JSON.stringify(entries));
       }
     }
@@ -234,6 +266,6 @@ export class ThreadRepository {
       ORDER BY t.created_at DESC, t.thread_id DESC LIMIT ? OFFSET ?`;
     params.push(search.limit, search.offset);
     const rows = this.#cache.get(sql).all(...params) as ThreadRow[];
-    return rows.map(toThread);
+    return rows.map(this.#toThread);
   }
 }
