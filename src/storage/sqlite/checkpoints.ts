@@ -21,6 +21,7 @@ export class CheckpointRepository {
   readonly #setCurrent: Database.Statement;
   readonly #setCurrentAndStatus: Database.Statement;
   readonly #setPointer: Database.Statement;
+  readonly #nextSeq: Database.Statement<[], { next: number }>;
   readonly #listNewest: Database.Statement<[string, number], CheckpointRow>;
   readonly #listBefore: Database.Statement<[string, number, number], CheckpointRow>;
   readonly #listAllOldest: Database.Statement<[string], CheckpointRow>;
@@ -42,9 +43,9 @@ export class CheckpointRepository {
     );
     this.#insert = db.prepare(
       `INSERT INTO checkpoints
-         (checkpoint_id, thread_id, parent_checkpoint_id, created_at, "values", messages, metadata)
+         (seq, checkpoint_id, thread_id, parent_checkpoint_id, created_at, "values", messages, metadata)
        VALUES
-         (@checkpoint_id, @thread_id, @parent_checkpoint_id, @created_at, @values, @messages, @metadata)`,
+         (@seq, @checkpoint_id, @thread_id, @parent_checkpoint_id, @created_at, @values, @messages, @metadata)`,
     );
     this.#setCurrent = db.prepare(
       `UPDATE threads SET "values" = ?, messages = ?, checkpoint_id = ?, updated_at = ?
@@ -55,6 +56,7 @@ export class CheckpointRepository {
        WHERE thread_id = ?`,
     );
     this.#setPointer = db.prepare("UPDATE threads SET checkpoint_id = ? WHERE thread_id = ?");
+    this.#nextSeq = db.prepare("SELECT coalesce(max(seq), 0) + 1 AS next FROM checkpoints");
     this.#listNewest = db.prepare(
       "SELECT * FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?",
     );
@@ -81,8 +83,22 @@ export class CheckpointRepository {
    * same UPDATE: no savepoint of its own (and its sub-journal's page copies) and no second
    * UPDATE of the thread row and its status and recency indexes.
    */
-  addEnding(threadId: string, checkpoint: NewCheckpoint, status: ThreadStatus): CheckpointRecord {
-    return this.#add(threadId, checkpoint, status);
+  /**
+   * `seq`: the seq to insert it under (`nextSeq()`, read in the same transaction), when the
+   * run's output written just before refers to it (output-state.ts).
+   */
+  addEnding(
+    threadId: string,
+    checkpoint: NewCheckpoint,
+    status: ThreadStatus,
+    seq?: number,
+  ): CheckpointRecord {
+    return this.#add(threadId, checkpoint, status, undefined, seq);
+  }
+
+  /** Inside a transaction: the seq the next checkpoint inserted gets (SQLite's own rowid rule). */
+  nextSeq(): number {
+    return this.#nextSeq.get()!.next;
   }
 
   /**
@@ -93,8 +109,9 @@ export class CheckpointRepository {
     threadId: string,
     checkpoint: NewCheckpoint,
     status: ThreadStatus,
+    seq?: number,
   ): CheckpointRecord {
-    return this.#add(threadId, checkpoint, status, NO_CHECKPOINT);
+    return this.#add(threadId, checkpoint, status, NO_CHECKPOINT, seq);
   }
 
   get(threadId: string, checkpointId: string): CheckpointRecord | null {
@@ -122,6 +139,7 @@ export class CheckpointRepository {
       const newId = randomUUID();
       idMap.set(row.checkpoint_id, newId);
       this.#insert.run({
+        seq: null,
         checkpoint_id: newId,
         thread_id: toThread,
         parent_checkpoint_id:
@@ -157,6 +175,7 @@ export class CheckpointRepository {
     checkpoint: NewCheckpoint,
     status?: ThreadStatus,
     known?: ThreadPointer,
+    seq?: number,
   ): CheckpointRecord {
     const pointer = known ?? this.#requirePointer(threadId);
     assertObject(checkpoint.metadata, "checkpoint metadata");
@@ -172,6 +191,7 @@ export class CheckpointRepository {
     const metadata = toJson(checkpoint.metadata);
     try {
       this.#insert.run({
+        seq: seq ?? null,
         checkpoint_id: checkpoint.checkpoint_id,
         thread_id: threadId,
         parent_checkpoint_id: parent,

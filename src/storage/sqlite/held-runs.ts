@@ -7,6 +7,7 @@ import type { FrameRepository } from "./frames.js";
 import { toJson } from "./json.js";
 import { isoTimestamp, nullableIso, rethrowCheck, sqliteCode } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
+import { outputOfCheckpoint, sharesState } from "./output-state.js";
 import { IN_PARTS, packJsonParts } from "./packed-json.js";
 import type { ThreadRepository } from "./threads.js";
 
@@ -129,11 +130,16 @@ export class HeldRunRows {
       this.#write(record, "null");
       return record;
     }
-    const finished = this.#insertFinished(record, end.patch, end.writes?.frames ?? [], true);
-    const status = "status" in end.thread ? end.thread.status : "idle";
     const checkpoint = end.writes?.checkpoint;
+    // An output holding the checkpoint's state refers to it (output-state.ts).
+    const stateOf = sharesState(record.run_id, end.patch.output, checkpoint)
+      ? this.#checkpoints.nextSeq()
+      : undefined;
+    const frames = end.writes?.frames ?? [];
+    const finished = this.#insertFinished(record, end.patch, frames, true, stateOf);
+    const status = "status" in end.thread ? end.thread.status : "idle";
     if (checkpoint !== undefined) {
-      this.#checkpoints.addEndingToNewThread(thread.thread_id, checkpoint, status);
+      this.#checkpoints.addEndingToNewThread(thread.thread_id, checkpoint, status, stateOf);
     } else this.#threads.setStatus(thread.thread_id, status);
     return finished;
   }
@@ -143,12 +149,21 @@ export class HeldRunRows {
     patch: RunPatch,
     frames: RunFrame[],
     keepThread = false,
+    stateOf?: number,
   ): RunRecord {
     // The row goes first (the frames refer to it), already holding the frames' last seq.
     const finished = finishedHeldRun(record, patch, frames, keepThread);
-    const packed = finished.output === null ? "null" : packJsonParts(finished.output);
-    this.#write(finished, typeof packed === "string" ? packed : IN_PARTS);
-    if (typeof packed !== "string") {
+    const packed =
+      finished.output === null
+        ? "null"
+        : stateOf !== undefined
+          ? outputOfCheckpoint(finished.output, stateOf)
+          : packJsonParts(finished.output);
+    this.#write(
+      finished,
+      typeof packed === "string" || Buffer.isBuffer(packed) ? packed : IN_PARTS,
+    );
+    if (Array.isArray(packed)) {
       for (const [index, part] of packed.entries()) {
         this.#insertOutputPart.run(finished.run_id, index, part);
       }

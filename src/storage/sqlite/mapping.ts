@@ -10,6 +10,7 @@ import type {
   ThreadStatus,
 } from "../types.js";
 import { fromJson } from "./json.js";
+import { outputWithState, type StoredState } from "./output-state.js";
 import { unpackJson } from "./packed-json.js";
 
 export { addMs, isoTimestamp, nowIso, nullableIso, toFrame, toWebhook } from "../records.js";
@@ -97,8 +98,15 @@ export function toCheckpoint(row: CheckpointRow): CheckpointRecord {
   };
 }
 
-/** `outputParts`: reads the parts of an output stored in parts (packed-json.ts). */
-export function toRun(row: RunRow, outputParts?: (runId: string) => Buffer[]): RunRecord {
+/**
+ * `outputParts`: reads the parts of an output stored in parts (packed-json.ts); `stateOf`: a
+ * checkpoint's state, for an output stored with its checkpoint's (output-state.ts).
+ */
+export function toRun(
+  row: RunRow,
+  outputParts?: (runId: string) => Buffer[],
+  stateOf?: (seq: number) => StoredState | undefined,
+): RunRecord {
   return {
     run_id: row.run_id,
     thread_id: row.thread_id,
@@ -109,10 +117,12 @@ export function toRun(row: RunRow, outputParts?: (runId: string) => Buffer[]): R
     updated_at: row.updated_at,
     creation: fromJson<Record<string, unknown>>(row.creation),
     metadata: fromJson<Record<string, unknown>>(row.metadata),
-    output: unpackJson<Record<string, unknown> | null>(
-      row.output,
-      outputParts && (() => outputParts(row.run_id)),
-    ),
+    output:
+      (stateOf && outputWithState(row.output, stateOf)) ??
+      unpackJson<Record<string, unknown> | null>(
+        row.output,
+        outputParts && (() => outputParts(row.run_id)),
+      ),
     interrupts: fromJson<Record<string, unknown>[]>(row.interrupts),
     resume: fromJson<Record<string, unknown>[] | null>(row.resume),
     segments: fromJson<SegmentRecord[]>(row.segments),

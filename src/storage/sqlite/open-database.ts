@@ -22,6 +22,7 @@ import { HeldRunRows } from "./held-runs.js";
 import { makeContainsFunction } from "./json.js";
 import { SqliteMcpSessions } from "./mcp-sessions.js";
 import { migrate } from "./migrate.js";
+import { checkpointSeqOf, sharesState, sqlOutputWithState } from "./output-state.js";
 import { OwnerLock } from "./owner-lock.js";
 import { PushConfigRepository } from "./push-configs.js";
 import { PushCursorRepository } from "./push-cursors.js";
@@ -108,6 +109,9 @@ export function openDatabase(
     // Bounds the ANALYZE that `PRAGMA optimize` (at close) may run on a large database.
     db.pragma("analysis_limit = 1000");
     db.function("acp_json_contains", { deterministic: true }, makeContainsFunction());
+    // The trigger of a deleted checkpoint (migration 018) writes its runs' outputs whole again.
+    db.function("acp_output_state_of", { deterministic: true }, checkpointSeqOf);
+    db.function("acp_output_with_state", { deterministic: true }, sqlOutputWithState);
     db.function("acp_page_text_bytes", { deterministic: true }, (data: unknown) =>
       data === null ? null : storedTextBytes(data as string | Buffer),
     );
@@ -183,10 +187,14 @@ export function openDatabase(
             threads.delete(threadId);
             return updated;
           }
-          const updated = runs.updateInTransaction(runId, patch, fence, lastSeq);
+          // An output holding the checkpoint's state refers to it (output-state.ts).
+          const stateOf = sharesState(runId, patch.output, writes?.checkpoint)
+            ? checkpoints.nextSeq()
+            : undefined;
+          const updated = runs.updateInTransaction(runId, patch, fence, lastSeq, stateOf);
           if (writes?.checkpoint !== undefined) {
             if (updated.thread_id === null) throw notFound("thread of run", runId);
-            checkpoints.addEnding(updated.thread_id, writes.checkpoint, thread.status);
+            checkpoints.addEnding(updated.thread_id, writes.checkpoint, thread.status, stateOf);
           } else if (updated.thread_id !== null) {
             // A deleted thread leaves its runs with thread_id NULL: nothing to set then.
             threads.setStatus(updated.thread_id, thread.status);

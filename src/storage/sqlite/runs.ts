@@ -20,6 +20,7 @@ import {
   toRun,
 } from "./mapping.js";
 import { MetadataIndex } from "./metadata-index.js";
+import { outputOfCheckpoint, type StoredState } from "./output-state.js";
 import { IN_PARTS, packJsonParts } from "./packed-json.js";
 import { PATCH_COLUMNS, patchValue, RETURNING_ALL_BUT_OUTPUT } from "./run-columns.js";
 import { RunSearches } from "./run-search.js";
@@ -98,6 +99,7 @@ export class RunRepository {
   readonly #deleteTx: Database.Transaction<(runId: string) => void>;
   readonly #insertOutputPart: Database.Statement<[string, number, Buffer]>;
   readonly #outputParts: Database.Statement<[string], { data: Buffer }>;
+  readonly #checkpointState: Database.Statement<[number], StoredState>;
   readonly #claimTx: Database.Transaction<
     (owner: string, leaseMs: number, now: Date, agents: string | null) => RunRecord | null
   >;
@@ -176,14 +178,19 @@ export class RunRepository {
     this.#outputParts = db.prepare(
       "SELECT data FROM run_output_parts WHERE run_id = ? ORDER BY part",
     );
+    this.#checkpointState = db.prepare('SELECT "values", messages FROM checkpoints WHERE seq = ?');
     this.#claimTx = db.transaction((owner, leaseMs, now, agents) =>
       this.#claim(owner, leaseMs, now, agents),
     );
   }
 
-  /** A row as a record, an output stored in parts read from them. */
+  /** A row as a record, an output stored in parts or with its checkpoint's state read back. */
   readonly #toRun = (row: RunRow): RunRecord =>
-    toRun(row, (runId) => this.#outputParts.all(runId).map((part) => part.data));
+    toRun(
+      row,
+      (runId) => this.#outputParts.all(runId).map((part) => part.data),
+      (seq) => this.#checkpointState.get(seq),
+    );
 
   insert(run: NewRun, options: InsertRunOptions): RunRecord {
     return this.#insertTx.immediate(run, options);
@@ -232,14 +239,17 @@ export class RunRepository {
   /**
    * Inside the caller's transaction: `update`'s patch, with `lastSeq` as the run's last stored
    * frame when given (frames appended just before, `appendLeavingLastSeq`), in one statement.
+   * `stateOf`: the seq of the checkpoint written in the same transaction whose state the
+   * output holds (output-state.ts).
    */
   updateInTransaction(
     runId: string,
     patch: RunPatch,
     fence: Fence | undefined,
     lastSeq?: number,
+    stateOf?: number,
   ): RunRecord {
-    return this.#updateRun(runId, patch, fence, { lastSeq });
+    return this.#updateRun(runId, patch, fence, { lastSeq, stateOf });
   }
 
   /** The run's thread id (null once detached); undefined when there is no such run. */
@@ -366,7 +376,7 @@ export class RunRepository {
     runId: string,
     patch: RunPatch,
     fence: Fence | undefined,
-    also: { detach?: boolean; lastSeq?: number } = {},
+    also: { detach?: boolean; lastSeq?: number; stateOf?: number } = {},
   ): RunRecord {
     const columns: string[] = [];
     const params: Record<string, unknown> = { run_id: runId, updated_at: nowIso() };
@@ -382,7 +392,9 @@ export class RunRepository {
       const value = patch[column];
       if (value === undefined) continue;
       columns.push(column);
-      if (column === "output") {
+      if (column === "output" && also.stateOf !== undefined) {
+        params.output = outputOfCheckpoint(value as Record<string, unknown>, also.stateOf);
+      } else if (column === "output") {
         // Megabytes for a long answer: packed, in parts written after the row (packed-json.ts).
         const packed = packJsonParts(value);
         if (typeof packed !== "string") outputParts = packed;
