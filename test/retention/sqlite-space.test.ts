@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,7 +36,8 @@ async function finishedRuns(storage: SqliteStorage, runs: number, frames: number
         run_id: run.run_id,
         seq: i + 1,
         mode: i === frames - 1 ? ("final" as const) : ("custom" as const),
-        data: JSON.stringify({ i, text: "y".repeat(bytes) }),
+        // Random text: frame pages are stored deflated, and repeated text would take no room.
+        data: JSON.stringify({ i, text: randomBytes(bytes).toString("base64").slice(0, bytes) }),
       })),
     );
     await storage.finishRun(run.run_id, { status: "success", output: {} }, { delete: true });

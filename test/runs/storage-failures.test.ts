@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createStorage, type SqliteStorage } from "../../src/storage/index.js";
+import { pageText } from "../../src/storage/sqlite/frame-pages.js";
 import type { TestApp } from "../helpers/app.js";
 import {
   type AgentSpec,
@@ -62,6 +63,10 @@ beforeAll(async () => {
     settings: { leaseSeconds: 3 },
   });
   db = (t.storage as SqliteStorage).database;
+  // Frame pages may be stored deflated: the triggers below match their text.
+  db.function("test_page_text", (data: unknown) =>
+    pageText({ run_id: "", last_seq: 0, frames: 0, data: data as string | Buffer }),
+  );
   process.on("unhandledRejection", onUnhandled);
 });
 
@@ -109,7 +114,12 @@ async function expectServing(): Promise<void> {
 
 describe("storage failures", () => {
   it("a run whose events cannot be stored ends as error naming the failure; a run beside it succeeds", async () => {
-    refuse("frames", "INSERT ON run_frames", "NEW.data LIKE '%poison%'", "frames refused");
+    refuse(
+      "frames",
+      "INSERT ON run_frames",
+      "test_page_text(NEW.data) LIKE '%poison%'",
+      "frames refused",
+    );
     const [poisoned, healthy] = await Promise.all([
       runAndWait("echo", userSays("poison pill")),
       runAndWait("echo", userSays("plain water")),
@@ -132,7 +142,12 @@ describe("storage failures", () => {
   });
 
   it("a stream following a run whose events cannot be stored receives its final frame", async () => {
-    refuse("frames", "INSERT ON run_frames", "NEW.data LIKE '%poison%'", "frames refused");
+    refuse(
+      "frames",
+      "INSERT ON run_frames",
+      "test_page_text(NEW.data) LIKE '%poison%'",
+      "frames refused",
+    );
     const thread = await newThread(t);
     const streamed = await t.call("POST", `/threads/${thread}/runs/stream`, {
       agent_id: agentId("turns-bad"),
@@ -185,7 +200,8 @@ describe("storage failures", () => {
     refuse(
       "outcome",
       "UPDATE OF status ON runs",
-      "NEW.status = 'success' AND NEW.output LIKE '%unrecordable%'",
+      // The request, not the output: a stateful run's output refers to its checkpoint's state.
+      "NEW.status = 'success' AND NEW.creation LIKE '%unrecordable%'",
       "outcome refused",
     );
     const waited = await runAndWait("echo", userSays("unrecordable"));
