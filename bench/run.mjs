@@ -61,6 +61,7 @@ import { conversationsWorkload } from "./workloads/conversations.mjs";
 import { mcpCall } from "./workloads/mcp-call.mjs";
 import { postgresWait } from "./workloads/postgres-wait.mjs";
 import { storageLargeRun } from "./workloads/storage-large-run.mjs";
+import { storedTaskBytes } from "./workloads/stored-task-bytes.mjs";
 import { tracingWait } from "./workloads/tracing-wait.mjs";
 import { writeCount } from "./workloads/write-count.mjs";
 
@@ -777,6 +778,7 @@ const WORKLOADS = [
   { id: "idle-streams", run: idleStreams },
   { id: "thread-search", run: threadSearch },
   { id: "storage", run: () => storageLargeRun(kit()) },
+  { id: "stored-task", run: () => storedTaskBytes(kit()) },
   { id: "conversations", run: () => conversationsWorkload(kit()) },
   { id: "mcp-call", run: () => mcpCall(kit()) },
 ];
