@@ -12,7 +12,8 @@
 // commits per run are printed beside the profile (files wait-pg.cpuprofile and wait-pg.top.txt).
 //
 // Environment: BENCH_PROFILE_SECONDS (default 10), BENCH_PROFILE_TOP (default 15),
-// BENCH_PROFILE_WORKLOAD (runs-wait | custom-stream | wait-pg), BENCH_NO_PIN, BENCH_SKIP_BUILD,
+// BENCH_PROFILE_WORKLOAD (runs-wait | custom-stream | wait-pg), BENCH_PROFILE_CONNECTIONS (50;
+// with another count the runs-wait files are named runs-wait-c<N>), BENCH_NO_PIN, BENCH_SKIP_BUILD,
 // BENCH_KEEP_TMP as for bench/run.mjs.
 import {
   existsSync,
@@ -48,6 +49,8 @@ import {
 const SECONDS = Math.max(2, Number(process.env.BENCH_PROFILE_SECONDS ?? 10));
 const TOP = Math.max(5, Number(process.env.BENCH_PROFILE_TOP ?? 15));
 const WORKLOAD = process.env.BENCH_PROFILE_WORKLOAD ?? "runs-wait";
+/** Connections of the runs-wait workloads: 1 profiles a lone client's request (#44). */
+const CONNECTIONS = Math.max(1, Number(process.env.BENCH_PROFILE_CONNECTIONS ?? 50));
 const log = (msg) => process.stderr.write(`[profile] ${msg}\n`);
 
 // ---------------------------------------------------------------------------------------------
@@ -242,12 +245,13 @@ async function main() {
     );
   }
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const dest = join(RESULTS_DIR, `${WORKLOAD}.cpuprofile`);
+  const name = CONNECTIONS === 50 ? WORKLOAD : `${WORKLOAD}-c${CONNECTIONS}`;
+  const dest = join(RESULTS_DIR, `${name}.cpuprofile`);
   rmSync(dest, { force: true });
   renameSync(file, dest);
   const profile = JSON.parse(readFileSync(dest, "utf8"));
   const text = report(profile, `${title}\nprofile: ${relative(ROOT, dest)}`);
-  writeFileSync(join(RESULTS_DIR, `${WORKLOAD}.top.txt`), text);
+  writeFileSync(join(RESULTS_DIR, `${name}.top.txt`), text);
   process.stdout.write(text);
 }
 
@@ -260,12 +264,12 @@ async function runsWait(origin, echo, proxy = null) {
     agent_id: echo,
     input: { messages: [{ role: "user", content: "hello from the benchmark" }] },
   });
-  log(`POST /runs/wait, 50 connections, 1 s warm-up + ${SECONDS} s`);
-  await cannon({ url: `${origin}/runs/wait`, connections: 50, seconds: 1, body });
+  log(`POST /runs/wait, ${CONNECTIONS} connections, 1 s warm-up + ${SECONDS} s`);
+  await cannon({ url: `${origin}/runs/wait`, connections: CONNECTIONS, seconds: 1, body });
   const before = proxy?.snapshot();
   const result = await cannon({
     url: `${origin}/runs/wait`,
-    connections: 50,
+    connections: CONNECTIONS,
     seconds: SECONDS,
     body,
   });
@@ -285,7 +289,7 @@ async function runsWait(origin, echo, proxy = null) {
     log(wire.trim());
   }
   const where = proxy === null ? "" : " on PostgreSQL (1 replica)";
-  return `CPU profile of the server${where}, POST /runs/wait (echo, 50 connections, ${SECONDS} s + 1 s warm-up): ${result.ok} runs, ${Math.round(result.rps)} runs/s${wire}`;
+  return `CPU profile of the server${where}, POST /runs/wait (echo, ${CONNECTIONS} connections, ${SECONDS} s + 1 s warm-up): ${result.ok} runs, ${Math.round(result.rps)} runs/s${wire}`;
 }
 
 /** One client, `POST /runs/stream` of the scripted run, back to back; returns the title. */
