@@ -102,7 +102,7 @@ export function openDatabase(
     // run path's working set is the tail of a few indexes, and a long run's frames filled the
     // rest with pages never read again. A 10 MB run peaked 12 MB lower, runs/s unchanged
     // (BENCH_ONLY=storage and wait-50, alternated); the OS's page cache still has the file.
-    db.pragma("cache_size = -4000");
+    db.pragma("cache_size = -1000");
     db.pragma("foreign_keys = ON");
     // Bounds the ANALYZE that `PRAGMA optimize` (at close) may run on a large database.
     db.pragma("analysis_limit = 1000");
