@@ -16,7 +16,7 @@
 // BENCH_STORAGE_BASELINE_CLI=<another checkout>/dist/cli.js measures that build too, in the same
 // run, as the baseline column (e.g. the commit before values frames were stored as deltas).
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { freePort, rssBytes, spawnNode, waitReady } from "../lib/proc.mjs";
@@ -261,7 +261,11 @@ export async function storageLargeRun({ ctx, row, log }) {
   const config = writeScript(ctx.tmp);
   const content = config.content;
   const baselineCli = process.env.BENCH_STORAGE_BASELINE_CLI;
-  const sides = [["ours", join(ROOT, "dist", "cli.js")]];
+  // The server under test is the one every workload measures: BENCH_CLI's build, when given.
+  const ours = process.env.BENCH_CLI
+    ? resolve(process.env.BENCH_CLI)
+    : join(ROOT, "dist", "cli.js");
+  const sides = [["ours", ours]];
   if (baselineCli) sides.push(["baseline", baselineCli]);
   const results = {};
   for (const mode of ["wait", "warm", "stream"]) {

@@ -42,7 +42,7 @@ describe("the frame codec", () => {
     const stored = frame("final", finalFrameData("r1", "success", {}, [], output));
     expect(finalNeedsRunOutput(stored)).toBe(true);
     expect(fullFinalData(stored, output).data).toBe(
-      '{"type":"values","run_id":"r1","status":"success","values":{},"messages":[],"output":{"type":"result","values":{},"messages":[]}}',
+      '{"type":"values","run_id":"r1","status":"success","values":{},"messages":[],"output":{"type":"result"}}',
     );
     // Any other final frame is stored in full form.
     const error = { type: "error", run_id: "r1", errcode: 500, description: "x" };
@@ -64,6 +64,12 @@ describe("the frame codec", () => {
     // A result stored by reference: its output is the run's.
     const result = frame("final", finalFrameData("r1", "success", {}, [], { type: "result" }));
     expect(readFinal(result)).toEqual({ status: "success", output: null });
+    // A result's final frame in full form: its output is the frame's values and messages.
+    const full = fullFinalData(result, { type: "result", values: { n: 1 }, messages: [] });
+    expect(readFinal(full)).toEqual({
+      status: "success",
+      output: { type: "result", values: { n: 1 }, messages: [] },
+    });
   });
 
   it("reads custom frames stored in full form before the event-only format as they are", () => {

@@ -99,7 +99,8 @@ describe("reading values frames back", () => {
       status: "success",
       values,
       messages: acpMessages,
-      output,
+      // A result's values and messages are the frame's, not repeated in its output.
+      output: { type: "result" },
     });
     for (let at = 0; at <= 6; at++) {
       expect((await followAll(storage, at)).map((f) => f.data)).toEqual(

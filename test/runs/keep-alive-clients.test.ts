@@ -161,7 +161,8 @@ describe("keep-alives every ACP client survives", () => {
         status: "success",
         output: { type: "result" },
       });
-      const messages = (final.output as { messages: Array<{ content: string }> }).messages;
+      // A result's messages are the frame's own (its output does not repeat them).
+      const messages = final.messages as Array<{ content: string }>;
       expect(messages.map((m) => m.content)).toEqual([MESSAGE, MESSAGE]);
     }
   });

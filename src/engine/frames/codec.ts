@@ -12,6 +12,8 @@ import { LONG_TEXT_CHARS, LongText } from "../../util/long-text.js";
  * - custom / subagent: `{"type":"custom","run_id":…,"status":"pending","update":<AG-UI event>}`
  * - values: `{"type":"values","run_id":…,"status":"pending","values":…,"messages":…}`
  * - final: `{"type":"values","run_id":…,"status":<run status>,"values":…,"messages":…,"output":…}`
+ *   where the output of a result is `{"type":"result"}` alone: its values and messages are the
+ *   frame's own (`RunResult` requires neither), so that a long answer is not sent twice.
  *
  * What is stored (and published on the bus) is smaller, so that a run stores what its agent
  * produced about once rather than once per values frame (a values frame repeats the whole state
@@ -175,7 +177,23 @@ function fullFinalValue(
 ): Record<string, unknown> {
   const values = output?.values ?? {};
   const messages = output?.messages ?? [];
-  return { type: "values", run_id: runId, status, values, messages, output };
+  // The result's values and messages are the frame's own: not repeated in its output.
+  const result = output === null ? null : SLIM_RESULT;
+  return { type: "values", run_id: runId, status, values, messages, output: result };
+}
+
+/** A result's output in a final frame's full form (see `fullFinalValue`). */
+const SLIM_RESULT = Object.freeze({ type: "result" });
+
+/** True for a result's output as a final frame in full form carries it: without its values and messages. */
+function isSlimResult(output: unknown): boolean {
+  return (
+    typeof output === "object" &&
+    output !== null &&
+    (output as { type?: unknown }).type === "result" &&
+    !("values" in output) &&
+    !("messages" in output)
+  );
 }
 
 /** A final frame's status prefix, as `finalFrameData` writes it. */
@@ -200,7 +218,17 @@ export interface FinalFrame {
 /** A final frame's status and output; `undefined` for any other frame. */
 export function readFinal(frame: RunFrame): FinalFrame | undefined {
   if (frame.mode !== "final") return undefined;
-  const data = JSON.parse(frame.data) as { status: RunStatus; output?: unknown };
+  const data = JSON.parse(frame.data) as {
+    status: RunStatus;
+    output?: unknown;
+    values?: unknown;
+    messages?: unknown;
+  };
+  if (isSlimResult(data.output)) {
+    // A result in full form: its values and messages are the frame's own.
+    const output = { type: "result", values: data.values ?? {}, messages: data.messages ?? [] };
+    return { status: data.status, output };
+  }
   const output = typeof data.output === "object" ? (data.output as FinalFrame["output"]) : null;
   return { status: data.status, output };
 }

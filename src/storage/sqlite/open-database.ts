@@ -100,11 +100,12 @@ export function openDatabase(
       db.pragma("journal_size_limit = 4194304");
     }
     db.pragma("synchronous = NORMAL");
-    // A 4 MB page cache, not better-sqlite3's 16 MB (SQLITE_DEFAULT_CACHE_SIZE=-16000): the
+    // A 1 MB page cache, not better-sqlite3's 16 MB (SQLITE_DEFAULT_CACHE_SIZE=-16000): the
     // run path's working set is the tail of a few indexes, and a long run's frames filled the
-    // rest with pages never read again. A 10 MB run peaked 12 MB lower, runs/s unchanged
-    // (BENCH_ONLY=storage and wait-50, alternated); the OS's page cache still has the file.
-    db.pragma("cache_size = -4000");
+    // rest with pages never read again. 4 MB took 12 MB off a 10 MB run's peak, and 1 MB another
+    // 3-4 MB off a 4 MB run's on a fresh server; runs/s unchanged (BENCH_ONLY=storage and
+    // wait-50, alternated). The OS's page cache still has the file.
+    db.pragma("cache_size = -1000");
     db.pragma("foreign_keys = ON");
     // Bounds the ANALYZE that `PRAGMA optimize` (at close) may run on a large database.
     db.pragma("analysis_limit = 1000");

@@ -331,7 +331,7 @@ export class RunSession {
     if (messages) this.addVersion(entry, messages);
     if (mode === "final") {
       this.status = String(data.status ?? this.status);
-      if (data.output) this.output = data.output as Record<string, unknown>;
+      if (data.output) this.output = outputOf(data);
     } else if (mode === "values" && typeof data.status === "string") {
       this.status = data.status;
     }
@@ -436,4 +436,14 @@ export class RunSession {
     this.stream = null;
     this.stopReplay();
   }
+}
+
+/**
+ * A final frame's output. A result's values and messages are the frame's own (the server does
+ * not repeat them in its `output`): put back, it is the output `wait` returns.
+ */
+function outputOf(data: Record<string, unknown>): Record<string, unknown> {
+  const output = data.output as Record<string, unknown>;
+  if (output.type !== "result" || "values" in output || "messages" in output) return output;
+  return { type: "result", values: data.values ?? {}, messages: data.messages ?? [] };
 }
