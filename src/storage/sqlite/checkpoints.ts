@@ -82,8 +82,6 @@ export class CheckpointRepository {
    * `add` inside the caller's transaction (a run's end), setting the thread's status in the
    * same UPDATE: no savepoint of its own (and its sub-journal's page copies) and no second
    * UPDATE of the thread row and its status and recency indexes.
-   */
-  /**
    * `seq`: the seq to insert it under (`nextSeq()`, read in the same transaction), when the
    * run's output written just before refers to it (output-state.ts).
    */
