@@ -5,7 +5,9 @@
 // server's own young-generation collections (`--trace-gc-nvp`): per task, the bytes allocated
 // and promoted (kept alive across a scavenge), the scavenges per 1,000 tasks and their pauses,
 // and the task's latency. Counting bytes, not time, holds on a busy machine.
-// BENCH_ALLOC_WORKLOAD: jsonrpc-send (default), rest-send, acp-wait or acp-thread.
+// BENCH_ALLOC_WORKLOAD: jsonrpc-send (default), jsonrpc-stream, rest-send, acp-wait or acp-thread.
+// BENCH_ALLOC_NODE_FLAGS: more flags for the servers' node, e.g. "--cpu-prof --cpu-prof-dir=DIR"
+// to profile a lone client's requests (read with `node bench/profile.mjs --analyze FILE`).
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -17,6 +19,7 @@ import { makeTempDir, ROOT, startOurs, writeBenchConfig } from "../lib/servers.m
 const TASKS = Math.max(100, Number(process.env.BENCH_ALLOC_TASKS ?? 3000));
 const WARMUP = Math.max(50, Number(process.env.BENCH_ALLOC_WARMUP ?? 1000));
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ALLOC_ROUNDS ?? 2));
+const NODE_FLAGS = (process.env.BENCH_ALLOC_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 const A2A = { "content-type": "application/json", "a2a-version": "1.0" };
 const message = () => ({
   messageId: randomUUID(),
@@ -31,6 +34,18 @@ const WORKLOADS = {
       jsonrpc: "2.0",
       id: 1,
       method: "SendMessage",
+      params: { message: message() },
+    }),
+    done: "TASK_STATE_COMPLETED",
+  }),
+  // The stream's whole body read: done once its last event (the final status) arrived.
+  "jsonrpc-stream": () => ({
+    path: "/a2a/echo",
+    headers: A2A,
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendStreamingMessage",
       params: { message: message() },
     }),
     done: "TASK_STATE_COMPLETED",
@@ -184,7 +199,7 @@ for (let round = 1; round <= ROUNDS; round++) {
       configPath,
       db,
       cli,
-      nodeFlags: ["--trace-gc-nvp"],
+      nodeFlags: ["--trace-gc-nvp", ...NODE_FLAGS],
     });
     try {
       rows.push({ round, label, ...(await measure(server, gcLog(server.proc))) });

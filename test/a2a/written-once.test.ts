@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, type TestApp } from "../helpers/app.js";
 import { listen } from "../runs/helpers.js";
 import { sleep } from "../storage/contract/helpers.js";
-import { a2aClient, asTask, BINDINGS, responseText, userMessage } from "./helpers.js";
+import { a2aClient, asTask, BINDINGS, collect, responseText, userMessage } from "./helpers.js";
 
 const YAML = `
 agents:
@@ -16,6 +16,10 @@ agents:
     version: 1.0.0
     description: Echoes the last user message.
     adapter: { type: echo }
+  - name: slow-echo
+    version: 1.0.0
+    description: Echoes the last user message a word every 30 ms, past the insert's hold.
+    adapter: { type: echo, delayMs: 30 }
 `;
 
 /** SQLite's commits as /metrics counts them, once no write is under way. */
@@ -104,5 +108,60 @@ describe.each(BINDINGS)("a blocking SendMessage on a new context over %s", (bind
       expect(got.history).toEqual(task.history);
       expect(got.history?.length).toBeGreaterThan(0);
     }
+  });
+});
+
+/** A stream's events with what differs from task to task (ids, times) left out. */
+function shapes(events: unknown[]): unknown[] {
+  return JSON.parse(
+    JSON.stringify(events, (key, value) =>
+      ["taskId", "contextId", "id", "artifactId", "messageId", "timestamp"].includes(key)
+        ? "*"
+        : value,
+    ),
+  );
+}
+
+describe.each(BINDINGS)("a SendStreamingMessage on a new context over %s", (binding) => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await build({ yaml: YAML, unchecked: true });
+    base = await listen(t);
+  });
+  afterAll(() => t.close());
+
+  it("is written in one commit when its run ends with its insert, and streams the same events", async () => {
+    const client = await a2aClient(base, "echo", binding);
+    const slow = await a2aClient(base, "slow-echo", binding);
+    const stream = () =>
+      collect(client.sendMessageStream({ message: userMessage("one two") } as never));
+    await stream();
+    let events = await stream();
+    // A machine that stalls past the hold (20 ms) writes the task in two commits: one more try.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const before = await commits(t);
+      events = await stream();
+      if ((await commits(t)) - before === 1) break;
+      if (attempt === 2) expect((await commits(t)) - before).toBe(1);
+    }
+    // The same events as a run that outlasts the hold, streamed as it goes.
+    const followed = await collect(
+      slow.sendMessageStream({ message: userMessage("one two") } as never),
+    );
+    expect(shapes(events)).toEqual(shapes(followed));
+    const last = events.at(-1)?.payload;
+    expect(last?.$case === "statusUpdate" && last.value.status?.state).toBe(
+      TaskState.TASK_STATE_COMPLETED,
+    );
+    // Found by every face once streamed.
+    const first = events[0]?.payload;
+    if (first?.$case !== "task") throw new Error(`the stream opened with ${first?.$case}`);
+    const got = asTask(await client.getTask({ id: first.value.id } as never));
+    expect(got.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(responseText(got)).toBe("one two");
+    const { id, contextId } = first.value;
+    const run = await t.call("GET", `/threads/${contextId}/runs/${id}`);
+    expect(run.body).toMatchObject({ status: "success", run_id: id });
   });
 });

@@ -33,7 +33,7 @@ export class TaskEvents {
   private state: unknown;
   private stateChanged = false;
 
-  constructor(private readonly ids: TaskIds) {}
+  constructor(readonly ids: TaskIds) {}
 
   /** Folds one AG-UI event in; returns the stream events it makes. */
   push(event: Event): StreamResponse[] {

@@ -92,16 +92,20 @@ export class A2aFace {
   ): Promise<AsyncGenerator<StreamResponse>> {
     const request = this.sendRequest(params);
     const push = await this.pushConfigOf(request.configuration?.taskPushNotificationConfig);
-    const { handle, afterSeq } = await this.tasks.send(who, request.message);
+    // Sent to be waited for when nothing is attached to it first: a new task whose run ends
+    // with its insert is written once, and streamed whole once that one commit is done.
+    const { handle, afterSeq } = await this.tasks.send(who, request.message, push === undefined);
     await this.notify(handle, afterSeq, push);
     const historyLength = request.configuration?.historyLength;
     if (this.repliesWithMessage(request, afterSeq) === "message") {
       return this.messageStream(who, handle, historyLength, signal);
     }
-    const first =
-      afterSeq === 0
-        ? toTask(handle.view, undefined, { historyLength })
-        : await this.snapshot(handle, { historyLength });
+    if (afterSeq > 0) {
+      return this.stream(await this.snapshot(handle, { historyLength }), handle, afterSeq, signal);
+    }
+    const first = toTask(handle.view, undefined, { historyLength });
+    const rest = await this.tasks.endedStream(handle);
+    if (rest !== undefined) return streamOf([{ task: first }, ...rest]);
     return this.stream(first, handle, afterSeq, signal);
   }
 
@@ -234,6 +238,11 @@ export class A2aFace {
     const { id: taskId, contextId } = task;
     yield { statusUpdate: { taskId, contextId, status: taskStatusOf(settled.view, events) } };
   }
+}
+
+/** A stream known whole. */
+async function* streamOf(events: StreamResponse[]): AsyncGenerator<StreamResponse> {
+  yield* events;
 }
 
 export const pushNotSupported = () =>

@@ -267,6 +267,28 @@ export class A2aTasks {
   }
 
   /**
+   * The whole stream of a new task after its first event, when its run ended with its insert
+   * (sent `toWait`, see `send`): the events of the frames that end wrote, and the status that
+   * closes the stream, known at once without reading anything back. Undefined when the run
+   * did not end so: the stream then follows the run as it goes (`follow`).
+   */
+  async endedStream(handle: TaskHandle): Promise<StreamResponse[] | undefined> {
+    // Set, with the end, before the run's creator gets it back when that end was written with
+    // the insert; not yet when the insert was written alone (the run takes longer).
+    const frames = handle.endFrames?.frames;
+    if (frames === undefined || handle.ended === undefined) return undefined;
+    const ended = await handle.ended;
+    if (ended === undefined) return undefined;
+    const events = new TaskEvents(handle.view);
+    const stream = streamEvents(events, frames, 0);
+    const { taskId, contextId } = handle.view;
+    stream.push({
+      statusUpdate: { taskId, contextId, status: taskStatusOf(taskRunOf(ended), events) },
+    });
+    return stream;
+  }
+
+  /**
    * The task's events after `afterSeq`, live until the run ends or pauses: artifact updates
    * as the agent makes them, a working status when a segment starts, and the final status.
    * Every earlier event is folded in first (unsent), so what is sent builds on all of it.
@@ -291,40 +313,22 @@ export class A2aTasks {
   ): AsyncGenerator<FollowStep> {
     const { run, view } = handle;
     const events = new TaskEvents(view);
-    const ids = { taskId: view.taskId, contextId: view.contextId };
     let seq = afterSeq;
     for await (const batch of this.runs.followBatches(run.run_id, {
       afterSeq: 0,
       signal,
       read: "events",
     })) {
-      const live: StreamResponse[] = [];
-      for (const frame of batch) {
-        const isLive = frame.seq > afterSeq;
-        if (frame.mode === "custom") {
-          const event = readUpdate(frame) ?? {};
-          const out = events.push(event);
-          if (!isLive) continue;
-          if (event.type === "RUN_STARTED") {
-            live.push({
-              statusUpdate: {
-                ...ids,
-                status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() },
-              },
-            });
-          }
-          live.push(...out);
-        } else if (frame.mode === "final") {
-          const out = events.endSegment();
-          if (isLive) live.push(...out);
-        }
-      }
+      const live = streamEvents(events, batch, afterSeq);
       seq = Math.max(seq, batch.at(-1)?.seq ?? 0);
       if (live.length > 0) yield { seq, events: live, closing: false };
     }
     if (signal.aborted) return;
-    const ended = (await this.runs.findReachable(SYSTEM, run.run_id)) ?? run;
+    // Ended here: the run as its end was recorded (handed over, not read back).
+    const endedHere = handle.ended && (await handle.ended);
+    const ended = endedHere ?? (await this.runs.findReachable(SYSTEM, run.run_id)) ?? run;
     const status = taskStatusOf(taskRunOf(ended), events);
+    const ids = { taskId: view.taskId, contextId: view.contextId };
     // The run's last frame is its final one, read above; a run that ended otherwise still
     // closes at its end, so that a relay is not started again for it.
     if (ended.status !== "pending") seq = Math.max(seq, ended.last_seq);
@@ -353,6 +357,42 @@ export class A2aTasks {
       throw toA2aError(err);
     }
   }
+}
+
+/**
+ * Stored frames of the run folded into the task's events; returns the stream events of those
+ * after `afterSeq` (the ones before are folded in unsent, so that what is sent builds on them):
+ * a working status when a segment starts, artifact updates as the agent made them.
+ */
+function streamEvents(
+  events: TaskEvents,
+  frames: readonly RunFrame[],
+  afterSeq: number,
+): StreamResponse[] {
+  const live: StreamResponse[] = [];
+  for (const frame of frames) {
+    const isLive = frame.seq > afterSeq;
+    if (frame.mode === "custom") {
+      const event = readUpdate(frame) ?? {};
+      const out = events.push(event);
+      if (!isLive) continue;
+      if (event.type === "RUN_STARTED") {
+        const { taskId, contextId } = events.ids;
+        live.push({
+          statusUpdate: {
+            taskId,
+            contextId,
+            status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() },
+          },
+        });
+      }
+      for (const one of out) live.push(one);
+    } else if (frame.mode === "final") {
+      const out = events.endSegment();
+      if (isLive) for (const one of out) live.push(one);
+    }
+  }
+  return live;
 }
 
 /** A stored frame of the run into the task's events: the agent's events, a segment's end. */
