@@ -18,6 +18,7 @@ import {
 } from "../../bridge/a2a/index.js";
 import type { AgentA2aOptions } from "../../config/agent-a2a.js";
 import type { RegisteredAgent } from "../../config/registry.js";
+import { LazyAbortController } from "../../engine/run-engine/lazy-abort.js";
 import type { RunService } from "../../engine/run-service.js";
 import type { ThreadService } from "../../engine/thread-service.js";
 import type { ClientGone } from "./gone.js";
@@ -25,6 +26,16 @@ import { listTasks } from "./list-tasks.js";
 import { listParams, sendParams, taskIdParams } from "./params.js";
 import type { A2aPush } from "./push.js";
 import { A2aTasks, type TaskHandle } from "./tasks.js";
+
+/**
+ * A stream of task events: followed as the run goes, or known whole at once (a task whose run
+ * ended with its insert), which a binding may answer in one write.
+ */
+export type A2aStream = AsyncGenerator<StreamResponse> | readonly StreamResponse[];
+
+/** A stream known whole (see A2aStream). */
+export const isWhole = (events: A2aStream): events is readonly StreamResponse[] =>
+  Array.isArray(events);
 
 /**
  * One agent's A2A operations, whatever the binding: each takes the operation's params as the
@@ -85,11 +96,7 @@ export class A2aFace {
    * that replies with messages (`a2a.reply: message`) streams its one Message once the run
    * ends, when the run needs no task; else the task as it ended and its final status.
    */
-  async streamMessage(
-    who: Principal,
-    params: unknown,
-    signal: AbortSignal,
-  ): Promise<AsyncGenerator<StreamResponse>> {
+  async streamMessage(who: Principal, params: unknown, signal: ClientGone): Promise<A2aStream> {
     const request = this.sendRequest(params);
     const push = await this.pushConfigOf(request.configuration?.taskPushNotificationConfig);
     // Sent to be waited for when nothing is attached to it first: a new task whose run ends
@@ -105,7 +112,7 @@ export class A2aFace {
     }
     const first = toTask(handle.view, undefined, { historyLength });
     const rest = await this.tasks.endedStream(handle);
-    if (rest !== undefined) return streamOf([{ task: first }, ...rest]);
+    if (rest !== undefined) return [{ task: first }, ...rest];
     return this.stream(first, handle, afterSeq, signal);
   }
 
@@ -113,11 +120,7 @@ export class A2aFace {
    * SubscribeToTask: the task as it is now (artifacts and history so far), then the events
    * after it, live; not a finished one.
    */
-  async subscribe(
-    who: Principal,
-    params: unknown,
-    signal: AbortSignal,
-  ): Promise<AsyncGenerator<StreamResponse>> {
+  async subscribe(who: Principal, params: unknown, signal: ClientGone): Promise<A2aStream> {
     const { id } = taskIdParams(params, "SubscribeToTask", "SubscribeToTaskRequest");
     const handle = await this.tasks.get(who, id);
     const state = taskStateOf(handle.view);
@@ -212,9 +215,11 @@ export class A2aFace {
     first: Task,
     handle: TaskHandle,
     afterSeq: number,
-    signal: AbortSignal,
+    gone: ClientGone,
   ): AsyncGenerator<StreamResponse> {
     yield { task: first };
+    // Following the run needs an AbortSignal; a stream known whole never made one.
+    const signal = gone instanceof LazyAbortController ? gone.signal : gone;
     yield* this.tasks.follow(handle, afterSeq, signal);
   }
 
@@ -223,7 +228,7 @@ export class A2aFace {
     who: Principal,
     handle: TaskHandle,
     historyLength: number | undefined,
-    signal: AbortSignal,
+    signal: ClientGone,
   ): AsyncGenerator<StreamResponse> {
     const settled = await this.tasks.settle(who, handle, signal);
     if (signal.aborted) return;
@@ -238,11 +243,6 @@ export class A2aFace {
     const { id: taskId, contextId } = task;
     yield { statusUpdate: { taskId, contextId, status: taskStatusOf(settled.view, events) } };
   }
-}
-
-/** A stream known whole. */
-async function* streamOf(events: StreamResponse[]): AsyncGenerator<StreamResponse> {
-  yield* events;
 }
 
 export const pushNotSupported = () =>

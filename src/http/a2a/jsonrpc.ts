@@ -1,10 +1,11 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { A2aError, type StreamResponse } from "../../bridge/a2a/index.js";
+import { LazyAbortController } from "../../engine/run-engine/lazy-abort.js";
 import { asA2aError, retryAfterOverload } from "./errors.js";
-import type { A2aFace } from "./face.js";
+import { type A2aFace, isWhole } from "./face.js";
 import { disconnectWatch } from "./gone.js";
 import type { A2aOperations, ExtendedCards } from "./operations.js";
-import { openA2aSse } from "./sse.js";
+import { openA2aSse, sendWholeSse, sseEvent } from "./sse.js";
 
 type Id = string | number | null;
 type Rec = Record<string, unknown>;
@@ -91,9 +92,15 @@ export async function serveJsonRpc(
     const { ops, call, params, notification } = callOf(body, context);
     const face = context.faceOf();
     if (call.stream) {
-      const signal = new AbortController();
-      const events = await call.stream(face, request.caller, params, signal.signal);
-      return streamJsonRpc(request, reply, id, events, ops.streamResult, signal, context);
+      const gone = new LazyAbortController();
+      const events = await call.stream(face, request.caller, params, gone);
+      if (isWhole(events)) {
+        return sendWholeSse(
+          reply,
+          events.map((event) => sseEvent(response(id, { result: ops.streamResult(event) }))),
+        );
+      }
+      return streamJsonRpc(request, reply, id, events, ops.streamResult, gone, context);
     }
     const signal = disconnectWatch(reply.raw);
     const result = await call.unary!(face, request.caller, params, signal, context.cards());
@@ -157,11 +164,13 @@ async function streamJsonRpc(
   id: Id,
   events: AsyncGenerator<StreamResponse>,
   toResult: (event: StreamResponse) => unknown,
-  controller: AbortController,
+  gone: LazyAbortController,
   context: JsonRpcContext,
 ): Promise<void> {
   const sse = openA2aSse(request, reply, context.keepAliveSeconds);
-  sse.closed.addEventListener("abort", () => controller.abort(), { once: true });
+  sse.closed.addEventListener("abort", () => gone.abort(new Error("client disconnected")), {
+    once: true,
+  });
   try {
     for await (const event of events) {
       await sse.write(response(id, { result: toResult(event) }));

@@ -7,7 +7,7 @@ import {
   streamEventTo03,
   taskTo03,
 } from "../../bridge/a2a/index.js";
-import { type A2aFace, pushNotSupported } from "./face.js";
+import { type A2aFace, type A2aStream, pushNotSupported } from "./face.js";
 import type { ClientGone } from "./gone.js";
 
 /**
@@ -40,12 +40,7 @@ export interface Call {
     signal: ClientGone,
     cards: ExtendedCards,
   ): Promise<unknown>;
-  stream?(
-    face: A2aFace,
-    who: Principal,
-    params: unknown,
-    signal: AbortSignal,
-  ): Promise<AsyncGenerator<StreamResponse>>;
+  stream?(face: A2aFace, who: Principal, params: unknown, signal: ClientGone): Promise<A2aStream>;
 }
 
 /** A dialect's methods and how its streams carry an event. */

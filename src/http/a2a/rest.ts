@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { StreamResponse } from "../../bridge/a2a/index.js";
+import { LazyAbortController } from "../../engine/run-engine/lazy-abort.js";
 import { asA2aError, retryAfterOverload } from "./errors.js";
-import { type A2aFace, pushNotSupported } from "./face.js";
+import { type A2aFace, type A2aStream, isWhole, pushNotSupported } from "./face.js";
 import { disconnectWatch } from "./gone.js";
 import { type ExtendedCards, noExtendedCard } from "./operations.js";
-import { openA2aSse } from "./sse.js";
+import { openA2aSse, sendWholeSse, sseEvent } from "./sse.js";
 import type { Unrouted } from "./unrouted.js";
 
 export interface RestBinding {
@@ -48,12 +48,19 @@ export function registerRestBinding(app: FastifyInstance, binding: RestBinding) 
   const stream = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    open: (signal: AbortSignal) => Promise<AsyncGenerator<StreamResponse>>,
+    open: (gone: LazyAbortController) => Promise<A2aStream>,
   ) => {
-    const controller = new AbortController();
-    const events = await open(controller.signal);
+    const gone = new LazyAbortController();
+    const events = await open(gone);
+    if (isWhole(events))
+      return sendWholeSse(
+        reply,
+        events.map((event) => sseEvent(event)),
+      );
     const sse = openA2aSse(request, reply, keepAliveSeconds);
-    sse.closed.addEventListener("abort", () => controller.abort(), { once: true });
+    sse.closed.addEventListener("abort", () => gone.abort(new Error("client disconnected")), {
+      once: true,
+    });
     try {
       for await (const event of events) await sse.write(event);
     } catch (err) {

@@ -27,8 +27,28 @@ export function openA2aSse(
   writer.open();
   return {
     closed: writer.closed,
-    write: (value, event) =>
-      writer.send(`${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(value)}\n\n`),
+    write: (value, event) => writer.send(sseEvent(value, event)),
     end: () => writer.end(),
   };
+}
+
+/**
+ * A stream known whole before anything is sent (a task whose run ended with its insert), as one
+ * answer: the same headers and `data:` lines as a stream, in one write with its length, with
+ * none of a live stream's watching (the socket hijacked, its close, keep-alives) to set up.
+ */
+export function sendWholeSse(reply: FastifyReply, events: readonly string[]): FastifyReply {
+  return reply.code(200).headers(WHOLE_HEADERS).send(events.join(""));
+}
+
+const WHOLE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  // As a live stream's (stream-writer.ts): proxies pass it on as it comes.
+  "x-accel-buffering": "no",
+};
+
+/** One SSE event of a JSON value. */
+export function sseEvent(value: unknown, event?: string): string {
+  return `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(value)}\n\n`;
 }

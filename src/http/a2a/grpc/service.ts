@@ -12,7 +12,7 @@ import { A2aError } from "../../../bridge/a2a/index.js";
 import { type Authentication, presentedCredential } from "../../plugins/auth.js";
 import type { A2aAgents } from "../agents.js";
 import { asA2aError } from "../errors.js";
-import type { A2aFace } from "../face.js";
+import { type A2aFace, isWhole } from "../face.js";
 import { type ExtendedCards, V1_OPERATIONS } from "../operations.js";
 import {
   GRPC_METHODS,
@@ -162,7 +162,7 @@ export function a2aServiceImplementation(binding: GrpcBinding): UntypedServiceIm
             if (!call.write(responseMessage(method, event))) await drained(call);
           }
         } finally {
-          await events.return(undefined);
+          if (!isWhole(events)) await events.return(undefined);
         }
         call.end();
         done(call.cancelled ? status.CANCELLED : status.OK);
