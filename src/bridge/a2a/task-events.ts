@@ -28,18 +28,27 @@ export const STATE_ARTIFACT_ID = "state";
 export class TaskEvents {
   private readonly artifacts = new Map<string, Artifact>();
   private readonly agentMessages: Message[] = [];
-  private readonly texts = new Map<string, string>();
+  /** The deltas of each text message under way, joined at its end. */
+  private readonly texts = new Map<string, string[]>();
   private readonly tools = new Map<string, { name: string; args: string }>();
   private state: unknown;
   private stateChanged = false;
 
-  constructor(readonly ids: TaskIds) {}
+  constructor(
+    readonly ids: TaskIds,
+    /**
+     * False when only the task is wanted (its artifacts and messages, not a stream of them): the
+     * stream events are then not made, and `push` returns none. Made and dropped, a task's chunk
+     * events and the text built a delta at a time were most of the face's garbage per task.
+     */
+    private readonly streaming = true,
+  ) {}
 
   /** Folds one AG-UI event in; returns the stream events it makes. */
   push(event: Event): StreamResponse[] {
     switch (event.type) {
       case "TEXT_MESSAGE_START":
-        this.texts.set(String(event.messageId), "");
+        this.texts.set(String(event.messageId), []);
         return [];
       case "TEXT_MESSAGE_CONTENT":
         return this.textChunk(String(event.messageId), String(event.delta ?? ""));
@@ -79,13 +88,11 @@ export class TaskEvents {
   endSegment(): StreamResponse[] {
     if (!this.stateChanged) return [];
     this.stateChanged = false;
-    return [
-      this.emit({
-        artifactId: STATE_ARTIFACT_ID,
-        name: "state",
-        parts: [{ data: this.state ?? null }],
-      }),
-    ];
+    return this.emit({
+      artifactId: STATE_ARTIFACT_ID,
+      name: "state",
+      parts: [{ data: this.state ?? null }],
+    });
   }
 
   /** The artifacts so far, in the order they were first made. */
@@ -104,10 +111,13 @@ export class TaskEvents {
    */
   private textChunk(id: string, delta: string): StreamResponse[] {
     if (delta === "") return [];
-    this.texts.set(id, (this.texts.get(id) ?? "") + delta);
+    const deltas = this.texts.get(id);
+    if (deltas) deltas.push(delta);
+    else this.texts.set(id, [delta]);
     const artifact = this.artifacts.get(id);
     if (artifact) artifact.parts.push({ text: delta });
     else this.artifacts.set(id, { artifactId: id, name: "response", parts: [{ text: delta }] });
+    if (!this.streaming) return [];
     const chunk = { artifactId: id, name: "response", parts: [{ text: delta }] };
     return [
       {
@@ -122,15 +132,17 @@ export class TaskEvents {
   }
 
   private endText(id: string): StreamResponse[] {
-    const text = this.texts.get(id);
+    const deltas = this.texts.get(id);
     this.texts.delete(id);
-    if (text === undefined || text === "") return [];
+    if (deltas === undefined || deltas.length === 0) return [];
+    const text = deltas.length === 1 ? deltas[0]! : deltas.join("");
     this.agentMessages.push({
       ...this.base(),
       messageId: id,
       role: "ROLE_AGENT",
       parts: [{ text }],
     });
+    if (!this.streaming) return [];
     const last = { artifactId: id, name: "response", parts: [{ text: "" }] };
     return [{ artifactUpdate: { ...this.base(), artifact: last, append: true, lastChunk: true } }];
   }
@@ -150,14 +162,13 @@ export class TaskEvents {
           }),
         ]
       : [{ data: { ...about, result: parseMaybe(typeof content === "string" ? content : "") } }];
-    return [this.emit({ artifactId: `tool-${toolCallId}`, name: call?.name ?? "tool", parts })];
+    return this.emit({ artifactId: `tool-${toolCallId}`, name: call?.name ?? "tool", parts });
   }
 
-  private emit(artifact: Artifact): StreamResponse {
+  private emit(artifact: Artifact): StreamResponse[] {
     this.artifacts.set(artifact.artifactId, artifact);
-    return {
-      artifactUpdate: { ...this.base(), artifact, append: false, lastChunk: true },
-    };
+    if (!this.streaming) return [];
+    return [{ artifactUpdate: { ...this.base(), artifact, append: false, lastChunk: true } }];
   }
 
   private base() {

@@ -234,7 +234,8 @@ export class A2aTasks {
 
   /** The agent's events of the run so far, folded into artifacts and messages. */
   async eventsSoFar(handle: TaskHandle): Promise<TaskEvents> {
-    const events = new TaskEvents(handle.view);
+    // Folded for the task only: no stream events are made.
+    const events = new TaskEvents(handle.view, false);
     const { run } = handle;
     if (run.last_seq === 0) return events;
     // Ended here, all its frames written with its end: handed over as written, not read back.
