@@ -147,14 +147,8 @@ export function fromProtoJson(type: ProtoMessage, value: unknown): unknown {
     // The JSON name wins over the proto name when a client sends both.
     if (key !== field && Object.hasOwn(value, field) && value[field] !== null) continue;
     const read = readField(fields[field]!, raw);
-    if (read !== undefined) {
-      Object.defineProperty(out, field, {
-        value: read,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
+    // Assigned: `field` is one of the message's own field names (MESSAGES), never `__proto__`.
+    if (read !== undefined) out[field] = read;
   }
   return out;
 }
